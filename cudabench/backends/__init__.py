@@ -1,0 +1,26 @@
+"""Backends run kernels: `cupy_backend` on the GPU, `fake` with NumPy stand-ins for tests.
+
+Both implement `base.Backend`. The CuPy backend is imported only when asked for, so
+`import cudabench` and the CLI's `--help`, `list` and `check` never import CuPy.
+"""
+
+from __future__ import annotations
+
+import os
+
+from cudabench.backends.base import Backend, BackendUnavailable
+
+
+def open_backend(name: str | None = None, device: int = 0) -> Backend:
+    """The backend named (default: $CUDABENCH_BACKEND, else `cupy`). Raises
+    BackendUnavailable with a one-line reason when there is no GPU, driver or CuPy."""
+    name = name or os.environ.get("CUDABENCH_BACKEND", "cupy")
+    if name == "cupy":
+        from cudabench.backends.cupy_backend import CupyBackend
+
+        return CupyBackend(device)
+    if name == "fake":
+        from cudabench.backends.fake import FakeBackend
+
+        return FakeBackend()
+    raise BackendUnavailable(f"unknown backend {name!r} (choose cupy or fake)")

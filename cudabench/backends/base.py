@@ -1,0 +1,68 @@
+"""The small interface every backend implements (after Kernel Tuner's interchangeable
+backends): load a variant, allocate, launch, and take timed samples."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from cudabench.spec import DeviceInfo, KernelVariant
+
+
+class BackendUnavailable(RuntimeError):
+    """No usable GPU, driver or CuPy; the message is the one line the user sees."""
+
+
+class KernelCrash(RuntimeError):
+    """A launch failed with a device error (illegal address, trap, launch failure...)."""
+
+    def __init__(self, name: str, detail: str = "") -> None:
+        super().__init__(f"{name}: {detail}" if detail else name)
+        self.name = name
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """A compiled variant ready to launch: one function per launch, and its resources."""
+
+    functions: tuple[Any, ...]
+    registers: int | None
+    spill_bytes: int | None
+
+
+class Sampler(Protocol):
+    batch: int
+    method: str  # "graph", "loop" or "single"
+
+    def __call__(self) -> float:
+        """Run one sample; return the time of one launch in ms (sample time / batch)."""
+
+
+class Backend(Protocol):
+    name: str
+    xp: Any  # the array module: cupy or numpy
+
+    def device_info(self) -> DeviceInfo: ...
+
+    def versions(self) -> dict[str, str]:
+        """Library versions for the run's metadata (e.g. {'cupy': '14.2.0'})."""
+
+    def free_bytes(self) -> int: ...
+
+    def load(self, variant: KernelVariant) -> Loaded:
+        """Compile (cached) and load; raises compile.CompileError."""
+
+    def launch(self, function: Any, grid: int, block: int, args: tuple[Any, ...]) -> None: ...
+
+    def run(self, call: Callable[[], None]) -> None:
+        """Run a call (launches or library calls) on the backend's stream."""
+
+    def fill_bytes(self, array: Any, byte: int) -> None:
+        """memset: 0 for zero init, 0xFF for the NaN poison (no kernel launch)."""
+
+    def synchronize(self) -> None:
+        """Wait for the device; raises KernelCrash if a launch failed."""
+
+    def sampler(self, call: Callable[[], None], batch: int, cold: bool) -> Sampler:
+        """Prepare timed samples of `call` repeated `batch` times (cold: L2 flushed first)."""

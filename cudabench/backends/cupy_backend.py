@@ -1,0 +1,173 @@
+"""The GPU backend: CuPy for device memory, module loading, launches, events and graphs.
+
+Timing (see measure.py for when each is used):
+- hot, `graph`: `batch` launches captured once into a CUDA graph; each sample replays the
+  graph between two events and divides by `batch`. Replaying a graph costs the GPU well under
+  a microsecond a launch, so short kernels are not swamped by the ~4-5 us of launch and event
+  overhead that one launch per event pair pays.
+- hot, `loop`: the same, but launched from a Python loop; used only when a call cannot be
+  captured (some library calls). The table says which method ran.
+- cold, `single`: before each sample a memset of twice the L2 size evicts the input from L2;
+  the memset also keeps the GPU busy while the timed launch is queued behind it, so the start
+  event and the kernel run back to back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+try:
+    import cupy as cp
+except ImportError as exc:  # pragma: no cover - depends on the machine
+    from cudabench.backends.base import BackendUnavailable
+
+    raise BackendUnavailable(
+        "CuPy is not installed: pip install -e '.[cuda13]' (or '.[cuda12]'), see README"
+    ) from exc
+
+from cudabench.backends.base import BackendUnavailable, KernelCrash, Loaded
+from cudabench.compile import compile_variant
+from cudabench.spec import DeviceInfo, KernelVariant
+
+_CUDA_ERRORS = (cp.cuda.runtime.CUDARuntimeError, cp.cuda.driver.CUDADriverError)
+
+
+def crash_from(exc: BaseException) -> KernelCrash:
+    """A CuPy CUDA error as KernelCrash named like `cudaErrorIllegalAddress`."""
+    text = str(exc)
+    name, _, detail = text.partition(":")
+    return KernelCrash(name.strip() or type(exc).__name__, detail.strip())
+
+
+def _version(code: int) -> str:
+    return f"{code // 1000}.{(code % 1000) // 10}"
+
+
+class CupyBackend:
+    name = "cupy"
+
+    def __init__(self, device: int = 0) -> None:
+        try:
+            count = cp.cuda.runtime.getDeviceCount()
+        except _CUDA_ERRORS as exc:
+            raise BackendUnavailable(f"no usable CUDA GPU or driver: {exc}") from exc
+        if count == 0:
+            raise BackendUnavailable("no CUDA GPU found")
+        if not 0 <= device < count:
+            raise BackendUnavailable(f"GPU {device} does not exist (this machine has {count})")
+        self.xp = cp
+        self.device = cp.cuda.Device(device)
+        self.device.use()
+        self.stream = cp.cuda.Stream(non_blocking=True)
+        self._info: DeviceInfo | None = None
+        self._flush: Any = None
+
+    def device_info(self) -> DeviceInfo:
+        if self._info is None:
+            rt = cp.cuda.runtime
+            props = rt.getDeviceProperties(self.device.id)
+            mem_khz = props.get("memoryClockRate") or rt.deviceGetAttribute(36, self.device.id)
+            bus = props.get("memoryBusWidth") or rt.deviceGetAttribute(37, self.device.id)
+            name = props["name"]
+            self._info = DeviceInfo(
+                name=name.decode() if isinstance(name, bytes) else str(name),
+                compute_capability=f"{props['major']}.{props['minor']}",
+                sm_count=int(props["multiProcessorCount"]),
+                memory_clock_mhz=mem_khz / 1000.0,
+                bus_width_bits=int(bus),
+                l2_bytes=int(props["l2CacheSize"]),
+                total_memory_bytes=int(props["totalGlobalMem"]),
+                driver_version=_version(rt.driverGetVersion()),
+                runtime_version=_version(rt.runtimeGetVersion()),
+                max_threads_per_sm=int(props["maxThreadsPerMultiProcessor"]),
+            )
+        return self._info
+
+    def versions(self) -> dict[str, str]:
+        return {"cupy": cp.__version__}
+
+    def free_bytes(self) -> int:
+        pool = cp.get_default_memory_pool()
+        pool.free_all_blocks()
+        return int(cp.cuda.runtime.memGetInfo()[0])
+
+    def load(self, variant: KernelVariant) -> Loaded:
+        compiled = compile_variant(variant, self.device_info().arch)
+        module = cp.RawModule(path=str(compiled.cubin))
+        functions = tuple(module.get_function(launch.entry) for launch in variant.launches)
+        res = [compiled.resources[e] for e in variant.entries]
+        return Loaded(
+            functions=functions,
+            registers=max(r.registers for r in res),
+            spill_bytes=max(r.spill_bytes for r in res),
+        )
+
+    def launch(self, function: Any, grid: int, block: int, args: tuple[Any, ...]) -> None:
+        try:
+            with self.stream:
+                function((grid,), (block,), args)
+        except _CUDA_ERRORS as exc:
+            raise crash_from(exc) from exc
+
+    def fill_bytes(self, array: Any, byte: int) -> None:
+        cp.cuda.runtime.memsetAsync(array.data.ptr, byte, array.nbytes, self.stream.ptr)
+
+    def synchronize(self) -> None:
+        try:
+            self.stream.synchronize()
+            cp.cuda.runtime.getLastError()
+        except _CUDA_ERRORS as exc:
+            raise crash_from(exc) from exc
+
+    def run(self, call: Callable[[], None]) -> None:
+        """Run a call (launches, library calls) on the backend's stream."""
+        with self.stream:
+            call()
+
+    def sampler(self, call: Callable[[], None], batch: int, cold: bool) -> "_Sampler":
+        if cold:
+            if self._flush is None:  # twice the L2, so nothing of the input survives
+                self._flush = cp.empty(2 * self.device_info().l2_bytes, dtype=cp.uint8)
+            return _Sampler(self, call, 1, "single", flush=self._flush)
+        try:
+            with self.stream:
+                self.stream.begin_capture()
+                try:
+                    for _ in range(batch):
+                        call()
+                finally:
+                    graph = self.stream.end_capture()
+            graph.upload(self.stream)
+            return _Sampler(self, call, batch, "graph", graph=graph)
+        except _CUDA_ERRORS as exc:
+            raise crash_from(exc) from exc
+        except Exception:  # a call that cannot be captured (e.g. it synchronizes)
+            self.synchronize()
+            return _Sampler(self, call, batch, "loop")
+
+
+class _Sampler:
+    def __init__(self, backend: CupyBackend, call: Callable[[], None], batch: int,
+                 method: str, graph: Any = None, flush: Any = None) -> None:  # fmt: skip
+        self.backend, self.call, self.batch, self.method = backend, call, batch, method
+        self.graph, self.flush = graph, flush
+        self.start, self.end = cp.cuda.Event(), cp.cuda.Event()
+
+    def __call__(self) -> float:
+        stream = self.backend.stream
+        try:
+            with stream:
+                if self.flush is not None:
+                    self.backend.fill_bytes(self.flush, 0)
+                self.start.record(stream)
+                if self.graph is not None:
+                    self.graph.launch(stream)
+                else:
+                    for _ in range(self.batch):
+                        self.call()
+                self.end.record(stream)
+            self.end.synchronize()
+            return cp.cuda.get_elapsed_time(self.start, self.end) / self.batch
+        except _CUDA_ERRORS as exc:
+            raise crash_from(exc) from exc

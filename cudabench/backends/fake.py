@@ -1,0 +1,110 @@
+"""A backend with no GPU: NumPy arrays, Python stand-ins for kernels, and a scripted clock.
+
+It lets the whole pipeline (CLI, runner, measure, results, tables) run in tests and on CI.
+Kernels are looked up by entry name in `kernels` (default: `EMULATED`, stand-ins for the
+built-in kernels); an entry it does not know fails to "compile". Each sample's time comes
+from `clock(entry_or_call_name)` in ms, by default a fixed time per built-in entry.
+Nothing here is a measurement: the fake exists to test the plumbing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from cudabench.backends.base import Loaded
+from cudabench.compile import CompileError
+from cudabench.spec import DeviceInfo, KernelVariant
+
+FakeKernel = Callable[..., None]  # called as kernel(grid, block, *args)
+
+
+def _row_sum(grid: int, block: int, x: Any, out: Any, *rest: Any) -> None:
+    out += x.sum(axis=-1, dtype=np.float32)  # `+=`: the zero-init variants start from 0
+
+
+def _row_sum_store(grid: int, block: int, x: Any, out: Any, *rest: Any) -> None:
+    out[...] = x.sum(axis=-1, dtype=np.float32)
+
+
+EMULATED: dict[str, FakeKernel] = {
+    "reduce_sum_naive": _row_sum,
+    "reduce_sum_atomic": _row_sum,
+    "reduce_sum_shared": _row_sum_store,
+    "reduce_sum_shuffle": _row_sum_store,
+    "reduce_sum_float4": _row_sum_store,
+}
+FAKE_TIMES_MS = {
+    "reduce_sum_naive": 0.9, "reduce_sum_shared": 0.12, "reduce_sum_shuffle": 0.1,
+    "reduce_sum_float4": 0.06, "reduce_sum_atomic": 0.07,
+}  # fmt: skip
+FAKE_DEVICE = DeviceInfo(
+    name="Fake GPU (no hardware)", compute_capability="9.0", sm_count=132,
+    memory_clock_mhz=3201.0, bus_width_bits=6016, l2_bytes=60 << 20,
+    total_memory_bytes=140 << 30, driver_version="0.0", runtime_version="0.0",
+)  # fmt: skip
+
+
+class _Function:
+    def __init__(self, entry: str, kernel: FakeKernel) -> None:
+        self.entry, self.kernel = entry, kernel
+
+
+class FakeBackend:
+    name = "fake"
+    xp = np
+
+    def __init__(self, kernels: dict[str, FakeKernel] | None = None,
+                 clock: Callable[[str], float] | None = None,
+                 free_bytes: int = 100 << 30) -> None:  # fmt: skip
+        self.kernels = EMULATED if kernels is None else kernels
+        self.clock = clock or (lambda name: FAKE_TIMES_MS.get(name, 0.1))
+        self._free = free_bytes
+        self._last = "baseline"
+        self.launched: list[str] = []  # entry names, in order, for tests
+
+    def device_info(self) -> DeviceInfo:
+        return FAKE_DEVICE
+
+    def versions(self) -> dict[str, str]:
+        return {"numpy": np.__version__}
+
+    def free_bytes(self) -> int:
+        return self._free
+
+    def load(self, variant: KernelVariant) -> Loaded:
+        missing = [e for e in variant.entries if e not in self.kernels]
+        if missing:
+            raise CompileError(f"{variant.path}: fake backend has no kernel for {missing}")
+        return Loaded(tuple(_Function(e, self.kernels[e]) for e in variant.entries), 32, 0)
+
+    def launch(self, function: _Function, grid: int, block: int, args: tuple[Any, ...]) -> None:
+        self._last = function.entry
+        self.launched.append(function.entry)
+        function.kernel(grid, block, *args)
+
+    def run(self, call: Callable[[], None]) -> None:
+        self._last = "baseline"
+        call()
+
+    def fill_bytes(self, array: Any, byte: int) -> None:
+        array.view(np.uint8)[...] = byte
+
+    def synchronize(self) -> None:
+        pass
+
+    def sampler(self, call: Callable[[], None], batch: int, cold: bool) -> "_FakeSampler":
+        return _FakeSampler(self, call, 1 if cold else batch)
+
+
+class _FakeSampler:
+    def __init__(self, backend: FakeBackend, call: Callable[[], None], batch: int) -> None:
+        self.backend, self.call, self.batch = backend, call, batch
+        self.method = "single" if batch == 1 else "graph"
+
+    def __call__(self) -> float:
+        self.backend._last = "baseline"
+        self.call()  # once: the result is the same, and tests stay fast
+        return self.backend.clock(self.backend._last)

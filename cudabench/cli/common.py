@@ -1,0 +1,53 @@
+"""What the commands share: consoles, the one-line usage error, kernel discovery for a CLI
+call."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import NoReturn
+
+import typer
+from rich.console import Console
+
+from cudabench.kernels import BUILTIN_KERNELS, discover, user_roots
+from cudabench.ops import closest
+from cudabench.spec import KernelVariant
+
+# Wide tables when piped (rich would use 80 columns); a terminal keeps its own width.
+out = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
+err = Console(stderr=True, highlight=False, width=None if sys.stderr.isatty() else 160)
+
+KERNELS_OPTION_HELP = (
+    "Extra folder of .cu variants (files directly in it, or in <folder>/<op>/); "
+    "they join the built-in ones. Repeatable."
+)
+
+
+def fail_usage(message: str) -> NoReturn:
+    """Bad usage: one line on stderr, exit status 2."""
+    err.print(f"[bold red]error:[/] {message}", markup=True, soft_wrap=True)
+    raise typer.Exit(2)
+
+
+def variants_for(op: str, kernels: list[Path] | None) -> tuple[list[KernelVariant], list[str]]:
+    """Built-in and user variants of `op`, and the problem lines of files that did not load."""
+    try:
+        roots = [BUILTIN_KERNELS, *user_roots(kernels or [])]
+    except FileNotFoundError as exc:
+        fail_usage(str(exc))
+    return discover(op, roots)
+
+
+def select(variants: list[KernelVariant], names: list[str] | None,
+           baselines: list[str]) -> tuple[list[KernelVariant], list[str]]:  # fmt: skip
+    """The variants (and baselines) named with --variant; all of them when none is named.
+    Baselines always run unless named otherwise: speedups need them."""
+    if not names:
+        return variants, baselines
+    known = {v.name: v for v in variants}
+    for name in names:
+        if name not in known and name not in baselines:
+            fail_usage(f"unknown variant {name!r}{closest(name, sorted(known) + baselines)}")
+    chosen = [known[n] for n in dict.fromkeys(names) if n in known]
+    return chosen, baselines

@@ -1,0 +1,42 @@
+"""`cudabench list`: ops, their variants and baselines, with the one-line "about". No GPU."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from cudabench.cli.common import KERNELS_OPTION_HELP, err, fail_usage, out, variants_for
+from cudabench.ops import OPS, UnknownName, get_op
+
+
+def list_command(
+    op: Annotated[Optional[str], typer.Argument(help="Only this op.")] = None,
+    kernels: Annotated[Optional[list[Path]], typer.Option(help=KERNELS_OPTION_HELP)] = None,
+) -> None:
+    """List every op and its variants (built-in and --kernels) with what each one does."""
+    try:
+        ops = [get_op(op)] if op else list(OPS.values())
+    except UnknownName as exc:
+        fail_usage(str(exc))
+    table = Table(header_style="bold", show_lines=False)
+    for column in ("op", "variant", "launch (entry, block, grid rule)", "about"):
+        table.add_column(column)
+    problems: list[str] = []
+    for index, operation in enumerate(ops):
+        if index:
+            table.add_section()
+        table.add_row(f"[bold]{operation.name}[/]", "", "", escape(operation.about))
+        variants, bad = variants_for(operation.name, kernels)
+        problems += bad
+        for variant in variants:
+            launch = "; ".join(f"{l.entry} ({l.block}, {l.grid})" for l in variant.launches)
+            table.add_row("", escape(variant.name), escape(launch), escape(variant.about))
+        for name in operation.baselines():
+            table.add_row("", f"[dim]{name}[/]", "[dim]baseline[/]", "[dim]library call[/]")
+    out.print(table)
+    for problem in problems:
+        err.print(f"[yellow]warning:[/] {problem}", soft_wrap=True)

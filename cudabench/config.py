@@ -1,0 +1,176 @@
+"""YAML configs -> BenchConfig -> Cases.
+
+A config names one op or several, their shapes, optionally which variants, and timing:
+
+    op: reduce                      # one benchmark: op / shapes / variants at the top level
+    shapes: [442368x128, 2^30, 1000003]
+    variants: [shuffle, float4]     # optional; default: every variant (and the baselines)
+    timing: {cold: false, min_samples: 10, max_time_s: 10}
+
+    benchmarks:                     # or several
+      - {op: reduce, shapes: [2^20, 2^24]}
+
+Every mistake is a ConfigError whose message names the file, the line and the field.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from cudabench.shapes import ShapeError, parse_shape
+from cudabench.spec import Case, Shape, TimingOptions
+
+BUILTIN_CONFIGS = Path(__file__).resolve().parent.parent / "configs"
+_TOP_KEYS = {"op", "shapes", "variants", "timing", "benchmarks"}
+_BENCH_KEYS = {"op", "shapes", "variants"}
+_TIMING_TYPES: dict[str, type] = {
+    f.name: (float if f.type in ("float", float) else int if f.type in ("int", int) else bool)
+    for f in dataclasses.fields(TimingOptions)
+}
+
+
+class ConfigError(ValueError):
+    """A config file that cannot be used; one line naming file, line and field."""
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    op: str
+    shapes: tuple[Shape, ...]
+    variants: tuple[str, ...] = ()  # empty: all
+
+
+@dataclass(frozen=True)
+class BenchConfig:
+    benchmarks: tuple[Benchmark, ...]
+    timing: TimingOptions
+    source: str
+
+    def cases(self, benchmark: Benchmark, dtype: str = "float32") -> list[Case]:
+        return [Case(op=benchmark.op, shape=s, dtype=dtype) for s in benchmark.shapes]
+
+
+class _Lines(dict):
+    """A mapping that remembers the line of each key (1-based)."""
+
+    lines: dict[str, int]
+
+
+class _LineLoader(yaml.SafeLoader):
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> _Lines:
+        mapping = _Lines(super().construct_mapping(node, deep=True))
+        mapping.lines = {
+            str(self.construct_object(k)): k.start_mark.line + 1 for k, _ in node.value
+        }
+        return mapping
+
+
+_LineLoader.add_constructor(
+    yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _LineLoader.construct_mapping
+)
+
+
+def _at(where: str, mapping: Any, key: str) -> str:
+    line = getattr(mapping, "lines", {}).get(key)
+    return f"{where}:{line}" if line else where
+
+
+def _check_keys(mapping: Any, allowed: set[str], where: str, what: str) -> None:
+    if not isinstance(mapping, dict):
+        raise ConfigError(f"{where}: {what} must be a mapping of 'key: value'")
+    for key in mapping:
+        if key not in allowed:
+            raise ConfigError(
+                f"{_at(where, mapping, key)}: unknown key {key!r} in {what} "
+                f"(allowed: {', '.join(sorted(allowed))})"
+            )
+
+
+def _names(value: Any, where: str, field: str) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{where}: {field} must be a list of names")
+    return tuple(value)
+
+
+def _benchmark(raw: Any, where: str) -> Benchmark:
+    _check_keys(raw, _BENCH_KEYS, where, "a benchmark")
+    if not isinstance(raw.get("op"), str):
+        raise ConfigError(f"{where}: a benchmark needs 'op: <name>'")
+    shapes_raw = raw.get("shapes")
+    at = _at(where, raw, "shapes")
+    if shapes_raw is None:
+        raise ConfigError(f"{where}: benchmark {raw['op']!r} needs 'shapes: [...]'")
+    if not isinstance(shapes_raw, list) or not shapes_raw:
+        raise ConfigError(f"{at}: shapes must be a non-empty list, e.g. [442368x128, 2^30]")
+    try:
+        shapes = tuple(parse_shape(s) for s in shapes_raw)
+    except ShapeError as exc:
+        raise ConfigError(f"{at}: {exc}") from exc
+    variants = _names(raw.get("variants", []), _at(where, raw, "variants"), "variants")
+    return Benchmark(op=raw["op"], shapes=shapes, variants=variants)
+
+
+def timing_from(raw: Any, where: str, base: TimingOptions | None = None) -> TimingOptions:
+    """Timing options from a mapping, checked key by key and type by type."""
+    base = base or TimingOptions()
+    if raw is None:
+        return base
+    _check_keys(raw, set(_TIMING_TYPES), where, "timing")
+    values: dict[str, Any] = {}
+    for key, value in raw.items():
+        kind = _TIMING_TYPES[key]
+        ok = isinstance(value, bool) if kind is bool else (
+            isinstance(value, (int, float)) and not isinstance(value, bool)
+            and (kind is float or isinstance(value, int)) and value >= 0
+        )  # fmt: skip
+        if not ok:
+            raise ConfigError(
+                f"{_at(where, raw, key)}: timing.{key} must be a non-negative {kind.__name__}"
+            )
+        values[key] = kind(value)
+    if values.get("min_samples", 1) < 1:
+        raise ConfigError(f"{_at(where, raw, 'min_samples')}: timing.min_samples must be >= 1")
+    return dataclasses.replace(base, **values)
+
+
+def load_config(path: Path) -> BenchConfig:
+    """Read and check a config file. Raises ConfigError."""
+    where = str(path)
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        raise ConfigError(f"{where}: no such config file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{where}: cannot read: {exc}") from exc
+    try:
+        raw = yaml.load(text, Loader=_LineLoader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        at = f"{where}:{mark.line + 1}" if mark is not None else where
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ConfigError(f"{at}: not valid YAML: {problem}") from exc
+    if raw is None:
+        raise ConfigError(f"{where}: the config is empty")
+    _check_keys(raw, _TOP_KEYS, where, "the config")
+    if "benchmarks" in raw:
+        if _BENCH_KEYS & set(raw):
+            raise ConfigError(f"{where}: write either 'benchmarks:' or op/shapes/variants")
+        items = raw["benchmarks"]
+        if not isinstance(items, list) or not items:
+            raise ConfigError(f"{_at(where, raw, 'benchmarks')}: benchmarks must be a non-empty list")
+        benchmarks = tuple(_benchmark(item, where) for item in items)
+    else:
+        benchmarks = (_benchmark(raw, where),)
+    timing = timing_from(raw.get("timing"), where)
+    return BenchConfig(benchmarks=benchmarks, timing=timing, source=where)
+
+
+def builtin_config(op: str) -> Path:
+    return BUILTIN_CONFIGS / f"{op}.yaml"

@@ -1,0 +1,38 @@
+"""NVTX ranges in the domain `cudabench`, nested op -> variant -> shape, so that
+
+    ncu --nvtx --nvtx-include "cudabench@reduce/float4/442368x128/" ...
+
+profiles exactly that variant at that shape. Range names never contain `/` (ncu reads it as
+nesting). Without a profiler attached a range costs well under a microsecond. If the `nvtx`
+package is missing the ranges are no-ops.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+
+DOMAIN = "cudabench"
+
+try:
+    import nvtx as _nvtx
+except ImportError:  # pragma: no cover - nvtx is a declared dependency
+    _nvtx = None
+
+
+@contextlib.contextmanager
+def nvtx_range(name: str) -> Iterator[None]:
+    """A push/pop range named `name` in the cudabench domain."""
+    if "/" in name:
+        raise ValueError(f"NVTX range name {name!r} must not contain '/'")
+    if _nvtx is None:
+        yield
+        return
+    with _nvtx.annotate(name, domain=DOMAIN):
+        yield
+
+
+def ncu_filter(op: str, variant: str, shape_text: str | None = None) -> str:
+    """The `--nvtx-include` expression for one variant (and optionally one shape)."""
+    parts = [op, variant] + ([shape_text] if shape_text else [])
+    return f"{DOMAIN}@" + "/".join(parts) + "/"

@@ -1,0 +1,104 @@
+"""What an operation module provides to the runner (one module per op in this package).
+
+An op fixes the kernel argument list for all its variants, makes inputs on the device, computes
+a float64 reference with a tolerance, counts the bytes that must move, defines its grid rules
+by name, and names its library baselines. Array code is written against `xp` (CuPy on the
+GPU, NumPy in the fake backend), so one op serves both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from cudabench.spec import DeviceInfo, KernelVariant, Launch, Shape
+
+
+@dataclass(frozen=True)
+class Geometry:
+    """How one launch covers the problem: grid and block, plus the scalar arguments the grid
+    rule decided (passed to the kernel after the op's fixed arguments)."""
+
+    grid: int
+    block: int
+    scalars: tuple[int, ...] = ()
+    # scratch arrays the kernel takes: name -> (element count, dtype), zeroed once
+    workspace: dict[str, tuple[int, str]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Check:
+    """Validation outcome: the worst element's error and tolerance, and how many were wrong."""
+
+    ok: bool
+    max_abs_err: float
+    tolerance: float
+    wrong: int
+    total: int
+    where: int  # flat index of the worst element
+
+    def describe(self) -> str:
+        if self.ok:
+            return ""
+        return (
+            f"{self.wrong} of {self.total} outputs wrong; worst at {self.where}: "
+            f"|err| {self.max_abs_err:.4g} > tol {self.tolerance:.3g}"
+        )
+
+
+class Op(Protocol):
+    name: str
+    about: str
+    grid_rules: tuple[str, ...]
+    requirements: tuple[str, ...]  # names a header's `requires:` may use
+
+    def check_shape(self, shape: Shape) -> None:
+        """Raise ValueError with a one-line reason if the op cannot take this shape at all."""
+
+    def unmet(self, variant: KernelVariant, shape: Shape) -> str | None:
+        """Why the variant's `requires:` rules out this shape, or None."""
+
+    def bytes_moved(self, shape: Shape) -> int:
+        """Bytes that must move: each input read once, each output written once."""
+
+    def device_bytes(self, shape: Shape) -> int:
+        """GPU memory one case needs: inputs, outputs, reference and its temporaries."""
+
+    def output_shape(self, shape: Shape) -> Shape: ...
+
+    def make_inputs(self, xp: Any, shape: Shape, seed: int) -> tuple[Any, ...]: ...
+
+    def reference(self, xp: Any, inputs: tuple[Any, ...]) -> tuple[Any, Any]:
+        """(float64 reference, per-element tolerance), both shaped like the output."""
+
+    def geometry(
+        self, launch: Launch, variant: KernelVariant, shape: Shape, device: DeviceInfo
+    ) -> Geometry: ...
+
+    def kernel_args(
+        self, inputs: tuple[Any, ...], out: Any, workspace: dict[str, Any], geometry: Geometry
+    ) -> tuple[Any, ...]: ...
+
+    def baselines(self) -> dict[str, Callable[[tuple[Any, ...]], Any]]:
+        """Library calls a user would otherwise make: name -> f(inputs) -> output array."""
+
+
+def check_output(xp: Any, out: Any, ref: Any, tol: Any) -> Check:
+    """Compare an output with the float64 reference; NaN (the poison) never passes."""
+    got = out.reshape(-1).astype(xp.float64)
+    ref = ref.reshape(-1)
+    tol = tol.reshape(-1)
+    err = xp.abs(got - ref)
+    err = xp.where(xp.isnan(err), xp.inf, err)
+    ratio = err / tol
+    where = int(xp.argmax(ratio))
+    wrong = int((ratio > 1.0).sum())
+    return Check(
+        ok=wrong == 0,
+        max_abs_err=float(err[where]),
+        tolerance=float(tol[where]),
+        wrong=wrong,
+        total=int(got.size),
+        where=where,
+    )

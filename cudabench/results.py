@@ -1,0 +1,141 @@
+"""Result rows <-> pandas, run metadata, and atomic result files.
+
+Each run writes `<stem>.csv` (one flat row per (case, variant)) and `<stem>.json`
+(`{"meta": {...}, "rows": [...]}`, every figure including the raw samples), where the stem is
+`results/<UTC timestamp>_<op>` unless `--output` names another. Files are written to a
+temporary name and renamed, so a results file is never half written.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import json
+import os
+import subprocess
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from cudabench.spec import DeviceInfo, ResultRow, RunMeta, Status, TimingOptions
+
+FORMAT_VERSION = 1
+RESULTS_DIR = Path("results")
+
+
+class ResultsError(ValueError):
+    """A file that is not a cudabench results file, or a path that cannot be written."""
+
+
+def git_sha(folder: Path | None = None) -> str:
+    """The commit of the working tree the tool runs from, or '' outside git."""
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True,
+            timeout=10, cwd=folder or Path(__file__).resolve().parent,
+        )  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return out.stdout.strip() if out.returncode == 0 else ""
+
+
+def now_utc() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def rows_frame(rows: Iterable[ResultRow]) -> pd.DataFrame:
+    """One row per ResultRow; the raw samples stay in the JSON file only."""
+    records = []
+    for row in rows:
+        record = dataclasses.asdict(row)
+        record["status"] = row.status.value
+        record.pop("samples_us")
+        records.append(record)
+    columns = [f.name for f in dataclasses.fields(ResultRow) if f.name != "samples_us"]
+    return pd.DataFrame.from_records(records, columns=columns)
+
+
+def meta_dict(meta: RunMeta) -> dict[str, Any]:
+    record = dataclasses.asdict(meta)
+    record["device"]["dram_peak_gbps"] = meta.device.dram_peak_gbps
+    record["format_version"] = FORMAT_VERSION
+    return record
+
+
+def result_stem(output: Path | None, op_label: str, started: str) -> Path:
+    """Where a run's files go: `--output` as a folder, or as a file stem (suffix dropped)."""
+    stamp = started.replace("-", "").replace(":", "")[:15]  # 20261121T221924
+    name = f"{stamp}_{op_label}"
+    if output is None:
+        return RESULTS_DIR / name
+    if output.suffix in (".csv", ".json"):
+        return output.with_suffix("")
+    if output.exists() and not output.is_dir():
+        return output
+    return output / name
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def check_writable(stem: Path) -> None:
+    """Fail early (ResultsError) if the results folder cannot be created or written."""
+    folder = stem.parent
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        probe = tempfile.NamedTemporaryFile(dir=folder, prefix=".cudabench-probe", delete=True)
+        probe.close()
+    except OSError as exc:
+        raise ResultsError(f"cannot write results to {folder}: {exc.strerror}") from exc
+
+
+def write_results(stem: Path, meta: RunMeta, rows: list[ResultRow]) -> tuple[Path, Path]:
+    """Write `<stem>.csv` and `<stem>.json`; returns their paths."""
+    csv_path, json_path = stem.with_suffix(".csv"), stem.with_suffix(".json")
+    _atomic_write(csv_path, rows_frame(rows).to_csv(index=False))
+    _atomic_write(json_path, json.dumps(results_document(meta, rows), indent=1))
+    return csv_path, json_path
+
+
+def results_document(meta: RunMeta, rows: list[ResultRow]) -> dict[str, Any]:
+    records = []
+    for row in rows:
+        record = dataclasses.asdict(row)
+        record["status"] = row.status.value
+        records.append(record)
+    return {"meta": meta_dict(meta), "rows": records}
+
+
+def read_results(path: Path) -> tuple[RunMeta, list[ResultRow]]:
+    """Read a `.json` results file back (a `.csv` path reads its `.json` sibling)."""
+    json_path = path.with_suffix(".json")
+    try:
+        doc = json.loads(json_path.read_text())
+        meta_raw = doc["meta"]
+        device = DeviceInfo(**{k: v for k, v in meta_raw.pop("device").items()
+                               if k != "dram_peak_gbps"})  # fmt: skip
+        meta_raw.pop("format_version", None)
+        timing = TimingOptions(**meta_raw.pop("timing"))
+        meta = RunMeta(device=device, timing=timing, **meta_raw)
+        rows = []
+        for raw in doc["rows"]:
+            raw["status"] = Status(raw["status"])
+            raw["samples_us"] = tuple(raw.get("samples_us", ()))
+            rows.append(ResultRow(**raw))
+    except FileNotFoundError as exc:
+        raise ResultsError(f"{json_path}: no such results file") from exc
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ResultsError(f"{json_path}: not a cudabench results file ({exc})") from exc
+    return meta, rows

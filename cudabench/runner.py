@@ -1,0 +1,215 @@
+"""Case x variant loop: every (case, variant) becomes exactly one ResultRow, whatever happens.
+
+For each case, each variant is: checked against its header's requirements (N/A), compiled
+and loaded (COMPILE_ERROR), given fresh random inputs and a NaN-poisoned output, launched once
+and checked against the float64 reference (FAIL), timed (measure.py), and checked again on the
+last timed launch's output. The library baselines get the same treatment. Device errors give
+CRASH, anything else ERROR; the loop goes on.
+
+Everything a case needs travels in `CaseJob` (plain, picklable records), so a later worker
+process can run one job with `run_job` and send back its rows.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from cudabench.backends.base import Backend, KernelCrash, Loaded
+from cudabench.compile import CompileError
+from cudabench.measure import measure
+from cudabench.nvtx import nvtx_range
+from cudabench.ops import get_op
+from cudabench.ops.base import Op, check_output
+from cudabench.spec import Case, DeviceInfo, KernelVariant, ResultRow, Status, TimingOptions
+
+NAN_POISON_BYTE = 0xFF  # 0xFFFFFFFF is a NaN in float32
+
+
+@dataclass(frozen=True)
+class CaseJob:
+    """One case and what to run on it."""
+
+    case: Case
+    variants: tuple[KernelVariant, ...]
+    baselines: tuple[str, ...]
+    timing: TimingOptions
+
+
+class Observer(Protocol):
+    """Progress hooks (the CLI draws a progress bar with them); library code never prints."""
+
+    def started(self, case: Case, name: str) -> None: ...
+
+    def finished(self, row: ResultRow) -> None: ...
+
+
+class _Silent:
+    def started(self, case: Case, name: str) -> None:
+        pass
+
+    def finished(self, row: ResultRow) -> None:
+        pass
+
+
+def _row(case: Case, name: str, status: Status, error: str = "", **fields: Any) -> ResultRow:
+    return ResultRow(
+        op=case.op, shape=case.shape_text, dtype=case.dtype, variant=name,
+        status=status, error=error, **fields,
+    )  # fmt: skip
+
+
+class Runner:
+    """Runs jobs on one backend, caching each variant's compiled and loaded module."""
+
+    def __init__(self, backend: Backend, observer: Observer | None = None) -> None:
+        self.backend = backend
+        self.device: DeviceInfo = backend.device_info()
+        self.observer = observer or _Silent()
+        self._loaded: dict[tuple[str, str], Loaded | CompileError] = {}
+
+    def run_job(self, job: CaseJob) -> list[ResultRow]:
+        op = get_op(job.case.op)
+        case = job.case
+        rows: list[ResultRow] = []
+        names = [v.name for v in job.variants] + list(job.baselines)
+        needed = op.device_bytes(case.shape)
+        free = self.backend.free_bytes()
+        with nvtx_range(op.name):
+            for index, name in enumerate(names):
+                self.observer.started(case, name)
+                if needed > free:
+                    row = _row(case, name, Status.SKIPPED,
+                               f"needs {needed / 1e9:.2f} GB of GPU memory, {free / 1e9:.2f} GB free")  # fmt: skip
+                elif index < len(job.variants):
+                    row = self._guarded(op, case, name, job, lambda: self._variant(
+                        op, case, job.variants[index], job.timing, seed=_seed(case, name)))  # fmt: skip
+                else:
+                    row = self._guarded(op, case, name, job, lambda: self._baseline(
+                        op, case, name, job.timing, seed=_seed(case, name)))  # fmt: skip
+                rows.append(row)
+                self.observer.finished(row)
+        return _with_speedups(rows, job.baselines)
+
+    def _guarded(self, op: Op, case: Case, name: str, job: CaseJob,
+                 body: Callable[[], ResultRow]) -> ResultRow:  # fmt: skip
+        try:
+            return body()
+        except KernelCrash as exc:
+            return _row(case, name, Status.CRASH, str(exc))
+        except CompileError as exc:
+            return _row(case, name, Status.COMPILE_ERROR, str(exc))
+        except Exception as exc:  # a failure around the kernel: a row, not a dead run
+            return _row(case, name, Status.ERROR, f"{type(exc).__name__}: {exc}")
+
+    def _load(self, variant: KernelVariant) -> Loaded:
+        key = (variant.path, variant.source_hash)
+        if key not in self._loaded:
+            try:
+                self._loaded[key] = self.backend.load(variant)
+            except CompileError as exc:
+                self._loaded[key] = exc
+        loaded = self._loaded[key]
+        if isinstance(loaded, CompileError):
+            raise loaded
+        return loaded
+
+    def _variant(self, op: Op, case: Case, variant: KernelVariant, timing: TimingOptions,
+                 seed: int) -> ResultRow:  # fmt: skip
+        reason = op.unmet(variant, case.shape)
+        if reason:
+            return _row(case, variant.name, Status.N_A, reason)
+        loaded = self._load(variant)
+        try:
+            geometries = [op.geometry(l, variant, case.shape, self.device) for l in variant.launches]
+        except ValueError as exc:
+            return _row(case, variant.name, Status.ERROR, str(exc))
+        xp = self.backend.xp
+        inputs = op.make_inputs(xp, case.shape, seed)
+        ref, tol = op.reference(xp, inputs)
+        out = xp.empty(op.output_shape(case.shape), dtype=xp.float32)
+        launches = []
+        for function, geometry in zip(loaded.functions, geometries):
+            workspace = {name: xp.zeros(count, dtype=dtype)
+                         for name, (count, dtype) in geometry.workspace.items()}  # fmt: skip
+            args = op.kernel_args(inputs, out, workspace, geometry)
+            launches.append((function, geometry.grid, geometry.block, args))
+
+        def call() -> None:
+            if variant.init == "zero":
+                self.backend.fill_bytes(out, 0)
+            for function, grid, block, args in launches:
+                self.backend.launch(function, grid, block, args)
+
+        resources = {"registers": loaded.registers, "spill_bytes": loaded.spill_bytes}
+        with nvtx_range(variant.name), nvtx_range(case.shape_text):
+            self.backend.fill_bytes(out, NAN_POISON_BYTE)
+            self.backend.run(call)
+            self.backend.synchronize()
+            first = check_output(xp, out, ref, tol)
+            if not first.ok:
+                return _row(case, variant.name, Status.FAIL, first.describe(),
+                            max_abs_err=first.max_abs_err, tolerance=first.tolerance, **resources)  # fmt: skip
+            measurement = measure(self.backend, call, timing)
+            self.backend.synchronize()
+        again = check_output(xp, out, ref, tol)
+        if not again.ok:
+            return _row(case, variant.name, Status.FAIL, "after timing: " + again.describe(),
+                        max_abs_err=again.max_abs_err, tolerance=again.tolerance, **resources)  # fmt: skip
+        return self._timed_row(op, case, variant.name, measurement, first, resources)
+
+    def _baseline(self, op: Op, case: Case, name: str, timing: TimingOptions,
+                  seed: int) -> ResultRow:  # fmt: skip
+        xp = self.backend.xp
+        inputs = op.make_inputs(xp, case.shape, seed)
+        ref, tol = op.reference(xp, inputs)
+        library_call = op.baselines()[name]
+        result: list[Any] = [None]
+
+        def call() -> None:
+            result[0] = library_call(inputs)
+
+        with nvtx_range(name), nvtx_range(case.shape_text):
+            self.backend.run(call)
+            self.backend.synchronize()
+            first = check_output(xp, result[0], ref, tol)
+            if not first.ok:
+                return _row(case, name, Status.FAIL, first.describe(),
+                            max_abs_err=first.max_abs_err, tolerance=first.tolerance,
+                            is_baseline=True)  # fmt: skip
+            measurement = measure(self.backend, call, timing)
+        return dataclasses.replace(
+            self._timed_row(op, case, name, measurement, first, {}), is_baseline=True
+        )
+
+    def _timed_row(self, op: Op, case: Case, name: str, m: Any, check: Any,
+                   resources: dict[str, Any]) -> ResultRow:  # fmt: skip
+        moved = op.bytes_moved(case.shape)
+        gbps = moved / (m.median_ms * 1e-3) / 1e9 if m.median_ms > 0 else None
+        return _row(
+            case, name, Status.OK,
+            max_abs_err=check.max_abs_err, tolerance=check.tolerance,
+            time_us=m.median_ms * 1e3, min_us=m.min_ms * 1e3, spread=m.spread,
+            samples=len(m.samples_ms), batch=m.batch, method=m.method,
+            gbps=gbps, pct_peak=100.0 * gbps / self.device.dram_peak_gbps if gbps else None,
+            bytes_moved=moved, samples_us=tuple(s * 1e3 for s in m.samples_ms), **resources,
+        )  # fmt: skip
+
+
+def _seed(case: Case, name: str) -> int:
+    """Fresh inputs for every (variant, shape), the same from run to run."""
+    return zlib.crc32(f"{case.seed}/{case.id}/{name}".encode())
+
+
+def _with_speedups(rows: list[ResultRow], baselines: tuple[str, ...]) -> list[ResultRow]:
+    """Speedup over the first baseline that timed OK (baseline time / row time)."""
+    base = next((r for r in rows if r.variant in baselines and r.time_us), None)
+    if base is None:
+        return rows
+    return [
+        dataclasses.replace(r, speedup=base.time_us / r.time_us) if r.time_us else r
+        for r in rows
+    ]

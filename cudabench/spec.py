@@ -1,0 +1,194 @@
+"""Frozen records shared by every module: kernel variants, cases, measurements, result rows,
+run metadata. No I/O here, and nothing that needs a GPU.
+
+The data flow (see docs/architecture.md): config or CLI flags -> `Case`s -> discovered
+`KernelVariant`s -> compiled and loaded -> validated and timed -> `ResultRow`s + `RunMeta`.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from dataclasses import dataclass, field
+
+Shape = tuple[int, ...]
+
+
+class Status(str, enum.Enum):
+    """What happened to one (case, variant) pair. A failure is a status, never a dropped row."""
+
+    OK = "OK"
+    FAIL = "FAIL"  # ran, but the result disagrees with the float64 reference
+    COMPILE_ERROR = "COMPILE_ERROR"  # nvcc rejected the file; its message is the row's error
+    CRASH = "CRASH"  # the launch raised a CUDA error
+    N_A = "N/A"  # the variant's header says it cannot serve this shape
+    SKIPPED = "SKIPPED"  # not run (e.g. the shape does not fit in GPU memory)
+    ERROR = "ERROR"  # anything else that went wrong around the kernel (a bug to report)
+
+    @property
+    def is_failure(self) -> bool:
+        """Statuses that make `cudabench run` exit 1."""
+        return self in (Status.FAIL, Status.COMPILE_ERROR, Status.CRASH, Status.ERROR)
+
+
+@dataclass(frozen=True)
+class Launch:
+    """One kernel launch of a variant: entry point, block size and the op's named grid rule."""
+
+    entry: str
+    block: int
+    grid: str
+
+
+@dataclass(frozen=True)
+class KernelVariant:
+    """One .cu file: parsed from its metadata header, never from Python code."""
+
+    op: str
+    name: str
+    path: str
+    launches: tuple[Launch, ...]
+    about: str
+    vector: int = 1  # elements each thread loads at once (the grid rules size work by it)
+    init: str = "none"  # "zero": the output is zeroed before every launch (atomic variants)
+    requires: tuple[tuple[str, int], ...] = ()  # named constraints the op knows how to check
+    source_hash: str = ""
+    header_line: int = 1  # where the header starts, for error messages
+
+    @property
+    def entries(self) -> tuple[str, ...]:
+        return tuple(launch.entry for launch in self.launches)
+
+
+@dataclass(frozen=True)
+class Case:
+    """One problem instance. Its id is stable text, e.g. `442368x128/float32`."""
+
+    op: str
+    shape: Shape
+    dtype: str = "float32"
+    seed: int = 0
+
+    @property
+    def shape_text(self) -> str:
+        return "x".join(str(d) for d in self.shape)
+
+    @property
+    def id(self) -> str:
+        return f"{self.shape_text}/{self.dtype}"
+
+    @property
+    def elements(self) -> int:
+        return math.prod(self.shape)
+
+
+@dataclass(frozen=True)
+class TimingOptions:
+    """How samples are taken (see measure.py for the stopping rule)."""
+
+    cold: bool = False  # flush L2 before every sample
+    warmup: int = 3  # launches before sampling starts
+    min_samples: int = 10
+    min_time_s: float = 0.2  # GPU time the samples must add up to, at least
+    max_time_s: float = 10.0  # stop sampling after this much GPU time, whatever the count
+    batch_target_us: float = 2000.0  # a batch of short launches lasts about this long
+
+    @property
+    def mode(self) -> str:
+        return "cold" if self.cold else "hot"
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """Raw per-launch times (ms) of the samples, and what they were taken with."""
+
+    samples_ms: tuple[float, ...]
+    batch: int  # launches per sample; each sample is already divided by it
+    method: str  # "graph" (a CUDA graph of `batch` launches), "loop", or "single"
+
+    @property
+    def median_ms(self) -> float:
+        s = sorted(self.samples_ms)
+        n = len(s)
+        return s[n // 2] if n % 2 else 0.5 * (s[n // 2 - 1] + s[n // 2])
+
+    @property
+    def min_ms(self) -> float:
+        return min(self.samples_ms)
+
+    @property
+    def spread(self) -> float:
+        """Relative spread: (p90 - p10) / median, a robust width of the distribution."""
+        s = sorted(self.samples_ms)
+        lo = s[int(0.1 * (len(s) - 1))]
+        hi = s[math.ceil(0.9 * (len(s) - 1))]
+        return (hi - lo) / self.median_ms if self.median_ms > 0 else 0.0
+
+
+@dataclass(frozen=True)
+class ResultRow:
+    """One flat row per (case, variant), whatever happened to it."""
+
+    op: str
+    shape: str
+    dtype: str
+    variant: str
+    status: Status
+    error: str = ""
+    max_abs_err: float | None = None
+    tolerance: float | None = None
+    time_us: float | None = None  # median
+    min_us: float | None = None
+    spread: float | None = None
+    samples: int | None = None
+    batch: int | None = None
+    method: str | None = None
+    gbps: float | None = None  # effective bandwidth: bytes that must move / median time
+    pct_peak: float | None = None  # of the theoretical DRAM peak
+    speedup: float | None = None  # baseline time / this time
+    registers: int | None = None
+    spill_bytes: int | None = None
+    bytes_moved: int | None = None
+    is_baseline: bool = False
+    samples_us: tuple[float, ...] = field(default=(), repr=False)
+
+
+@dataclass(frozen=True)
+class DeviceInfo:
+    """What the run's GPU is, read from its attributes (and NVML where the runtime is silent)."""
+
+    name: str
+    compute_capability: str  # "9.0"
+    sm_count: int
+    memory_clock_mhz: float
+    bus_width_bits: int
+    l2_bytes: int
+    total_memory_bytes: int
+    driver_version: str
+    runtime_version: str
+    max_threads_per_sm: int = 2048
+
+    @property
+    def arch(self) -> str:
+        return "sm_" + self.compute_capability.replace(".", "")
+
+    @property
+    def dram_peak_gbps(self) -> float:
+        """Theoretical DRAM peak: 2 transfers a clock (DDR) x memory clock x bus width / 8."""
+        return 2 * self.memory_clock_mhz * 1e6 * self.bus_width_bits / 8 / 1e9
+
+
+@dataclass(frozen=True)
+class RunMeta:
+    """Everything needed to tell later where and how a results file was made."""
+
+    device: DeviceInfo
+    timing_mode: str
+    command: str
+    started: str  # ISO 8601, UTC
+    cudabench_version: str
+    cupy_version: str
+    nvcc_version: str
+    git_sha: str
+    timing: TimingOptions
+    complete: bool = True  # False while a run is still going (or was cut off)

@@ -1,0 +1,25 @@
+// cudabench:
+//   variant: float4
+//   entry: reduce_sum_float4
+//   block: 256
+//   grid: segments
+//   vector: 4
+//   about: 16-byte float4 loads plus warp shuffle, aligned head and scalar tail (seed 002 reduce_v4, seed 001 x4)
+//
+// Seed 002's reduce_v4 reads a float4 at idx*4 whenever idx < N and so reads past the end
+// when N % 4 != 0; here the float4 body stops at the last whole vector and the row's first
+// threads add the (at most 3 + 3) leftover floats, so any row length and alignment works.
+#include "common/reduce.cuh"
+
+extern "C" __global__ void __launch_bounds__(256)
+reduce_sum_float4(const float* __restrict__ x, float* __restrict__ out, float* partials,
+                  unsigned* counters, long long rows, long long cols, int group, int chunks) {
+  __shared__ float scratch[32];
+  const cb::Segment s = cb::segment_of_thread(rows, group, chunks);
+  if (!s.valid) return;
+  const float* row = x + s.row * cols;
+  float v = cb::vec4_sum(row, cols, (long long)s.chunk * group + s.lane,
+                         (long long)chunks * group);
+  v = cb::group_sum(v, group, scratch);
+  cb::finish_row(v, s, chunks, out, partials, counters, scratch);
+}
