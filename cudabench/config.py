@@ -167,7 +167,9 @@ def load_config(path: Path) -> BenchConfig:
             raise ConfigError(f"{_at(where, raw, 'benchmarks')}: benchmarks must be a non-empty list")
         benchmarks = tuple(_benchmark(item, where) for item in items)
     else:
-        benchmarks = (_benchmark(raw, where),)
+        single = _Lines({k: v for k, v in raw.items() if k in _BENCH_KEYS})
+        single.lines = getattr(raw, "lines", {})
+        benchmarks = (_benchmark(single, where),)
     timing = timing_from(raw.get("timing"), where)
     return BenchConfig(benchmarks=benchmarks, timing=timing, source=where)
 

@@ -59,7 +59,11 @@ class CupyBackend:
         self.xp = cp
         self.device = cp.cuda.Device(device)
         self.device.use()
+        # One stream for everything, made current so that CuPy's own work (inputs, reference,
+        # checks, baselines) is ordered with the kernels: no races, no implicit syncs. It is
+        # never entered with `with`: leaving such a block makes the null stream current again.
         self.stream = cp.cuda.Stream(non_blocking=True)
+        self.stream.use()
         self._info: DeviceInfo | None = None
         self._flush: Any = None
 
@@ -105,8 +109,7 @@ class CupyBackend:
 
     def launch(self, function: Any, grid: int, block: int, args: tuple[Any, ...]) -> None:
         try:
-            with self.stream:
-                function((grid,), (block,), args)
+            function((grid,), (block,), args)  # on the current stream: self.stream
         except _CUDA_ERRORS as exc:
             raise crash_from(exc) from exc
 
@@ -115,15 +118,13 @@ class CupyBackend:
 
     def synchronize(self) -> None:
         try:
-            self.stream.synchronize()
-            cp.cuda.runtime.getLastError()
+            self.stream.synchronize()  # raises the error of any failed launch before it
         except _CUDA_ERRORS as exc:
             raise crash_from(exc) from exc
 
     def run(self, call: Callable[[], None]) -> None:
         """Run a call (launches, library calls) on the backend's stream."""
-        with self.stream:
-            call()
+        call()
 
     def sampler(self, call: Callable[[], None], batch: int, cold: bool) -> "_Sampler":
         if cold:
@@ -131,13 +132,12 @@ class CupyBackend:
                 self._flush = cp.empty(2 * self.device_info().l2_bytes, dtype=cp.uint8)
             return _Sampler(self, call, 1, "single", flush=self._flush)
         try:
-            with self.stream:
-                self.stream.begin_capture()
-                try:
-                    for _ in range(batch):
-                        call()
-                finally:
-                    graph = self.stream.end_capture()
+            self.stream.begin_capture()
+            try:
+                for _ in range(batch):
+                    call()
+            finally:
+                graph = self.stream.end_capture()
             graph.upload(self.stream)
             return _Sampler(self, call, batch, "graph", graph=graph)
         except _CUDA_ERRORS as exc:
@@ -157,16 +157,15 @@ class _Sampler:
     def __call__(self) -> float:
         stream = self.backend.stream
         try:
-            with stream:
-                if self.flush is not None:
-                    self.backend.fill_bytes(self.flush, 0)
-                self.start.record(stream)
-                if self.graph is not None:
-                    self.graph.launch(stream)
-                else:
-                    for _ in range(self.batch):
-                        self.call()
-                self.end.record(stream)
+            if self.flush is not None:
+                self.backend.fill_bytes(self.flush, 0)
+            self.start.record(stream)
+            if self.graph is not None:
+                self.graph.launch(stream)
+            else:
+                for _ in range(self.batch):
+                    self.call()
+            self.end.record(stream)
             self.end.synchronize()
             return cp.cuda.get_elapsed_time(self.start, self.end) / self.batch
         except _CUDA_ERRORS as exc:

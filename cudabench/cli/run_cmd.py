@@ -28,6 +28,8 @@ from cudabench.runner import CaseJob, Runner
 from cudabench.shapes import ShapeError, parse_shape
 from cudabench.spec import Case, ResultRow, RunMeta, TimingOptions
 
+SUMMARY_LINES = 20
+
 
 def _config_for(target: str, shapes: list[str] | None) -> BenchConfig:
     """A config file, or an op name with --shape (default: configs/<op>.yaml's shapes)."""
@@ -177,6 +179,9 @@ def run_command(
             )  # fmt: skip
     if failed or problems:
         console.print(f"[bold red]{len(failed) + len(problems)} failed:[/]")
-        for line in problems + failed:
+        lines = problems + failed
+        for line in lines[:SUMMARY_LINES]:
             console.print(f"  {line}", soft_wrap=True, markup=False)
+        if len(lines) > SUMMARY_LINES:
+            console.print(f"  ... and {len(lines) - SUMMARY_LINES} more (see the results file)")
         raise typer.Exit(1)
