@@ -16,6 +16,7 @@ Every mistake is a ConfigError whose message names the file, the line and the fi
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -70,9 +71,16 @@ class _LineLoader(yaml.SafeLoader):
         return mapping
 
 
+def _decimal_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int | str:
+    """YAML 1.1 reads 0x5 as 5 and 010 as 8; a shape `0x5` must stay the text the user wrote."""
+    text = loader.construct_scalar(node)
+    return int(text, 10) if re.fullmatch(r"[-+]?[0-9]+", text) else text
+
+
 _LineLoader.add_constructor(
     yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _LineLoader.construct_mapping
 )
+_LineLoader.add_constructor("tag:yaml.org,2002:int", _decimal_int)
 
 
 def _at(where: str, mapping: Any, key: str) -> str:
@@ -110,7 +118,10 @@ def _benchmark(raw: Any, where: str) -> Benchmark:
     if not isinstance(shapes_raw, list) or not shapes_raw:
         raise ConfigError(f"{at}: shapes must be a non-empty list, e.g. [442368x128, 2^30]")
     try:
-        shapes = tuple(parse_shape(s) for s in shapes_raw)
+        shapes = tuple(
+            parse_shape(int(s) if isinstance(s, float) and s.is_integer() else s)
+            for s in shapes_raw
+        )
     except ShapeError as exc:
         raise ConfigError(f"{at}: {exc}") from exc
     variants = _names(raw.get("variants", []), _at(where, raw, "variants"), "variants")

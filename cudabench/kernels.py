@@ -8,7 +8,6 @@ first line that is not a comment, or is an empty `//`:
     //   entry: reduce_sum_shuffle
     //   block: 256
     //   grid: segments           # a rule the op defines by name; never eval() of text
-    //   vector: 1                # elements a thread loads at once (optional, default 1)
     //   init: zero               # zero the output before every launch (optional)
     //   requires: {cols_multiple_of: 4}   # constraints the op checks (optional)
     //   about: warp-shuffle reduction (seed 001, 002, 004)
@@ -33,7 +32,7 @@ from cudabench.spec import KernelVariant, Launch
 
 BUILTIN_KERNELS = Path(__file__).resolve().parent.parent / "kernels"
 HEADER_START = "// cudabench:"
-_KEYS = {"variant", "entry", "block", "grid", "launches", "about", "vector", "init", "requires"}
+_KEYS = {"variant", "entry", "block", "grid", "launches", "about", "init", "requires"}
 _LAUNCH_KEYS = {"entry", "block", "grid"}
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_\-]*$")
 _INITS = ("none", "zero")
@@ -65,7 +64,7 @@ def _launch(raw: object, where: str) -> Launch:
         raise KernelHeaderError(f"{where}: unknown launch key(s) {sorted(unknown)}")
     missing = _LAUNCH_KEYS - set(raw)
     if missing:
-        raise KernelHeaderError(f"{where}: launch lacks {sorted(missing)}")
+        raise KernelHeaderError(f"{where}: header needs {sorted(missing)} (entry, block, grid)")
     entry, block, grid = raw["entry"], raw["block"], raw["grid"]
     if not isinstance(entry, str) or not _NAME.match(entry):
         raise KernelHeaderError(f"{where}: entry {entry!r} is not a C identifier")
@@ -113,10 +112,7 @@ def parse_header(path: Path, op: str, text: str | None = None) -> KernelVariant:
             raise KernelHeaderError(f"{where}: launches must be a non-empty list")
         launches = tuple(_launch(item, where) for item in raw["launches"])
     else:
-        launches = (_launch({k: raw.get(k) for k in _LAUNCH_KEYS}, where),)
-    vector = raw.get("vector", 1)
-    if vector not in (1, 2, 4):
-        raise KernelHeaderError(f"{where}: vector {vector!r} must be 1, 2 or 4")
+        launches = (_launch({k: raw[k] for k in _LAUNCH_KEYS if k in raw}, where),)
     init = raw.get("init", "none")
     if init not in _INITS:
         raise KernelHeaderError(f"{where}: init {init!r} must be one of {list(_INITS)}")
@@ -132,7 +128,6 @@ def parse_header(path: Path, op: str, text: str | None = None) -> KernelVariant:
         path=str(path),
         launches=launches,
         about=" ".join(raw["about"].split()),
-        vector=vector,
         init=init,
         requires=tuple(sorted(requires.items())),
         source_hash=hashlib.sha256(text.encode()).hexdigest()[:16],

@@ -124,7 +124,10 @@ class Runner:
             return _row(case, variant.name, Status.N_A, reason)
         loaded = self._load(variant)
         try:
-            geometries = [op.geometry(l, variant, case.shape, self.device) for l in variant.launches]
+            geometries = [
+                op.geometry(launch, variant, case.shape, self.device, occupancy)
+                for launch, occupancy in zip(variant.launches, loaded.blocks_per_sm)
+            ]
         except ValueError as exc:
             return _row(case, variant.name, Status.ERROR, str(exc))
         xp = self.backend.xp

@@ -61,7 +61,7 @@ def parse_shape(text: str | int) -> Shape:
     if isinstance(text, int):
         text = str(text)
     if not isinstance(text, str):
-        raise ShapeError(f"shape {text!r} is not text like 442368x128")
+        raise ShapeError(f"shape {text!r} is not a shape like 442368x128")
     whole = text.strip()
     if not whole:
         raise ShapeError("shape '' is empty (write e.g. 442368x128)")

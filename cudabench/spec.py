@@ -49,7 +49,6 @@ class KernelVariant:
     path: str
     launches: tuple[Launch, ...]
     about: str
-    vector: int = 1  # elements each thread loads at once (the grid rules size work by it)
     init: str = "none"  # "zero": the output is zeroed before every launch (atomic variants)
     requires: tuple[tuple[str, int], ...] = ()  # named constraints the op knows how to check
     source_hash: str = ""

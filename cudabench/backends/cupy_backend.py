@@ -103,9 +103,18 @@ class CupyBackend:
         res = [compiled.resources[e] for e in variant.entries]
         return Loaded(
             functions=functions,
+            blocks_per_sm=tuple(
+                self._occupancy(f, launch.block) for f, launch in zip(functions, variant.launches)
+            ),
             registers=max(r.registers for r in res),
             spill_bytes=max(r.spill_bytes for r in res),
         )
+
+    def _occupancy(self, function: Any, block: int) -> int:
+        """Resident blocks per SM (cuOccupancyMaxActiveBlocksPerMultiprocessor)."""
+        # RawKernel.kernel is the loaded cupy.cuda.function.Function; .ptr its CUfunction
+        return max(1, int(cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(
+            function.kernel.ptr, block, 0)))  # fmt: skip
 
     def launch(self, function: Any, grid: int, block: int, args: tuple[Any, ...]) -> None:
         try:

@@ -31,7 +31,7 @@ def _row_sum_store(grid: int, block: int, x: Any, out: Any, *rest: Any) -> None:
 
 EMULATED: dict[str, FakeKernel] = {
     "reduce_sum_naive": _row_sum,
-    "reduce_sum_atomic": _row_sum,
+    "reduce_sum_atomic": _row_sum_store,
     "reduce_sum_shared": _row_sum_store,
     "reduce_sum_shuffle": _row_sum_store,
     "reduce_sum_float4": _row_sum_store,
@@ -78,7 +78,9 @@ class FakeBackend:
         missing = [e for e in variant.entries if e not in self.kernels]
         if missing:
             raise CompileError(f"{variant.path}: fake backend has no kernel for {missing}")
-        return Loaded(tuple(_Function(e, self.kernels[e]) for e in variant.entries), 32, 0)
+        functions = tuple(_Function(e, self.kernels[e]) for e in variant.entries)
+        occupancy = tuple(FAKE_DEVICE.max_threads_per_sm // l.block for l in variant.launches)
+        return Loaded(functions, occupancy, registers=32, spill_bytes=0)
 
     def launch(self, function: _Function, grid: int, block: int, args: tuple[Any, ...]) -> None:
         self._last = function.entry

@@ -5,7 +5,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import shlex
-import sys
+
+
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -53,13 +54,38 @@ def _config_for(target: str, shapes: list[str] | None) -> BenchConfig:
     return config
 
 
+def _command_line(ctx: typer.Context) -> str:
+    """The command as the user could type it again (rebuilt from the parsed options, so it
+    reads the same whether run as `cudabench`, `python -m cudabench` or from a test)."""
+    words = ["cudabench", "run"]
+    for param in ctx.command.params:
+        value = ctx.params.get(param.name)
+        if value is None or value is False or value == param.default or value == []:
+            continue
+        if param.param_type_name == "argument":
+            words.append(str(value))
+            continue
+        flag = max(param.opts, key=len)
+        if param.is_flag and value is True:
+            words.append(flag)
+        elif param.name == "cold":
+            words.append("--cold" if value else "--hot")
+        else:
+            for item in value if isinstance(value, (list, tuple)) else [value]:
+                words += [flag, str(item)]
+    return shlex.join(words)
+
+
 def _timing(base: TimingOptions, cold: bool | None, min_samples: int | None,
-            max_time: float | None, warmup: int | None) -> TimingOptions:  # fmt: skip
-    changes = {"cold": cold, "min_samples": min_samples, "max_time_s": max_time, "warmup": warmup}
+            min_time: float | None, max_time: float | None,
+            warmup: int | None) -> TimingOptions:  # fmt: skip
+    changes = {"cold": cold, "min_samples": min_samples, "min_time_s": min_time,
+               "max_time_s": max_time, "warmup": warmup}  # fmt: skip
     return dataclasses.replace(base, **{k: v for k, v in changes.items() if v is not None})
 
 
 def run_command(
+    ctx: typer.Context,
     target: Annotated[str, typer.Argument(
         help="An op name (e.g. reduce) or a YAML config file (e.g. configs/reduce.yaml).")],
     shape: Annotated[Optional[list[str]], typer.Option(
@@ -71,10 +97,14 @@ def run_command(
     cold: Annotated[Optional[bool], typer.Option(
         "--cold/--hot", help="Cold: flush L2 (a memset of 2x its size) before every sample. "
         "Default hot: back-to-back launches, graph-batched when short.")] = None,
-    min_samples: Annotated[Optional[int], typer.Option(min=1, help="Samples at least.")] = None,
+    min_samples: Annotated[Optional[int], typer.Option(
+        min=1, help="Samples per row at least (default 10).")] = None,
+    min_time: Annotated[Optional[float], typer.Option(
+        min=0.0, help="Seconds of GPU time the samples add up to, at least (default 0.2).")] = None,
     max_time: Annotated[Optional[float], typer.Option(
         min=0.0, help="Seconds of GPU time per row at most (default 10).")] = None,
-    warmup: Annotated[Optional[int], typer.Option(min=0, help="Warm-up launches.")] = None,
+    warmup: Annotated[Optional[int], typer.Option(
+        min=0, help="Warm-up launches before the samples (default 3).")] = None,
     output: Annotated[Optional[Path], typer.Option(
         "--output", "-o", help="Folder for the result files, or a file stem "
         "(default results/<timestamp>_<op>.csv/.json).")] = None,
@@ -93,7 +123,7 @@ def run_command(
         shapes = tuple(parse_shape(s) for s in shape) if shape else None
     except (ConfigError, ShapeError) as exc:
         fail_usage(str(exc))
-    timing = _timing(config.timing, cold, min_samples, max_time, warmup)
+    timing = _timing(config.timing, cold, min_samples, min_time, max_time, warmup)
     plans: list[tuple[Benchmark, CaseJob]] = []
     problems: list[str] = []
     for bench in config.benchmarks:
@@ -133,7 +163,7 @@ def run_command(
         fail_usage(str(exc))
     versions = backend.versions()
     meta = RunMeta(
-        device=info, timing_mode=timing.mode, command=shlex.join(["cudabench", *sys.argv[1:]]),
+        device=info, timing_mode=timing.mode, command=_command_line(ctx),
         started=started, cudabench_version=__version__,
         cupy_version=versions.get("cupy", ""), nvcc_version=nvcc_version(),
         git_sha=git_sha(), timing=timing, complete=False,

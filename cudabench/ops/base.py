@@ -73,8 +73,11 @@ class Op(Protocol):
         """(float64 reference, per-element tolerance), both shaped like the output."""
 
     def geometry(
-        self, launch: Launch, variant: KernelVariant, shape: Shape, device: DeviceInfo
-    ) -> Geometry: ...
+        self, launch: Launch, variant: KernelVariant, shape: Shape, device: DeviceInfo,
+        blocks_per_sm: int,
+    ) -> Geometry:
+        """Grid, block and scalar arguments by the launch's named grid rule; blocks_per_sm is
+        the launch's occupancy (resident blocks per SM at its block size)."""
 
     def kernel_args(
         self, inputs: tuple[Any, ...], out: Any, workspace: dict[str, Any], geometry: Geometry

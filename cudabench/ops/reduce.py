@@ -21,16 +21,23 @@ import numpy as np
 from cudabench.ops.base import Geometry
 from cudabench.spec import DeviceInfo, KernelVariant, Launch, Shape
 
-# Rows up to this many columns get a warp each; longer rows get blocks (see `segments`).
+# Rows of up to this many columns are short: warps take WARP_ROWS of them at a time. Longer
+# rows get blocks (see `segments`).
 WARP_ROW_MAX_COLS = 1024
+WARP_ROWS = 4  # must equal cb::kWarpRows in kernels/common/reduce.cuh
+# A block segment gives each thread at least this many elements: fewer blocks for small
+# inputs, so that combining the block partials stays cheap (a sweep of 4..256 on an H200,
+# docs/performance.md, found 64 best for 2^20 and 1000003 elements).
+MIN_ELEMENTS_PER_THREAD = 64
 MAX_GRID = 2**31 - 1
-# float32 unit roundoff. Summing random-sign data in any order (serial, tree, atomics) keeps
-# the error near u * sum|x| or below: partial sums stay near sqrt(k) * rms, so each rounding
-# costs at most u * sqrt(k) * rms, and the roundings add up like a random walk. Four times
-# that is the tolerance: wide enough for a serial atomic sum of 2^30 elements, narrow enough
-# that dropping a single element of a row is caught.
+# float32 unit roundoff. The tolerance for a row of n elements is
+#     (2 log2(n) + 8) * u * sum|x|.
+# Tree orders (block and warp reductions) err by about log2(n) roundings of partial sums no
+# larger than sum|x|; serial orders (one atomicAdd per element) on random-sign data stay near
+# u * sum|x| on average, and measured up to 4.4 u * sum|x| in the worst of 442368 rows of
+# 128 (H200, 2026-11-21). The bound leaves room for both and still catches one dropped or
+# doubled element in rows of up to ~10^4 elements, and any unwritten (NaN) output.
 UNIT_ROUNDOFF = 2.0**-24
-TOLERANCE_FACTOR = 4.0
 
 
 def _rows_cols(shape: Shape) -> tuple[int, int]:
@@ -73,20 +80,23 @@ class Reduce:
         return 2 * 4 * rows * cols + 64 * rows + (64 << 20)
 
     def make_inputs(self, xp: Any, shape: Shape, seed: int) -> tuple[Any, ...]:
-        rows, cols = _rows_cols(shape)
-        x = xp.random.default_rng(seed).random((rows, cols), dtype=xp.float32)
+        # the shape as given: a 1-D input stays 1-D, so the baselines see what a user has
+        x = xp.random.default_rng(seed).random(shape, dtype=xp.float32)
         x *= 2
         x -= 1  # uniform in [-1, 1): negative values, never all zeros
         return (x,)
 
     def reference(self, xp: Any, inputs: tuple[Any, ...]) -> tuple[Any, Any]:
         (x,) = inputs
-        ref = x.sum(axis=-1, dtype=xp.float64)
-        tol = TOLERANCE_FACTOR * UNIT_ROUNDOFF * xp.abs(x).sum(axis=-1, dtype=xp.float64)
+        n = x.shape[-1]
+        ref = x.sum(axis=-1, dtype=xp.float64).reshape(-1)
+        scale = (2 * math.log2(n) + 8) * UNIT_ROUNDOFF
+        tol = scale * xp.abs(x).sum(axis=-1, dtype=xp.float64).reshape(-1)
         return ref, xp.maximum(tol, 1e-30)
 
     def geometry(
-        self, launch: Launch, variant: KernelVariant, shape: Shape, device: DeviceInfo
+        self, launch: Launch, variant: KernelVariant, shape: Shape, device: DeviceInfo,
+        blocks_per_sm: int,
     ) -> Geometry:
         rows, cols = _rows_cols(shape)
         block = launch.block
@@ -95,7 +105,7 @@ class Reduce:
                 math.ceil(rows * cols / block), block, (32, 1), _workspace(rows, 1)
             )
         elif launch.grid == "segments":
-            geometry = segments(rows, cols, block, variant.vector, device)
+            geometry = segments(rows, cols, block, device.sm_count * blocks_per_sm)
         else:
             raise ValueError(
                 f"{variant.path}:{variant.header_line}: unknown grid rule {launch.grid!r} "
@@ -109,7 +119,7 @@ class Reduce:
         self, inputs: tuple[Any, ...], out: Any, workspace: dict[str, Any], geometry: Geometry
     ) -> tuple[Any, ...]:
         (x,) = inputs
-        rows, cols = x.shape
+        rows, cols = _rows_cols(x.shape)
         group, chunks = geometry.scalars
         return (
             x, out, workspace["partials"], workspace["counters"],
@@ -120,23 +130,22 @@ class Reduce:
         return {"cupy": lambda inputs: inputs[0].sum(axis=-1)}
 
 
-def segments(rows: int, cols: int, block: int, vector: int, device: DeviceInfo) -> Geometry:
-    """Thread, warp or block per row, whichever fits the row length.
+def segments(rows: int, cols: int, block: int, wave: int) -> Geometry:
+    """Warp or block per row, whichever fits the row length (kernels/common/reduce.cuh).
 
-    Rows of up to WARP_ROW_MAX_COLS columns get one warp each (group = 32, chunks = 1). Longer
-    rows get whole blocks (group = block), and when there are too few rows to fill the GPU
-    once, each row is split into `chunks` block-sized segments, up to one full wave of blocks
-    in all and no more segments than the row has vector loads for.
+    Short rows (cols <= WARP_ROW_MAX_COLS): group = 32, each warp takes WARP_ROWS rows, and
+    the grid covers all rows (the kernels loop, so a smaller grid would be correct too, but a
+    one-wave grid measured 3-5% slower on an H200: its warps wait on each row's reduction with
+    no loads in flight). Long rows: group = block, and when there are too few rows to fill the GPU once (`wave`
+    resident blocks), each row is split into `chunks` segments, one block each, up to a wave
+    of blocks in all but no fewer than MIN_ELEMENTS_PER_THREAD elements a thread.
     """
     if cols <= WARP_ROW_MAX_COLS:
-        group, chunks = 32, 1
-    else:
-        group = block
-        wave = device.sm_count * max(1, device.max_threads_per_sm // block)
-        chunks = max(1, min(math.ceil(wave / rows), math.ceil(cols / (block * vector))))
-    groups_per_block = block // group
-    grid = math.ceil(rows * chunks / groups_per_block)
-    return Geometry(grid, block, (group, chunks), _workspace(rows, chunks))
+        warps = math.ceil(rows / WARP_ROWS)
+        return Geometry(math.ceil(warps / (block // 32)), block, (32, 1), _workspace(rows, 1))
+    per_block = block * MIN_ELEMENTS_PER_THREAD
+    chunks = max(1, min(math.ceil(wave / rows), math.ceil(cols / per_block)))
+    return Geometry(rows * chunks, block, (block, chunks), _workspace(rows, chunks))
 
 
 def _workspace(rows: int, chunks: int) -> dict[str, tuple[int, str]]:

@@ -1,40 +1,25 @@
 // Device-side building blocks for row reductions, shared by every reduce variant.
 //
-// The row mapping (grid rule "segments", cudabench/ops/reduce.py): the input holds `rows`
-// rows of `cols` floats. A *group* of threads -- one warp, or the whole block -- reduces one
-// *segment* of a row, and a row has `chunks` segments. Short rows (cols <= 1024) get one warp
-// each and chunks == 1; long rows get whole blocks, and as many blocks per row as it takes to
-// fill the GPU once (a 1-D reduction is one long row). So chunks > 1 only when the group is
-// the whole block.
+// The row mapping (grid rule "segments", cudabench/ops/reduce.py) has two modes, told apart
+// by the `group` argument:
+//
+// * group == 32, short rows (cols <= 1024): each warp reduces kWarpRows consecutive rows at
+//   once, then moves on by the whole grid (the grid is at most one wave of resident blocks, so
+//   no time goes to retiring and launching thousands of small blocks). Every lane keeps one
+//   partial sum per row and issues its loads for all of them before adding, so kWarpRows
+//   independent loads per lane are in flight: a warp per row alone leaves too few bytes in
+//   flight to reach DRAM bandwidth with 128-float rows.
+// * group == blockDim.x, long rows: a block reduces one *segment* of a row; a row has `chunks`
+//   segments, enough to fill the GPU once when there are few rows (a 1-D reduction is one long
+//   row). Each thread reads the row with a grid-stride loop, 4 loads in flight.
 #pragma once
+
+#include <cuda/atomic>
 
 namespace cb {
 
 constexpr unsigned kFullMask = 0xffffffffu;
-
-// Where this thread works: the row and segment of its group, and its place in the group.
-struct Segment {
-  long long row;  // the row its group reduces
-  int chunk;      // which of the row's `chunks` segments
-  int lane;       // thread index inside the group
-  bool valid;     // false for warps past the last row (in the grid's last block)
-};
-
-__device__ __forceinline__ Segment segment_of_thread(long long rows, int group, int chunks) {
-  const int groups_per_block = blockDim.x / group;
-  const long long gid = (long long)blockIdx.x * groups_per_block + threadIdx.x / group;
-  Segment s;
-  s.row = gid / chunks;
-  s.chunk = (int)(gid % chunks);
-  s.lane = threadIdx.x % group;
-  s.valid = s.row < rows;
-  return s;
-}
-
-// Barrier for one group: a warp needs only __syncwarp; a block needs __syncthreads.
-__device__ __forceinline__ void group_sync(int group) {
-  if (group == 32) __syncwarp(); else __syncthreads();
-}
+constexpr int kWarpRows = 4;  // rows per warp in short-row mode; ops/reduce.py: WARP_ROWS
 
 // Sum over the warp with xor shuffles (a butterfly): every lane ends with the total.
 __device__ __forceinline__ float warp_sum(float v) {
@@ -56,33 +41,137 @@ __device__ __forceinline__ float block_sum(float v, float* scratch) {
   return warp_sum(lane < warps ? scratch[lane] : 0.0f);
 }
 
-// Sum over the group with shuffles: a warp, or the whole block.
-__device__ __forceinline__ float group_sum(float v, int group, float* scratch) {
-  return group == 32 ? warp_sum(v) : block_sum(v, scratch);
-}
-
-// Sum of p[begin], p[begin + stride], ... below `end`, four loads in flight at a time.
-__device__ __forceinline__ float strided_sum(const float* __restrict__ p, long long begin,
-                                             long long end, long long stride) {
-  float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;
-  long long i = begin;
-  for (; i + 3 * stride < end; i += 4 * stride) {
-    a0 += p[i];
-    a1 += p[i + stride];
-    a2 += p[i + 2 * stride];
-    a3 += p[i + 3 * stride];
-  }
-  for (; i < end; i += stride) a0 += p[i];
-  return (a0 + a1) + (a2 + a3);
-}
-
 __device__ __forceinline__ float hsum(float4 v) { return (v.x + v.y) + (v.z + v.w); }
 
-// This thread's share of the sum of p[0, n) read as 16-byte float4 loads. `index` and
-// `stride` count float4s among all threads of the row. A row need not start on a 16-byte
-// boundary (cols % 4 != 0): up to 3 elements before the first boundary (the head) and up to 3
-// after the last whole float4 (the tail) are read as plain floats by the row's first threads.
-// Nothing past p[n - 1] is ever read.
+// ---------------------------------------------------------------- short rows, warp mode
+
+// A warp's place in the grid-stride loop over groups of kWarpRows rows:
+//   for (WarpRows w = first_warp_rows(); w.row0 < rows; next_warp_rows(w)) { ... }
+struct WarpRows {
+  long long row0;  // first of the warp's current kWarpRows rows
+  long long step;  // rows all warps of the grid cover in one pass
+  int lane;
+};
+
+__device__ __forceinline__ WarpRows first_warp_rows() {
+  WarpRows w;
+  w.row0 = (((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5) * kWarpRows;
+  w.step = (long long)gridDim.x * (blockDim.x >> 5) * kWarpRows;
+  w.lane = threadIdx.x & 31;
+  return w;
+}
+
+__device__ __forceinline__ void next_warp_rows(WarpRows& w) { w.row0 += w.step; }
+
+// Each lane's partial sums of rows row0 .. row0 + kWarpRows - 1 (rows past the end add 0),
+// plain 4-byte loads: lane l reads columns l, l + 32, ...
+__device__ __forceinline__ void warp_rows_sum(const float* __restrict__ x, long long rows,
+                                              long long cols, const WarpRows& w,
+                                              float (&acc)[kWarpRows]) {
+#pragma unroll
+  for (int r = 0; r < kWarpRows; ++r) acc[r] = 0.0f;
+  for (long long c = w.lane; c < cols; c += 32) {
+    float v[kWarpRows];
+#pragma unroll
+    for (int r = 0; r < kWarpRows; ++r) v[r] = w.row0 + r < rows ? x[(w.row0 + r) * cols + c] : 0.f;
+#pragma unroll
+    for (int r = 0; r < kWarpRows; ++r) acc[r] += v[r];
+  }
+}
+
+// The same with 16-byte float4 loads. Needs every row to start on a 16-byte boundary
+// (cols % 4 == 0 and x aligned); otherwise it reads plain floats, so any shape is correct.
+__device__ __forceinline__ void warp_rows_sum_vec4(const float* __restrict__ x, long long rows,
+                                                   long long cols, const WarpRows& w,
+                                                   float (&acc)[kWarpRows]) {
+  if ((cols & 3) || (reinterpret_cast<unsigned long long>(x) & 15)) {
+    warp_rows_sum(x, rows, cols, w, acc);
+    return;
+  }
+#pragma unroll
+  for (int r = 0; r < kWarpRows; ++r) acc[r] = 0.0f;
+  const long long n4 = cols / 4;
+  for (long long j = w.lane; j < n4; j += 32) {
+    float4 v[kWarpRows];
+#pragma unroll
+    for (int r = 0; r < kWarpRows; ++r)
+      v[r] = w.row0 + r < rows ? reinterpret_cast<const float4*>(x + (w.row0 + r) * cols)[j]
+                               : make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll
+    for (int r = 0; r < kWarpRows; ++r) acc[r] += hsum(v[r]);
+  }
+}
+
+// Sum each row's partials over the warp and return them spread over the lanes: lane l ends
+// with the total of row row0 + l / kLanesPerRow. A reduce-scatter: at the first xor step
+// (offset 16) the lower half-warp keeps rows 0 .. kWarpRows/2 - 1 and sends the others, the
+// upper half the reverse, so each step halves the rows every lane carries. kWarpRows rows
+// cost log2(kWarpRows) + log2(kLanesPerRow) = 5 + ... shuffles in all (6 for 4 rows), not
+// 5 per row (20).
+constexpr int kLanesPerRow = 32 / kWarpRows;
+__device__ __forceinline__ float warp_rows_total(const WarpRows& w, float (&acc)[kWarpRows]) {
+#pragma unroll
+  for (int half = kWarpRows / 2, offset = 16; half >= 1; half /= 2, offset /= 2) {
+    const bool upper = w.lane & offset;
+#pragma unroll
+    for (int i = 0; i < half; ++i) {
+      const float keep = upper ? acc[i + half] : acc[i];
+      const float send = upper ? acc[i] : acc[i + half];
+      acc[i] = keep + __shfl_xor_sync(kFullMask, send, offset);
+    }
+  }
+  float total = acc[0];
+#pragma unroll
+  for (int offset = kLanesPerRow / 2; offset > 0; offset /= 2)
+    total += __shfl_xor_sync(kFullMask, total, offset);
+  return total;
+}
+
+// Write the warp's row sums: the first lane of each row's lane group writes it.
+__device__ __forceinline__ void warp_rows_store(float* __restrict__ out, long long rows,
+                                                const WarpRows& w, float (&acc)[kWarpRows]) {
+  const float total = warp_rows_total(w, acc);
+  const long long row = w.row0 + w.lane / kLanesPerRow;
+  if (w.lane % kLanesPerRow == 0 && row < rows) out[row] = total;
+}
+
+// ---------------------------------------------------------------- long rows, block mode
+
+struct Segment {
+  long long row;  // the row this block reduces a segment of
+  int chunk;      // which of the row's `chunks` segments
+};
+
+__device__ __forceinline__ Segment segment_of_block(int chunks) {
+  Segment s;
+  s.row = blockIdx.x / chunks;
+  s.chunk = blockIdx.x % chunks;
+  return s;
+}
+
+// Sum of p[begin], p[begin + stride], ... below `end`, kLoads loads in flight at a time: every
+// round issues all its loads (the ones past `end` predicated off) before adding any, so the
+// last, partial round costs one memory latency, not one per element.
+constexpr int kLoads = 4;
+__device__ __forceinline__ float strided_sum(const float* __restrict__ p, long long begin,
+                                             long long end, long long stride) {
+  float a = 0.0f;
+  for (long long i = begin; i < end; i += kLoads * stride) {
+    float v[kLoads];
+#pragma unroll
+    for (int k = 0; k < kLoads; ++k) v[k] = i + k * stride < end ? p[i + k * stride] : 0.0f;
+#pragma unroll
+    for (int k = 0; k < kLoads; ++k) a += v[k];
+  }
+  return a;
+}
+
+// This thread's share of the sum of p[0, n) read as 16-byte float4 loads, kLoads of them in
+// flight at a time. `index` and `stride` count float4s among all threads of the row. A row
+// need not start on a 16-byte boundary: up to 3 floats before the first boundary (the head)
+// and up to 3 after the last whole float4 (the tail) are read as plain floats by the row's
+// first threads. Nothing past p[n - 1] is ever read (seed 002's reduce_v4 reads a float4
+// wherever idx < N).
 __device__ __forceinline__ float vec4_sum(const float* __restrict__ p, long long n,
                                           long long index, long long stride) {
   const int misalign = (int)((reinterpret_cast<unsigned long long>(p) >> 2) & 3);
@@ -91,18 +180,15 @@ __device__ __forceinline__ float vec4_sum(const float* __restrict__ p, long long
   const long long n4 = (n - head) / 4;
   const long long tail = head + 4 * n4;
   float4 a = make_float4(0.f, 0.f, 0.f, 0.f);
-  long long i = index;
-  for (; i + 3 * stride < n4; i += 4 * stride) {  // four 16-byte loads in flight, then add
-    const float4 u = body[i], v = body[i + stride], w = body[i + 2 * stride],
-                 z = body[i + 3 * stride];
-    a.x += (u.x + v.x) + (w.x + z.x);
-    a.y += (u.y + v.y) + (w.y + z.y);
-    a.z += (u.z + v.z) + (w.z + z.z);
-    a.w += (u.w + v.w) + (w.w + z.w);
-  }
-  for (; i < n4; i += stride) {
-    const float4 u = body[i];
-    a.x += u.x; a.y += u.y; a.z += u.z; a.w += u.w;
+  for (long long i = index; i < n4; i += kLoads * stride) {  // as strided_sum, in float4s
+    float4 v[kLoads];
+#pragma unroll
+    for (int k = 0; k < kLoads; ++k)
+      v[k] = i + k * stride < n4 ? body[i + k * stride] : make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll
+    for (int k = 0; k < kLoads; ++k) {
+      a.x += v[k].x; a.y += v[k].y; a.z += v[k].z; a.w += v[k].w;
+    }
   }
   float acc = hsum(a);
   if (index < head) acc += p[index];
@@ -110,31 +196,37 @@ __device__ __forceinline__ float vec4_sum(const float* __restrict__ p, long long
   return acc;
 }
 
-// Finish the row after the group's sum `v` (valid in the group's lane 0 at least).
-// chunks == 1: lane 0 writes out[row]. chunks > 1 (the group is the whole block): each block
-// leaves its partial in `partials`; the last block to finish the row -- told by an atomic
-// ticket in counters[row] -- adds the partials in a fixed order, writes out[row] and resets
-// the counter for the next launch (threadFenceReduction in the CUDA samples). One launch,
-// no second kernel, no memset. `counters` must be zero before the first launch.
+// The ticket of a split row: every block of the row takes one after publishing its partial;
+// the block that takes the last (chunks - 1) finishes the row. acq_rel: the partial written
+// before the ticket (release) is visible to the block that takes the last one (acquire).
+__device__ __forceinline__ bool take_last_ticket(unsigned* counter, int chunks) {
+  cuda::atomic_ref<unsigned, cuda::thread_scope_device> ticket(*counter);
+  return ticket.fetch_add(1u, cuda::memory_order_acq_rel) == (unsigned)chunks - 1;
+}
+
+// Finish the row after the block's sum `v` (valid in thread 0 at least).
+// chunks == 1: thread 0 writes out[row]. chunks > 1: each block leaves its partial in
+// `partials`; the last block to finish the row adds the partials in a fixed order (so the
+// result is the same run after run), writes out[row] and resets the counter for the next
+// launch (threadFenceReduction in the CUDA samples). One launch, no second kernel, no memset.
+// `counters` must be zero before the first launch.
 __device__ __forceinline__ void finish_row(float v, const Segment& s, int chunks,
                                            float* __restrict__ out, float* partials,
-                                           unsigned* counters, float* scratch) {
+                                           unsigned* counters) {
   if (chunks == 1) {
-    if (s.lane == 0) out[s.row] = v;
+    if (threadIdx.x == 0) out[s.row] = v;
     return;
   }
   __shared__ bool is_last;
   if (threadIdx.x == 0) {
     partials[s.row * chunks + s.chunk] = v;
-    __threadfence();  // the partial is visible GPU-wide before the ticket is taken
-    is_last = atomicAdd(&counters[s.row], 1u) == (unsigned)chunks - 1;
+    is_last = take_last_ticket(&counters[s.row], chunks);
   }
   __syncthreads();
-  if (!is_last) return;
+  if (!is_last || threadIdx.x >= 32) return;  // one warp adds the partials
   float acc = 0.0f;
-  for (int i = threadIdx.x; i < chunks; i += blockDim.x)
-    acc += __ldcg(&partials[s.row * chunks + i]);  // from L2: other SMs wrote them
-  acc = block_sum(acc, scratch);
+  for (int i = threadIdx.x; i < chunks; i += 32) acc += __ldcg(&partials[s.row * chunks + i]);
+  acc = warp_sum(acc);
   if (threadIdx.x == 0) {
     out[s.row] = acc;
     counters[s.row] = 0;

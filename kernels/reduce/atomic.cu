@@ -3,24 +3,40 @@
 //   entry: reduce_sum_atomic
 //   block: 256
 //   grid: segments
-//   vector: 4
-//   init: zero
-//   about: one pass, float4 loads and shuffle, each group's partial atomicAdd-ed into out[row] (seed 001, seed 002 reduce_v3/v4)
+//   about: one pass, float4 loads, block partials atomicAdd-ed into an accumulator that the last block publishes (seed 001; seed 002 reduce_v3/v4)
 //
-// Block (or warp) partials meet in the output through atomicAdd in the same kernel, as the
-// seeds do; the output is zeroed before every launch (init: zero, timed with the launch).
-// The order of the adds varies from run to run, so the last bits of the sum may too.
+// Long rows: each block atomicAdds its partial into an accumulator (partials[row], zero
+// between launches), takes a ticket, and the block with the last ticket swaps the accumulator
+// back to zero (atomicExch) and writes the row's sum. Seed 002 atomicAdds straight into the
+// output, which must then be zeroed before every launch; here no memset is needed. The order
+// of the adds varies from run to run, so the last bits of the sum may too.
+// Short rows have no partials to combine: a warp's row sums are stored as in float4.
 #include "common/reduce.cuh"
 
 extern "C" __global__ void __launch_bounds__(256)
 reduce_sum_atomic(const float* __restrict__ x, float* __restrict__ out, float* partials,
                   unsigned* counters, long long rows, long long cols, int group, int chunks) {
   __shared__ float scratch[32];
-  const cb::Segment s = cb::segment_of_thread(rows, group, chunks);
-  if (!s.valid) return;
-  const float* row = x + s.row * cols;
-  float v = cb::vec4_sum(row, cols, (long long)s.chunk * group + s.lane,
-                         (long long)chunks * group);
-  v = cb::group_sum(v, group, scratch);
-  if (s.lane == 0) atomicAdd(&out[s.row], v);
+  if (group == 32) {  // short rows: as float4
+    for (cb::WarpRows w = cb::first_warp_rows(); w.row0 < rows; cb::next_warp_rows(w)) {
+      float acc[cb::kWarpRows];
+      cb::warp_rows_sum_vec4(x, rows, cols, w, acc);
+      cb::warp_rows_store(out, rows, w, acc);
+    }
+    return;
+  }
+  const cb::Segment s = cb::segment_of_block(chunks);  // long rows: a block per segment
+  float v = cb::vec4_sum(x + s.row * cols, cols, (long long)s.chunk * blockDim.x + threadIdx.x,
+                         (long long)chunks * blockDim.x);
+  v = cb::block_sum(v, scratch);
+  if (threadIdx.x != 0) return;
+  if (chunks == 1) {
+    out[s.row] = v;
+  } else {
+    atomicAdd(&partials[s.row], v);  // block partials meet in the accumulator
+    if (cb::take_last_ticket(&counters[s.row], chunks)) {
+      out[s.row] = atomicExch(&partials[s.row], 0.0f);
+      counters[s.row] = 0;
+    }
+  }
 }

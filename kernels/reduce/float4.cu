@@ -3,7 +3,6 @@
 //   entry: reduce_sum_float4
 //   block: 256
 //   grid: segments
-//   vector: 4
 //   about: 16-byte float4 loads plus warp shuffle, aligned head and scalar tail (seed 002 reduce_v4, seed 001 x4)
 //
 // Seed 002's reduce_v4 reads a float4 at idx*4 whenever idx < N and so reads past the end
@@ -15,11 +14,17 @@ extern "C" __global__ void __launch_bounds__(256)
 reduce_sum_float4(const float* __restrict__ x, float* __restrict__ out, float* partials,
                   unsigned* counters, long long rows, long long cols, int group, int chunks) {
   __shared__ float scratch[32];
-  const cb::Segment s = cb::segment_of_thread(rows, group, chunks);
-  if (!s.valid) return;
-  const float* row = x + s.row * cols;
-  float v = cb::vec4_sum(row, cols, (long long)s.chunk * group + s.lane,
-                         (long long)chunks * group);
-  v = cb::group_sum(v, group, scratch);
-  cb::finish_row(v, s, chunks, out, partials, counters, scratch);
+  if (group == 32) {  // short rows: a warp sums kWarpRows rows, float4 loads when aligned
+    for (cb::WarpRows w = cb::first_warp_rows(); w.row0 < rows; cb::next_warp_rows(w)) {
+      float acc[cb::kWarpRows];
+      cb::warp_rows_sum_vec4(x, rows, cols, w, acc);
+      cb::warp_rows_store(out, rows, w, acc);
+    }
+    return;
+  }
+  const cb::Segment s = cb::segment_of_block(chunks);  // long rows: a block per segment
+  float v = cb::vec4_sum(x + s.row * cols, cols, (long long)s.chunk * blockDim.x + threadIdx.x,
+                         (long long)chunks * blockDim.x);
+  v = cb::block_sum(v, scratch);
+  cb::finish_row(v, s, chunks, out, partials, counters);
 }

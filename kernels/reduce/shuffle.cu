@@ -3,7 +3,7 @@
 //   entry: reduce_sum_shuffle
 //   block: 256
 //   grid: segments
-//   about: warp-shuffle reduction, warp per short row, block per long row segment (seed 001 reduce_sum_shuffle, 002 reduce_v3, 004 BlockReduceSum)
+//   about: warp-shuffle reduction, warps for short rows, blocks for long ones (seed 001 reduce_sum_shuffle, 002 reduce_v3, 004 BlockReduceSum)
 //
 // No shared-memory tree: a warp sums with __shfl_xor_sync in five steps and no barrier; a
 // block adds its warps' sums through 32 floats of shared memory.
@@ -13,11 +13,17 @@ extern "C" __global__ void __launch_bounds__(256)
 reduce_sum_shuffle(const float* __restrict__ x, float* __restrict__ out, float* partials,
                    unsigned* counters, long long rows, long long cols, int group, int chunks) {
   __shared__ float scratch[32];
-  const cb::Segment s = cb::segment_of_thread(rows, group, chunks);
-  if (!s.valid) return;
-  const float* row = x + s.row * cols;
-  float v = cb::strided_sum(row, (long long)s.chunk * group + s.lane, cols,
-                            (long long)chunks * group);
-  v = cb::group_sum(v, group, scratch);
-  cb::finish_row(v, s, chunks, out, partials, counters, scratch);
+  if (group == 32) {  // short rows: a warp sums kWarpRows rows with shuffles, no barrier
+    for (cb::WarpRows w = cb::first_warp_rows(); w.row0 < rows; cb::next_warp_rows(w)) {
+      float acc[cb::kWarpRows];
+      cb::warp_rows_sum(x, rows, cols, w, acc);
+      cb::warp_rows_store(out, rows, w, acc);
+    }
+    return;
+  }
+  const cb::Segment s = cb::segment_of_block(chunks);  // long rows: a block per segment
+  float v = cb::strided_sum(x + s.row * cols, (long long)s.chunk * blockDim.x + threadIdx.x,
+                            cols, (long long)chunks * blockDim.x);
+  v = cb::block_sum(v, scratch);
+  cb::finish_row(v, s, chunks, out, partials, counters);
 }

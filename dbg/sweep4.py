@@ -1,0 +1,53 @@
+import os, math, subprocess, tempfile, itertools
+import cupy as cp, numpy as np
+from cudabench.backends.cupy_backend import CupyBackend
+from cudabench.measure import measure
+from cudabench.spec import TimingOptions
+b = CupyBackend(); dev = b.device_info()
+cuh = open('kernels/common/reduce.cuh').read()
+def build(name, block=256, wr=4, mb=None, loads=4):
+    src = open(f'kernels/reduce/{name}.cu').read()
+    d = tempfile.mkdtemp(); os.makedirs(d + '/common')
+    c = cuh.replace('constexpr int kWarpRows = 4;', f'constexpr int kWarpRows = {wr};').replace('constexpr int kLoads = 4;', f'constexpr int kLoads = {loads};')
+    open(d + '/common/reduce.cuh', 'w').write(c)
+    lb = f'__launch_bounds__({block})' if mb is None else f'__launch_bounds__({block}, {mb})'
+    open(d + '/k.cu', 'w').write(src.replace('__launch_bounds__(256)', lb))
+    r = subprocess.run(['nvcc', '-cubin', '-arch=sm_90', '-O3', '-std=c++17', '-I' + d, '-o', d + '/k.cubin', d + '/k.cu', '-Xptxas', '-v'], capture_output=True, text=True, check=True)
+    spill = [l.split(',')[1].strip() for l in r.stderr.splitlines() if 'spill' in l]
+    f = cp.RawModule(path=d + '/k.cubin').get_function(f'reduce_sum_{name}')
+    occ = cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(f.kernel.ptr, block, 0)
+    return f, f"b{block} wr{wr} mb{mb} L{loads} regs={f.num_regs} occ={occ} {spill[0] if spill and not spill[0].startswith('0') else ''}", occ
+opts = TimingOptions(min_samples=20, min_time_s=0.1, max_time_s=1)
+def bench(x, grid, block, group, chunks, f):
+    rows, cols = (1, x.shape[0]) if x.ndim == 1 else x.shape
+    out = cp.full(rows, cp.nan, cp.float32)
+    part = cp.zeros(max(1, rows * chunks), cp.float32); cnt = cp.zeros(max(1, rows), cp.uint32)
+    args = (x, out, part, cnt, np.int64(rows), np.int64(cols), np.int32(group), np.int32(chunks))
+    call = lambda: f((grid,), (block,), args)
+    call(); b.synchronize()
+    ref = x.sum(axis=-1, dtype=cp.float64).reshape(-1)
+    err = float((cp.abs(out.astype(cp.float64) - ref) / (1e-6 * cp.abs(x).sum(axis=-1, dtype=cp.float64).reshape(-1))).max())
+    m = measure(b, call, opts)
+    return f"{m.median_ms * 1e3:.2f}" + ("" if err < 1.0 else f"!ERR{err:.1e}")
+def base(x):
+    m = measure(b, lambda: x.sum(axis=-1), opts); return m.median_ms * 1e3
+x = cp.random.default_rng(1).random((442368, 128), dtype=cp.float32) - 0.5
+print("rows cupy us", round(base(x), 2), flush=True)
+for name, block, wr, mb in [("float4", 256, 4, None), ("float4", 256, 2, 8), ("float4", 512, 4, None), ("float4", 1024, 4, None), ("float4", 512, 2, 4), ("float4", 1024, 2, 2), ("shuffle", 256, 4, None), ("shuffle", 256, 8, None), ("shuffle", 512, 8, None), ("shuffle", 1024, 4, None)]:
+    f, info, occ = build(name, block, wr, mb)
+    need = math.ceil(442368 / wr / (block // 32))
+    res = [f"w{k}:{bench(x, min(need, k * occ * dev.sm_count), block, 32, 1, f)}" for k in (1, 100000)]
+    print(f"  {name} {info} -> {' '.join(res)}", flush=True)
+del x
+builds = [build(n, blk, 4, None, L) for n in ("atomic", "float4") for blk in (256, 512, 1024) for L in (4,)]
+for n in (1 << 20, 1000003, 1 << 24):
+    x = cp.random.default_rng(2).random(n, dtype=cp.float32) - 0.5
+    print(f"1-D n={n} cupy {base(x):.2f} us", flush=True)
+    for f, info, occ in builds:
+        block = int(info.split()[0][1:])
+        line = f"  {f.name if hasattr(f,'name') else ''} {info}:"
+        for min_el in (4, 8, 16, 32, 64):
+            chunks = max(1, min(occ * dev.sm_count, math.ceil(n / (block * min_el))))
+            line += f" el{min_el}/{chunks}:{bench(x, chunks, block, block, chunks, f)}"
+        print(line, flush=True)
+    del x

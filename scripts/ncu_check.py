@@ -1,0 +1,97 @@
+"""Check cudabench's timing and NVTX ranges against Nsight Compute, on the GPU.
+
+For each case (op, shape, variant) given as `reduce:442368x128:float4`:
+1. run cudabench normally (hot L2) and take its median time;
+2. run it again under ncu with the case's NVTX include filter (`cudabench@op/variant/shape/`),
+   `--clock-control none` (the card's own clocks), `--cache-control none` (hot, as cudabench
+   measured) and the metric gpu__time_duration.sum, every launch in the range profiled;
+3. check that the filter caught only the variant's kernels, and as many as cudabench launched
+   in that range (1 validation + warm-up + 1 pilot + batch x samples, times the kernels per
+   call), then compare ncu's median duration with cudabench's median.
+
+Usage: python scripts/ncu_check.py reduce:442368x128:float4 reduce:1048576:atomic ... [--ncu PATH]
+Prints one line per case; exits 1 if a filter check fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+
+NCU_WARMUP, NCU_SAMPLES = 1, 2  # launches are profiled one by one: keep their number small
+
+
+def cudabench(args: list[str], out: Path, wrapper: list[str] | None = None) -> dict:
+    cmd = [*(wrapper or []), sys.executable, "-m", "cudabench", "run", *args, "-o", str(out)]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"failed ({proc.returncode}): {' '.join(cmd)}\n{proc.stderr[-3000:]}")
+    return json.loads(out.with_suffix(".json").read_text())
+
+
+def ncu_durations(ncu: str, report: Path) -> pd.DataFrame:
+    csv = subprocess.run(
+        [ncu, "--import", str(report), "--csv", "--page", "raw", "--print-units", "base"],
+        capture_output=True, text=True, check=True,
+    ).stdout
+    table = pd.read_csv(io.StringIO(csv), thousands=",")
+    table = table.iloc[1:] if str(table.iloc[0]["ID"]).strip() == "" else table  # units row
+    return table[["Kernel Name", "gpu__time_duration.sum"]].astype({"gpu__time_duration.sum": float})
+
+
+def check(case: str, ncu: str, folder: Path) -> bool:
+    op, shape, variant = case.split(":")
+    base = ["--shape", shape, "--variant", variant]
+    plain = cudabench([op, *base], folder / f"{variant}_{shape}_plain")
+    row = next(r for r in plain["rows"] if r["variant"] == variant)
+    quick = [op, *base, "--warmup", str(NCU_WARMUP), "--min-samples", str(NCU_SAMPLES),
+             "--min-time", "0", "--max-time", "0"]  # fmt: skip
+    nvtx = f"cudabench@{op}/{variant}/{shape}/"
+    report = folder / f"{variant}_{shape}"
+    profiled = cudabench(quick, folder / f"{variant}_{shape}_ncu", wrapper=[
+        ncu, "--nvtx", "--nvtx-include", nvtx, "--clock-control", "none",
+        "--cache-control", "none", "--metrics", "gpu__time_duration.sum",
+        "-f", "-o", str(report),
+    ])  # fmt: skip
+    prow = next(r for r in profiled["rows"] if r["variant"] == variant)
+    kernels = ncu_durations(ncu, report.with_suffix(".ncu-rep"))
+    calls = 1 + NCU_WARMUP + 1 + prow["batch"] * prow["samples"]
+    names = sorted(set(kernels["Kernel Name"]))
+    per_call = len(kernels) / calls
+    ok = per_call == int(per_call) and per_call >= 1
+    if not row["is_baseline"]:
+        ok = ok and names == [f"reduce_sum_{variant}"] and per_call == 1
+    ncu_us = statistics.median(kernels["gpu__time_duration.sum"]) / 1e3
+    print(
+        f"{case:32s} filter {nvtx!r}: {len(kernels)} kernels for {calls} calls "
+        f"({', '.join(n[:40] for n in names)}) {'OK' if ok else 'MISMATCH'} | "
+        f"cudabench median {row['time_us']:.2f} us ({row['method']} x{row['batch']}), "
+        f"ncu median {ncu_us:.2f} us, cudabench/ncu {row['time_us'] / ncu_us:.3f}",
+        flush=True,
+    )
+    return ok
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("cases", nargs="+", help="op:shape:variant")
+    parser.add_argument("--ncu", default=os.environ.get("NCU", "ncu"))
+    parser.add_argument("--keep", type=Path, help="folder to keep reports and results in")
+    args = parser.parse_args()
+    folder = args.keep or Path(tempfile.mkdtemp(prefix="ncu_check_"))
+    folder.mkdir(parents=True, exist_ok=True)
+    results = [check(case, args.ncu, folder) for case in args.cases]
+    sys.exit(0 if all(results) else 1)
+
+
+if __name__ == "__main__":
+    main()

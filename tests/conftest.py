@@ -1,0 +1,49 @@
+"""Markers: `gpu` tests skip unless CuPy sees a CUDA device; `nvcc` tests skip without nvcc."""
+
+from __future__ import annotations
+
+import functools
+import shutil
+import textwrap
+from pathlib import Path
+
+import pytest
+
+
+@functools.cache
+def gpu_available() -> bool:
+    try:
+        import cupy
+
+        return cupy.cuda.runtime.getDeviceCount() > 0
+    except Exception:
+        return False
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if "gpu" in item.keywords and not gpu_available():
+            item.add_marker(pytest.mark.skip(reason="no CUDA GPU answers (CuPy)"))
+        if "nvcc" in item.keywords and not shutil.which("nvcc"):
+            item.add_marker(pytest.mark.skip(reason="nvcc not on PATH"))
+
+
+def write_kernel(folder: Path, name: str, body: str, header: str = "") -> Path:
+    """A .cu file with a reduce header for variant `name` and the given kernel body."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.cu"
+    head = header or textwrap.dedent(f"""\
+        // cudabench:
+        //   variant: {name}
+        //   entry: {name}
+        //   block: 256
+        //   grid: segments
+        //   about: planted test kernel
+        """)
+    path.write_text(head + "\n" + textwrap.dedent(body))
+    return path
+
+
+@pytest.fixture
+def kernel_dir(tmp_path: Path) -> Path:
+    return tmp_path / "my_kernels"

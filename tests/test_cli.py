@@ -1,0 +1,126 @@
+"""The CLI through typer's CliRunner, with the fake backend standing in for the GPU."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from cudabench.cli import app
+from conftest import write_kernel
+
+runner = CliRunner()
+FAKE = {"CUDABENCH_BACKEND": "fake"}
+QUICK = ["--min-samples", "2", "--min-time", "0", "--max-time", "0.01", "--warmup", "0"]
+
+
+def run(*args, env=FAKE):
+    return runner.invoke(app, list(args), env=env)
+
+
+def test_import_help_list_need_no_cupy():
+    code = ("import sys, cudabench, cudabench.cli, cudabench.runner, cudabench.report;"
+            "assert 'cupy' not in sys.modules, 'cupy imported'")
+    subprocess.run([sys.executable, "-c", code], check=True)
+    for args in (["--help"], ["list"], ["run", "--help"]):
+        proc = subprocess.run([sys.executable, "-m", "cudabench", *args], capture_output=True,
+                              text=True, env={**os.environ, "PYTHONPATH": str(Path.cwd())})
+        assert proc.returncode == 0, proc.stderr
+
+
+def test_list_shows_variants_with_about():
+    result = run("list", "reduce")
+    assert result.exit_code == 0
+    for name in ("naive", "shared", "shuffle", "float4", "atomic", "cupy"):
+        assert name in result.stdout
+    assert "seed 002" in result.stdout and "out[row]" in result.stdout
+
+
+def test_run_writes_table_and_files(tmp_path):
+    result = run("run", "reduce", "--shape", "64x129", "--shape", "2^10", *QUICK, "-o", str(tmp_path))
+    assert result.exit_code == 0, result.output
+    assert "★" in result.stdout and "Fake GPU" in result.stdout
+    (json_path,) = tmp_path.glob("*_reduce.json")
+    doc = json.loads(json_path.read_text())
+    assert doc["meta"]["complete"] is True and doc["meta"]["timing_mode"] == "hot"
+    assert "--shape 64x129" in doc["meta"]["command"]
+    assert {r["shape"] for r in doc["rows"]} == {"64x129", "1024"}
+    assert len(doc["rows"]) == 2 * 6 and all(r["status"] == "OK" for r in doc["rows"])
+    assert json_path.with_suffix(".csv").exists()
+    assert "ncu --nvtx --nvtx-include \"cudabench@reduce/" in result.stderr
+
+
+def test_run_json_and_variant_selection(tmp_path):
+    result = run("run", "reduce", "-s", "3x5", "-v", "float4", "--cold", "--json", *QUICK,
+                 "-o", str(tmp_path / "x.json"))
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert [r["variant"] for r in doc["rows"]] == ["float4", "cupy"]
+    assert doc["meta"]["timing_mode"] == "cold" and doc["rows"][0]["method"] == "single"
+    assert (tmp_path / "x.json").exists()
+
+
+def test_run_config_file(tmp_path):
+    config = tmp_path / "c.yaml"
+    config.write_text("op: reduce\nshapes: [5]\nvariants: [shuffle]\ntiming: {min_samples: 2, "
+                      "min_time_s: 0, max_time_s: 0.01}\n")
+    result = run("run", str(config), "-o", str(tmp_path))
+    assert result.exit_code == 0, result.output
+    doc = json.loads(next(tmp_path.glob("*.json")).read_text())
+    assert [r["variant"] for r in doc["rows"]] == ["shuffle", "cupy"]
+
+
+def test_failed_kernel_is_a_row_and_exit_1(tmp_path, kernel_dir):
+    write_kernel(kernel_dir, "mine", "")  # the fake backend has no such kernel: COMPILE_ERROR
+    result = run("run", "reduce", "-s", "8", "--kernels", str(kernel_dir), *QUICK, "-o", str(tmp_path))
+    assert result.exit_code == 1
+    assert "1 failed" in result.stderr and "reduce 8 mine: COMPILE_ERROR" in result.stderr
+    doc = json.loads(next(tmp_path.glob("*.json")).read_text())
+    assert sum(r["status"] == "OK" for r in doc["rows"]) == 6
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["run", "reduc", "-s", "5"], "unknown op 'reduc' (did you mean reduce?)"),
+        (["run", "reduce", "-s", "442368x"], "empty dimension"),
+        (["run", "reduce", "-s", "0x5"], "positive"),
+        (["run", "reduce", "-s", "-1"], "positive"),
+        (["run", "reduce", "-s", "abc"], "not a number"),
+        (["run", "reduce", "-s", "2x3x4"], "1-D (n) or 2-D"),
+        (["run", "reduce", "-s", "5", "-v", "flaot4"], "unknown variant 'flaot4' (did you mean float4"),
+        (["run", "missing.yaml"], "missing.yaml: no such config file"),
+        (["run", "reduce", "-s", "5", "--kernels", "/no/such/dir"], "--kernels /no/such/dir: no such folder"),
+        (["run", "reduce", "-s", "2^36x2^5"], "needs"),
+        (["list", "nope"], "unknown op 'nope'"),
+        (["check", "--arch", "gfx90a"], "not an arch like sm_90"),
+    ],
+)
+def test_bad_usage_is_one_line_and_exit_2(args, message):
+    result = run(*args)
+    assert result.exit_code == 2, result.output
+    assert message in result.stderr
+    assert "Traceback" not in result.output
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_config_with_unknown_key_is_exit_2(tmp_path):
+    config = tmp_path / "c.yaml"
+    config.write_text("op: reduce\nshapes: [5]\ncolour: red\n")
+    result = run("run", str(config))
+    assert result.exit_code == 2 and "c.yaml:3: unknown key 'colour'" in result.stderr
+
+
+def test_unwritable_output_is_exit_2(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    result = run("run", "reduce", "-s", "5", *QUICK, "-o", str(blocker / "sub" / "x.json"))
+    assert result.exit_code == 2 and "cannot write results" in result.stderr
+
+
+def test_no_gpu_is_one_line_and_exit_2():
+    result = run("run", "reduce", "-s", "5", env={"CUDABENCH_BACKEND": "nosuch"})
+    assert result.exit_code == 2 and "unknown backend" in result.stderr

@@ -1,0 +1,58 @@
+"""nvcc: every kernel compiles for sm_80 and sm_90 (no GPU needed)."""
+
+import pytest
+
+from cudabench.compile import CompileError, compile_variant, parse_ptxas
+from cudabench.kernels import BUILTIN_KERNELS, discover, parse_header
+from conftest import write_kernel
+
+REPORT = """ptxas info    : Compiling entry function 'reduce_sum_float4' for 'sm_90'
+ptxas info    : Function properties for reduce_sum_float4
+    8 bytes stack frame, 4 bytes spill stores, 8 bytes spill loads
+ptxas info    : Used 44 registers, used 1 barriers, 129 bytes smem
+ptxas info    : Compiling entry function 'other' for 'sm_90'
+ptxas info    : Function properties for other
+    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Used 16 registers, used 0 barriers
+"""
+
+
+def test_parse_ptxas_report():
+    found = parse_ptxas(REPORT)
+    assert found["reduce_sum_float4"].registers == 44
+    assert found["reduce_sum_float4"].spill_bytes == 12
+    assert found["reduce_sum_float4"].shared_bytes == 129
+    assert found["other"].registers == 16 and found["other"].spill_bytes == 0
+
+
+BUILTIN, _ = discover("reduce", [BUILTIN_KERNELS])
+
+
+@pytest.mark.nvcc
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+@pytest.mark.parametrize("variant", BUILTIN, ids=lambda v: v.name)
+def test_every_builtin_kernel_compiles(variant, arch, tmp_path, monkeypatch):
+    monkeypatch.setenv("CUDABENCH_CACHE", str(tmp_path))
+    compiled = compile_variant(variant, arch)
+    assert compiled.cubin.stat().st_size > 0
+    for entry in variant.entries:
+        assert compiled.resources[entry].registers > 0
+        assert compiled.resources[entry].spill_bytes == 0, f"{variant.name} spills on {arch}"
+    again = compile_variant(variant, arch)  # cached: same file, no recompile
+    assert again.cubin == compiled.cubin
+
+
+@pytest.mark.nvcc
+def test_compile_error_names_file_and_line(kernel_dir, tmp_path, monkeypatch):
+    monkeypatch.setenv("CUDABENCH_CACHE", str(tmp_path / "cache"))
+    path = write_kernel(kernel_dir, "broken", 'extern "C" __global__ void broken() { int x = ; }\n')
+    with pytest.raises(CompileError, match=r"broken\.cu\(\d+\): error"):
+        compile_variant(parse_header(path, "reduce"), "sm_90")
+
+
+@pytest.mark.nvcc
+def test_missing_entry_is_a_compile_error(kernel_dir, tmp_path, monkeypatch):
+    monkeypatch.setenv("CUDABENCH_CACHE", str(tmp_path / "cache"))
+    path = write_kernel(kernel_dir, "absent", '__global__ void mangled() {}\n')
+    with pytest.raises(CompileError, match=r"entry point\(s\) \['absent'\].*extern \"C\""):
+        compile_variant(parse_header(path, "reduce"), "sm_90")

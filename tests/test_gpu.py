@@ -1,0 +1,90 @@
+"""On the GPU (marker gpu): every variant right on odd shapes, planted bugs caught."""
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from cudabench.cli import app
+from cudabench.spec import Case, Status, TimingOptions
+from conftest import write_kernel
+
+pytestmark = pytest.mark.gpu
+ODD_SHAPES = [(1,), (3, 5), (1000003,), (442367, 129), (442368, 128), (1 << 20,), (1 << 30,)]
+ONCE = TimingOptions(warmup=0, min_samples=1, min_time_s=0.0, max_time_s=0.0)
+QUICK = ["--warmup", "0", "--min-samples", "2", "--min-time", "0", "--max-time", "0.05"]
+
+DROP_TAIL = """\
+// cudabench:
+//   variant: droptail
+//   entry: droptail
+//   block: 256
+//   grid: elements
+//   about: planted bug - a thread per row reads whole groups of 4 and drops the rest
+extern "C" __global__ void droptail(const float* x, float* out, float* partials,
+                                    unsigned* counters, long long rows, long long cols,
+                                    int group, int chunks) {
+  const long long row = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (row >= rows) return;
+  const float* p = x + row * cols;
+  float s = 0.0f;
+  for (long long c = 0; c + 3 < cols; c += 4) s += (p[c] + p[c + 1]) + (p[c + 2] + p[c + 3]);
+  out[row] = s;  // the cols % 4 tail is never added
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def runner():
+    from cudabench.backends.cupy_backend import CupyBackend
+    from cudabench.runner import Runner
+
+    return Runner(CupyBackend())
+
+
+@pytest.mark.parametrize("shape", ODD_SHAPES, ids=lambda s: "x".join(map(str, s)))
+def test_every_builtin_variant_is_right(runner, shape):
+    from cudabench.kernels import BUILTIN_KERNELS, discover
+    from cudabench.runner import CaseJob
+
+    variants, problems = discover("reduce", [BUILTIN_KERNELS])
+    assert not problems
+    rows = runner.run_job(CaseJob(Case("reduce", shape), tuple(variants), ("cupy",), ONCE))
+    bad = [(r.variant, r.status.value, r.error) for r in rows if r.status is not Status.OK]
+    assert not bad
+    assert all(r.time_us > 0 and r.max_abs_err <= r.tolerance for r in rows)
+
+
+def test_planted_tail_dropper_fails_and_exit_is_1(kernel_dir, tmp_path):
+    (kernel_dir).mkdir()
+    (kernel_dir / "droptail.cu").write_text(DROP_TAIL)
+    result = CliRunner().invoke(app, ["run", "reduce", "-s", "442367x129", "-s", "442368x128",
+                                      "-s", "1000003", "--kernels", str(kernel_dir), *QUICK,
+                                      "-o", str(tmp_path)])
+    assert result.exit_code == 1, result.output
+    rows = {(r["shape"], r["variant"]): r for r in
+            json.loads(next(tmp_path.glob("*.json")).read_text())["rows"]}
+    assert rows[("442367x129", "droptail")]["status"] == "FAIL"
+    assert rows[("1000003", "droptail")]["status"] == "FAIL"
+    assert rows[("442368x128", "droptail")]["status"] == "OK"  # no tail to drop
+    others = [r for (s, v), r in rows.items() if v != "droptail"]
+    assert others and all(r["status"] == "OK" for r in others)
+
+
+def test_compile_error_is_a_row_and_others_run(kernel_dir, tmp_path):
+    write_kernel(kernel_dir, "broken", 'extern "C" __global__ void broken() { int x = ; }\n')
+    result = CliRunner().invoke(app, ["run", "reduce", "-s", "4097", "--kernels", str(kernel_dir),
+                                      *QUICK, "-o", str(tmp_path)])
+    assert result.exit_code == 1
+    rows = json.loads(next(tmp_path.glob("*.json")).read_text())["rows"]
+    broken = next(r for r in rows if r["variant"] == "broken")
+    assert broken["status"] == "COMPILE_ERROR" and "broken.cu(" in broken["error"]
+    assert sum(r["status"] == "OK" for r in rows) == 6
+
+
+def test_cold_mode_times_single_launches(tmp_path):
+    result = CliRunner().invoke(app, ["run", "reduce", "-s", "442368x128", "-v", "float4", "--cold",
+                                      *QUICK, "-o", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    rows = json.loads(next(tmp_path.glob("*.json")).read_text())["rows"]
+    assert all(r["method"] == "single" and r["batch"] == 1 for r in rows)

@@ -1,0 +1,72 @@
+import itertools
+
+import pytest
+
+from cudabench.measure import MAX_BATCH, batch_size, collect, measure
+from cudabench.spec import Measurement, TimingOptions
+
+
+def test_batch_size_makes_short_launches_a_long_sample():
+    options = TimingOptions(batch_target_us=2000)
+    assert batch_size(0.002, options) == 1000  # 2 us launches: 1000 a sample
+    assert batch_size(0.05, options) == 40
+    assert batch_size(5.0, options) == 1  # long launches: one per sample
+    assert batch_size(0.0, options) == MAX_BATCH
+    assert batch_size(0.002, TimingOptions(cold=True)) == 1  # cold: one launch after a flush
+
+
+def test_collect_needs_both_count_and_time():
+    options = TimingOptions(min_samples=5, min_time_s=0.016, max_time_s=1.0)
+    assert len(collect(lambda: 1.0, 1, options)) == 16  # 1 ms samples: the time rule decides
+    assert len(collect(lambda: 8.0, 1, options)) == 5  # 8 ms samples: the count rule decides
+    assert len(collect(lambda: 1.0, 4, options)) == 5  # batch 4: each sample is 4 ms of GPU
+
+
+def test_collect_stops_at_max_time_even_below_min_samples():
+    options = TimingOptions(min_samples=100, min_time_s=0.0, max_time_s=0.5)
+    assert len(collect(lambda: 200.0, 1, options)) == 3
+
+
+def test_measurement_statistics():
+    m = Measurement(samples_ms=(1.0, 3.0, 2.0, 100.0, 2.0), batch=4, method="graph")
+    assert m.median_ms == 2.0 and m.min_ms == 1.0
+    assert m.spread == pytest.approx((100.0 - 1.0) / 2.0)
+    even = Measurement(samples_ms=(1.0, 2.0, 3.0, 4.0), batch=1, method="single")
+    assert even.median_ms == 2.5
+
+
+class ScriptedBackend:
+    """Counts calls and returns scripted sample times."""
+
+    def __init__(self, times):
+        self.times = itertools.cycle(times)
+        self.calls = 0
+
+    def run(self, call):
+        self.calls += 1
+
+    def synchronize(self):
+        pass
+
+    def sampler(self, call, batch, cold):
+        backend = self
+
+        class S:
+            method = "single" if cold else "graph"
+
+            def __init__(self):
+                self.batch = batch
+
+            def __call__(self):
+                return next(backend.times)
+
+        return S()
+
+
+def test_measure_warms_up_then_batches():
+    backend = ScriptedBackend([0.01])
+    m = measure(backend, lambda: None, TimingOptions(warmup=3, min_samples=4, min_time_s=0))
+    assert backend.calls == 3
+    assert m.batch == 200 and m.method == "graph" and len(m.samples_ms) == 4
+    cold = measure(backend, lambda: None, TimingOptions(cold=True, min_samples=2, min_time_s=0))
+    assert cold.batch == 1 and cold.method == "single"

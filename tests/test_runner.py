@@ -1,0 +1,116 @@
+"""The runner end to end through the fake backend: every failure becomes a row."""
+
+import numpy as np
+import pytest
+
+from cudabench.backends.base import KernelCrash
+from cudabench.backends.fake import EMULATED, FakeBackend
+from cudabench.kernels import BUILTIN_KERNELS, discover
+from cudabench.runner import CaseJob, Runner
+from cudabench.spec import Case, KernelVariant, Launch, Status, TimingOptions
+
+QUICK = TimingOptions(warmup=1, min_samples=3, min_time_s=0.0, max_time_s=1.0)
+
+
+def variant(name, entry=None, **kw):
+    return KernelVariant("reduce", name, f"/k/{name}.cu", (Launch(entry or name, 256, "segments"),),
+                         "test", **kw)
+
+
+def job(shape, *variants, baselines=("cupy",)):
+    return CaseJob(Case("reduce", shape), tuple(variants), baselines, QUICK)
+
+
+def store_sum(grid, block, x, out, *rest):
+    out[...] = x.sum(axis=-1, dtype=np.float32)
+
+
+def drop_tail(grid, block, x, out, *rest):
+    out[...] = x[..., :-1].sum(axis=-1, dtype=np.float32)
+
+
+def write_nothing(grid, block, x, out, *rest):
+    pass
+
+
+def crash(grid, block, *args):
+    raise KernelCrash("cudaErrorIllegalAddress", "an illegal memory access was encountered")
+
+
+def test_builtin_variants_all_ok_with_speedups():
+    variants, _ = discover("reduce", [BUILTIN_KERNELS])
+    backend = FakeBackend()
+    rows = Runner(backend).run_job(job((64, 129), *variants))
+    assert [r.status for r in rows] == [Status.OK] * (len(variants) + 1)
+    base = rows[-1]
+    assert base.variant == "cupy" and base.is_baseline and base.speedup == pytest.approx(1.0)
+    float4 = next(r for r in rows if r.variant == "float4")
+    assert float4.speedup == pytest.approx(base.time_us / float4.time_us)
+    assert float4.gbps == pytest.approx(float4.bytes_moved / (float4.time_us * 1e-6) / 1e9)
+    assert float4.pct_peak == pytest.approx(100 * float4.gbps / backend.device_info().dram_peak_gbps)
+
+
+def test_every_failure_is_a_row_and_the_run_goes_on():
+    backend = FakeBackend(kernels={"good": store_sum, "drop": drop_tail, "none": write_nothing,
+                                   "boom": crash})
+    variants = [variant("good"), variant("drop"), variant("none"), variant("boom"),
+                variant("ghost"), variant("picky", "good", requires=(("cols_multiple_of", 4),))]
+    rows = {r.variant: r for r in Runner(backend).run_job(job((16, 129), *variants))}
+    assert rows["good"].status is Status.OK and rows["good"].time_us
+    assert rows["drop"].status is Status.FAIL and rows["drop"].time_us is None
+    assert "outputs wrong" in rows["drop"].error and rows["drop"].max_abs_err > rows["drop"].tolerance
+    assert rows["none"].status is Status.FAIL and rows["none"].max_abs_err == float("inf")
+    assert rows["boom"].status is Status.CRASH and "cudaErrorIllegalAddress" in rows["boom"].error
+    assert rows["ghost"].status is Status.COMPILE_ERROR
+    assert rows["picky"].status is Status.N_A and "cols % 4" in rows["picky"].error
+    assert rows["cupy"].status is Status.OK
+
+
+def test_a_wrong_result_after_timing_is_caught():
+    calls = {"n": 0}
+
+    def goes_bad(grid, block, x, out, *rest):
+        calls["n"] += 1
+        out[...] = x.sum(axis=-1, dtype=np.float32) + (1.0 if calls["n"] > 1 else 0.0)
+
+    rows = Runner(FakeBackend(kernels={"flaky": goes_bad})).run_job(job((8, 40), variant("flaky")))
+    assert rows[0].status is Status.FAIL and rows[0].error.startswith("after timing")
+
+
+def test_zero_init_variants_start_from_zero_every_launch():
+    def accumulate(grid, block, x, out, *rest):
+        out += x.sum(axis=-1, dtype=np.float32)
+
+    backend = FakeBackend(kernels={"acc": accumulate})
+    rows = Runner(backend).run_job(job((8, 40), variant("acc", init="zero")))
+    assert rows[0].status is Status.OK  # without the memset the poison (NaN) would stay
+    no_init = Runner(backend).run_job(job((8, 40), variant("acc")))
+    assert no_init[0].status is Status.FAIL
+
+
+def test_shape_too_big_for_free_memory_is_skipped():
+    backend = FakeBackend(free_bytes=1 << 20)
+    rows = Runner(backend).run_job(job((1 << 20,), variant("float4", "reduce_sum_float4")))
+    assert [r.status for r in rows] == [Status.SKIPPED, Status.SKIPPED]
+    assert "GB of GPU memory" in rows[0].error
+
+
+def test_a_broken_baseline_is_an_error_row():
+    backend = FakeBackend(kernels=EMULATED)
+    rows = Runner(backend).run_job(job((8, 8), variant("float4", "reduce_sum_float4"),
+                                       baselines=("cupy", "nosuch")))
+    assert rows[-1].variant == "nosuch" and rows[-1].status is Status.ERROR
+
+
+def test_observer_sees_every_row():
+    seen = []
+
+    class Watch:
+        def started(self, case, name):
+            seen.append(("start", name))
+
+        def finished(self, row):
+            seen.append(("done", row.variant))
+
+    Runner(FakeBackend(), Watch()).run_job(job((4, 4), variant("float4", "reduce_sum_float4")))
+    assert seen == [("start", "float4"), ("done", "float4"), ("start", "cupy"), ("done", "cupy")]
