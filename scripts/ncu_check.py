@@ -31,11 +31,12 @@ NCU_WARMUP, NCU_SAMPLES = 1, 2  # launches are profiled one by one: keep their n
 
 
 def cudabench(args: list[str], out: Path, wrapper: list[str] | None = None) -> dict:
+    out = out.with_suffix(".json")  # a file stem: `-o x.json` writes x.json and x.csv
     cmd = [*(wrapper or []), sys.executable, "-m", "cudabench", "run", *args, "-o", str(out)]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode not in (0, 1):
         raise SystemExit(f"failed ({proc.returncode}): {' '.join(cmd)}\n{proc.stderr[-3000:]}")
-    return json.loads(out.with_suffix(".json").read_text())
+    return json.loads(out.read_text())
 
 
 def ncu_durations(ncu: str, report: Path) -> pd.DataFrame:

@@ -59,13 +59,13 @@ def test_planted_tail_dropper_fails_and_exit_is_1(kernel_dir, tmp_path):
     (kernel_dir).mkdir()
     (kernel_dir / "droptail.cu").write_text(DROP_TAIL)
     result = CliRunner().invoke(app, ["run", "reduce", "-s", "442367x129", "-s", "442368x128",
-                                      "-s", "1000003", "--kernels", str(kernel_dir), *QUICK,
+                                      "-s", "4099", "--kernels", str(kernel_dir), *QUICK,
                                       "-o", str(tmp_path)])
     assert result.exit_code == 1, result.output
     rows = {(r["shape"], r["variant"]): r for r in
             json.loads(next(tmp_path.glob("*.json")).read_text())["rows"]}
     assert rows[("442367x129", "droptail")]["status"] == "FAIL"
-    assert rows[("1000003", "droptail")]["status"] == "FAIL"
+    assert rows[("4099", "droptail")]["status"] == "FAIL"
     assert rows[("442368x128", "droptail")]["status"] == "OK"  # no tail to drop
     others = [r for (s, v), r in rows.items() if v != "droptail"]
     assert others and all(r["status"] == "OK" for r in others)
