@@ -44,9 +44,11 @@ def ncu_durations(ncu: str, report: Path) -> pd.DataFrame:
         [ncu, "--import", str(report), "--csv", "--page", "raw", "--print-units", "base"],
         capture_output=True, text=True, check=True,
     ).stdout
-    table = pd.read_csv(io.StringIO(csv), thousands=",")
-    table = table.iloc[1:] if str(table.iloc[0]["ID"]).strip() == "" else table  # units row
-    return table[["Kernel Name", "gpu__time_duration.sum"]].astype({"gpu__time_duration.sum": float})
+    # row 1 names the metrics, row 2 gives their units; numbers carry thousands separators
+    table = pd.read_csv(io.StringIO(csv), skiprows=[1], dtype=str)
+    duration = pd.to_numeric(table["gpu__time_duration.sum"].str.replace(",", ""), errors="coerce")
+    table = table.assign(**{"gpu__time_duration.sum": duration}).dropna(subset=["gpu__time_duration.sum"])
+    return table[["Kernel Name", "gpu__time_duration.sum"]]
 
 
 def check(case: str, ncu: str, folder: Path) -> bool:
