@@ -6,15 +6,20 @@ and checked against the float64 reference (FAIL), timed (measure.py), and checke
 last timed launch's output. The library baselines get the same treatment. Device errors give
 CRASH, anything else ERROR; the loop goes on.
 
+NVTX: the range cudabench@<op>/<variant>/<shape>/ holds, in order, the validation launch, the
+warm-up launches, the pilot launch and the timed launches (batch x samples) of that variant,
+and nothing else: inputs, reference and checks run outside it.
+
 Everything a case needs travels in `CaseJob` (plain, picklable records), so a later worker
 process can run one job with `run_job` and send back its rows.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -148,14 +153,15 @@ class Runner:
                 self.backend.launch(function, grid, block, args)
 
         resources = {"registers": loaded.registers, "spill_bytes": loaded.spill_bytes}
-        with nvtx_range(variant.name), nvtx_range(case.shape_text):
-            self.backend.fill_bytes(out, NAN_POISON_BYTE)
+        self.backend.fill_bytes(out, NAN_POISON_BYTE)
+        with _ranges(variant.name, case):
             self.backend.run(call)
             self.backend.synchronize()
-            first = check_output(xp, out, ref, tol)
-            if not first.ok:
-                return _row(case, variant.name, Status.FAIL, first.describe(),
-                            max_abs_err=first.max_abs_err, tolerance=first.tolerance, **resources)  # fmt: skip
+        first = check_output(xp, out, ref, tol)
+        if not first.ok:
+            return _row(case, variant.name, Status.FAIL, first.describe(),
+                        max_abs_err=first.max_abs_err, tolerance=first.tolerance, **resources)  # fmt: skip
+        with _ranges(variant.name, case):
             measurement = measure(self.backend, call, timing)
             self.backend.synchronize()
         again = check_output(xp, out, ref, tol)
@@ -175,14 +181,15 @@ class Runner:
         def call() -> None:
             result[0] = library_call(inputs)
 
-        with nvtx_range(name), nvtx_range(case.shape_text):
+        with _ranges(name, case):
             self.backend.run(call)
             self.backend.synchronize()
-            first = check_output(xp, result[0], ref, tol)
-            if not first.ok:
-                return _row(case, name, Status.FAIL, first.describe(),
-                            max_abs_err=first.max_abs_err, tolerance=first.tolerance,
-                            is_baseline=True)  # fmt: skip
+        first = check_output(xp, result[0], ref, tol)
+        if not first.ok:
+            return _row(case, name, Status.FAIL, first.describe(),
+                        max_abs_err=first.max_abs_err, tolerance=first.tolerance,
+                        is_baseline=True)  # fmt: skip
+        with _ranges(name, case):
             measurement = measure(self.backend, call, timing)
         return dataclasses.replace(
             self._timed_row(op, case, name, measurement, first, {}), is_baseline=True
@@ -200,6 +207,15 @@ class Runner:
             gbps=gbps, pct_peak=100.0 * gbps / self.device.dram_peak_gbps if gbps else None,
             bytes_moved=moved, samples_us=tuple(s * 1e3 for s in m.samples_ms), **resources,
         )  # fmt: skip
+
+
+@contextlib.contextmanager
+def _ranges(name: str, case: Case) -> Iterator[None]:
+    """NVTX ranges variant -> shape (inside the op's range): they hold the variant's own
+    launches only, never the input generation, reference or checks, so that
+    `ncu --nvtx-include cudabench@op/variant/shape/` profiles exactly those."""
+    with nvtx_range(name), nvtx_range(case.shape_text):
+        yield
 
 
 def _seed(case: Case, name: str) -> int:
