@@ -114,3 +114,35 @@ def test_observer_sees_every_row():
 
     Runner(FakeBackend(), Watch()).run_job(job((4, 4), variant("float4", "reduce_sum_float4")))
     assert seen == [("start", "float4"), ("done", "float4"), ("start", "cupy"), ("done", "cupy")]
+
+
+def test_nvtx_ranges_hold_the_variants_launches_and_nothing_else(monkeypatch):
+    import contextlib
+
+    import cudabench.runner as runner_module
+
+    path: list[str] = []
+    seen = {"launch": set(), "check": set()}
+
+    @contextlib.contextmanager
+    def fake_range(name):
+        path.append(name)
+        yield
+        path.pop()
+
+    real_check = runner_module.check_output
+
+    def check(*args):
+        seen["check"].add(tuple(path))
+        return real_check(*args)
+
+    class Recording(FakeBackend):
+        def launch(self, function, grid, block, args):
+            seen["launch"].add(tuple(path))
+            super().launch(function, grid, block, args)
+
+    monkeypatch.setattr(runner_module, "nvtx_range", fake_range)
+    monkeypatch.setattr(runner_module, "check_output", check)
+    Runner(Recording()).run_job(job((8, 129), variant("float4", "reduce_sum_float4")))
+    assert seen["launch"] == {("reduce", "float4", "8x129")}
+    assert seen["check"] == {("reduce",)}
