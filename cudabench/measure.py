@@ -1,7 +1,8 @@
 """Warm-up, batch sizing and the stopping rule: a call -> Measurement.
 
 1. Warm up: `warmup` calls, so module load, first-touch and clock ramp stay out of the numbers.
-2. Pilot: one single-launch sample says roughly how long a launch takes.
+2. Pilot: the fastest of three single-launch samples says roughly how long a launch takes
+   (the first replay of a fresh graph can be hundreds of microseconds slow).
 3. Batch (hot mode): launches shorter than `batch_target_us` are timed `batch` at a time so a
    sample lasts about that long; event and launch overhead (~4-5 us an event pair on an H200)
    then costs well under 1% even for a 2 us kernel. Cold mode times one launch per sample,
@@ -21,6 +22,7 @@ from cudabench.backends.base import Backend
 from cudabench.spec import Measurement, TimingOptions
 
 MAX_BATCH = 1000
+PILOT_SAMPLES = 3
 
 
 def batch_size(pilot_ms: float, options: TimingOptions) -> int:
@@ -52,7 +54,8 @@ def measure(backend: Backend, call: Callable[[], None], options: TimingOptions) 
     for _ in range(options.warmup):
         backend.run(call)
     backend.synchronize()
-    pilot = backend.sampler(call, 1, options.cold)()
+    pilot_sampler = backend.sampler(call, 1, options.cold)
+    pilot = min(pilot_sampler() for _ in range(PILOT_SAMPLES))
     batch = batch_size(pilot, options)
     sampler = backend.sampler(call, batch, options.cold)
     samples = collect(sampler, sampler.batch, options)

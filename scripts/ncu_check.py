@@ -6,8 +6,9 @@ For each case (op, shape, variant) given as `reduce:442368x128:float4`:
    `--clock-control none` (the card's own clocks), `--cache-control none` (hot, as cudabench
    measured) and the metric gpu__time_duration.sum, every launch in the range profiled;
 3. check that the filter caught only the variant's kernels, and as many as cudabench launched
-   in that range (1 validation + warm-up + 1 pilot + batch x samples, times the kernels per
-   call), then compare ncu's median duration with cudabench's median.
+   in that range (1 validation + warm-up + 3 pilot + batch x samples, times the kernels per
+   call), then compare ncu's median duration of the timed launches (a call's kernels summed)
+   with cudabench's median, and report the SM clock ncu saw.
 
 Usage: python scripts/ncu_check.py reduce:442368x128:float4 reduce:1048576:atomic ... [--ncu PATH]
 Prints one line per case; exits 1 if a filter check fails.
@@ -27,7 +28,11 @@ from pathlib import Path
 
 import pandas as pd
 
-NCU_WARMUP, NCU_SAMPLES = 1, 2  # launches are profiled one by one: keep their number small
+# launches are profiled one by one (slowly): a few warm-ups and samples; under ncu every
+# launch is slow to the event timer, so the batch is 1 and a sample is one launch
+NCU_WARMUP, NCU_SAMPLES = 2, 10
+PILOT_SAMPLES = 3  # cudabench.measure.PILOT_SAMPLES
+METRICS = "gpu__time_duration.sum,sm__cycles_elapsed.avg.per_second"
 
 
 def cudabench(args: list[str], out: Path, wrapper: list[str] | None = None) -> dict:
@@ -46,9 +51,10 @@ def ncu_durations(ncu: str, report: Path) -> pd.DataFrame:
     ).stdout
     # row 1 names the metrics, row 2 gives their units; numbers carry thousands separators
     table = pd.read_csv(io.StringIO(csv), skiprows=[1], dtype=str)
-    duration = pd.to_numeric(table["gpu__time_duration.sum"].str.replace(",", ""), errors="coerce")
-    table = table.assign(**{"gpu__time_duration.sum": duration}).dropna(subset=["gpu__time_duration.sum"])
-    return table[["Kernel Name", "gpu__time_duration.sum"]]
+    names = METRICS.split(",")
+    for name in names:
+        table[name] = pd.to_numeric(table[name].str.replace(",", ""), errors="coerce")
+    return table.dropna(subset=names)[["Kernel Name", *names]]
 
 
 def check(case: str, ncu: str, folder: Path) -> bool:
@@ -57,17 +63,18 @@ def check(case: str, ncu: str, folder: Path) -> bool:
     plain = cudabench([op, *base], folder / f"{variant}_{shape}_plain")
     row = next(r for r in plain["rows"] if r["variant"] == variant)
     quick = [op, *base, "--warmup", str(NCU_WARMUP), "--min-samples", str(NCU_SAMPLES),
-             "--min-time", "0", "--max-time", "0"]  # fmt: skip
+             "--min-time", "0", "--max-time", "1000"]  # fmt: skip
     nvtx = f"cudabench@{op}/{variant}/{shape}/"
     report = folder / f"{variant}_{shape}"
     profiled = cudabench(quick, folder / f"{variant}_{shape}_ncu", wrapper=[
         ncu, "--nvtx", "--nvtx-include", nvtx, "--clock-control", "none",
-        "--cache-control", "none", "--metrics", "gpu__time_duration.sum",
+        "--cache-control", "none", "--metrics", METRICS,
         "-f", "-o", str(report),
     ])  # fmt: skip
     prow = next(r for r in profiled["rows"] if r["variant"] == variant)
     kernels = ncu_durations(ncu, report.with_suffix(".ncu-rep"))
-    calls = 1 + NCU_WARMUP + 1 + prow["batch"] * prow["samples"]
+    first_timed = 1 + NCU_WARMUP + PILOT_SAMPLES  # validation, warm-up, pilot come first
+    calls = first_timed + prow["batch"] * prow["samples"]
     names = sorted(set(kernels["Kernel Name"]))
     per_call = len(kernels) / calls
     ok = per_call == int(per_call) and per_call >= 1
@@ -76,14 +83,15 @@ def check(case: str, ncu: str, folder: Path) -> bool:
     # kernels come in launch order: group them into calls, a call's time is their sum
     durations = list(kernels["gpu__time_duration.sum"])
     k = max(1, int(per_call))
-    per_call_ns = [sum(durations[i : i + k]) for i in range(0, len(durations), k)]
+    per_call_ns = [sum(durations[i : i + k]) for i in range(0, len(durations), k)][first_timed:]
     ncu_us = statistics.median(per_call_ns) / 1e3
+    sm_ghz = statistics.median(kernels["sm__cycles_elapsed.avg.per_second"]) / 1e9
     print(
         f"{case:28s} {nvtx!r}: {len(kernels)} kernels for {calls} calls "
         f"({', '.join(n[:40] for n in names)}) {'OK' if ok else 'MISMATCH'} | "
         f"cudabench {row['time_us']:.2f} us ({row['method']} x{row['batch']}), "
         f"ncu {ncu_us:.2f} us a call (min {min(per_call_ns) / 1e3:.2f}), "
-        f"cudabench/ncu {row['time_us'] / ncu_us:.3f}",
+        f"cudabench/ncu {row['time_us'] / ncu_us:.3f}, SM clock under ncu {sm_ghz:.2f} GHz",
         flush=True,
     )
     return ok

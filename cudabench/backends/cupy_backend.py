@@ -44,6 +44,21 @@ def _version(code: int) -> str:
     return f"{code // 1000}.{(code % 1000) // 10}"
 
 
+def _driver_release() -> str:
+    """The driver's release (e.g. 580.159.04) from NVML; '' when NVML does not answer."""
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        try:
+            version = pynvml.nvmlSystemGetDriverVersion()
+        finally:
+            pynvml.nvmlShutdown()
+    except Exception:  # no NVML library or no driver: the runtime's CUDA version stands in
+        return ""
+    return version.decode() if isinstance(version, bytes) else str(version)
+
+
 class CupyBackend:
     name = "cupy"
 
@@ -82,7 +97,7 @@ class CupyBackend:
                 bus_width_bits=int(bus),
                 l2_bytes=int(props["l2CacheSize"]),
                 total_memory_bytes=int(props["totalGlobalMem"]),
-                driver_version=_version(rt.driverGetVersion()),
+                driver_version=_driver_release() or _version(rt.driverGetVersion()),
                 runtime_version=_version(rt.runtimeGetVersion()),
                 max_threads_per_sm=int(props["maxThreadsPerMultiProcessor"]),
             )
