@@ -90,17 +90,16 @@ class Runner:
                     row = _row(case, name, Status.SKIPPED,
                                f"needs {needed / 1e9:.2f} GB of GPU memory, {free / 1e9:.2f} GB free")  # fmt: skip
                 elif index < len(job.variants):
-                    row = self._guarded(op, case, name, job, lambda: self._variant(
+                    row = self._guarded(case, name, lambda: self._variant(
                         op, case, job.variants[index], job.timing, seed=_seed(case, name)))  # fmt: skip
                 else:
-                    row = self._guarded(op, case, name, job, lambda: self._baseline(
+                    row = self._guarded(case, name, lambda: self._baseline(
                         op, case, name, job.timing, seed=_seed(case, name)))  # fmt: skip
                 rows.append(row)
                 self.observer.finished(row)
         return _with_speedups(rows, job.baselines)
 
-    def _guarded(self, op: Op, case: Case, name: str, job: CaseJob,
-                 body: Callable[[], ResultRow]) -> ResultRow:  # fmt: skip
+    def _guarded(self, case: Case, name: str, body: Callable[[], ResultRow]) -> ResultRow:
         try:
             return body()
         except KernelCrash as exc:

@@ -135,6 +135,20 @@ __device__ __forceinline__ void warp_rows_store(float* __restrict__ out, long lo
   if (w.lane % kLanesPerRow == 0 && row < rows) out[row] = total;
 }
 
+// Short-row mode, whole: every warp of the grid takes kWarpRows rows at a time, sums them
+// (with float4 loads when kVec4 and the rows are 16-byte aligned) and stores the totals.
+template <bool kVec4>
+__device__ __forceinline__ void reduce_short_rows(const float* __restrict__ x,
+                                                  float* __restrict__ out, long long rows,
+                                                  long long cols) {
+  for (WarpRows w = first_warp_rows(); w.row0 < rows; next_warp_rows(w)) {
+    float acc[kWarpRows];
+    if (kVec4) warp_rows_sum_vec4(x, rows, cols, w, acc);
+    else warp_rows_sum(x, rows, cols, w, acc);
+    warp_rows_store(out, rows, w, acc);
+  }
+}
+
 // ---------------------------------------------------------------- long rows, block mode
 
 struct Segment {

@@ -15,11 +15,7 @@ reduce_sum_float4(const float* __restrict__ x, float* __restrict__ out, float* p
                   unsigned* counters, long long rows, long long cols, int group, int chunks) {
   __shared__ float scratch[32];
   if (group == 32) {  // short rows: a warp sums kWarpRows rows, float4 loads when aligned
-    for (cb::WarpRows w = cb::first_warp_rows(); w.row0 < rows; cb::next_warp_rows(w)) {
-      float acc[cb::kWarpRows];
-      cb::warp_rows_sum_vec4(x, rows, cols, w, acc);
-      cb::warp_rows_store(out, rows, w, acc);
-    }
+    cb::reduce_short_rows<true>(x, out, rows, cols);
     return;
   }
   const cb::Segment s = cb::segment_of_block(chunks);  // long rows: a block per segment
