@@ -6,11 +6,13 @@ set -uo pipefail
 OUT=${OUT:-gpu_check}
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu \
-  --format=csv 2>&1 | tee "$OUT/gpu.txt"
-python3 -m pytest -m gpu -q -rs 2>&1 | tail -20 | tee "$OUT/pytest_gpu.log"
-python3 -m cudabench run configs/reduce.yaml -o "$OUT/reduce_hot" 2>&1 | tee "$OUT/reduce_hot.log"
-python3 -m cudabench run reduce -s 442368x128 -s 2^30 -s 2^24 --cold -o "$OUT/reduce_cold" \
+{
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu \
+    --format=csv
+  python3 -m pytest -m gpu -q -rs 2>&1 | tail -20
+} 2>&1 | tee "$OUT/gpu_and_tests.log"
+python3 -m cudabench run configs/reduce.yaml -o "$OUT/reduce_hot.json" 2>&1 | tee "$OUT/reduce_hot.log"
+python3 -m cudabench run reduce -s 442368x128 -s 2^30 -s 2^24 --cold -o "$OUT/reduce_cold.json" \
   2>&1 | tee "$OUT/reduce_cold.log"
 python3 scripts/ncu_check.py reduce:442368x128:float4 reduce:442368x128:cupy \
   reduce:1073741824:atomic reduce:1048576:atomic reduce:1048576:float4 reduce:1048576:cupy \
