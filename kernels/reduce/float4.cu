@@ -3,7 +3,7 @@
 //   entry: reduce_sum_float4
 //   block: 256
 //   grid: segments
-//   about: 16-byte float4 loads plus warp shuffle, aligned head and scalar tail (seed 002 reduce_v4, seed 001 x4)
+//   about: 16-byte float4 streaming loads (read-only, no L1 allocation), warp shuffle, aligned head and scalar tail (seed 002 reduce_v4, seed 001 x4)
 //
 // Seed 002's reduce_v4 reads a float4 at idx*4 whenever idx < N and so reads past the end
 // when N % 4 != 0; here the float4 body stops at the last whole vector and the row's first
