@@ -3,10 +3,13 @@
 1. Warm up: `warmup` calls, so module load, first-touch and clock ramp stay out of the numbers.
 2. Pilot: the fastest of three single-launch samples says roughly how long a launch takes
    (the first replay of a fresh graph can be hundreds of microseconds slow).
-3. Batch (hot mode): launches shorter than `batch_target_us` are timed `batch` at a time so a
-   sample lasts about that long; event and launch overhead (~4-5 us an event pair on an H200)
-   then costs well under 1% even for a 2 us kernel. Cold mode times one launch per sample,
-   after an L2 flush.
+3. Batch (hot mode): launches shorter than `batch_below_us` (50 us) are timed `batch` at a
+   time, back to back in a CUDA graph, so that a sample lasts about `batch_target_us`; event
+   and launch overhead (~4-5 us an event pair on an H200) then costs well under 1% even for
+   a 2 us kernel. Longer launches are timed one per sample, isolated: the backend keeps the
+   GPU busy while the launch is queued (a spin kernel), so the events bracket the kernel and
+   not the CPU's launch overhead; this is what Nsight Compute's gpu__time_duration measures.
+   Cold mode times one launch per sample, after an L2 flush.
 4. Sample until both `min_samples` samples and `min_time_s` of GPU time are reached (the
    triton/nvbench rule), or `max_time_s` is spent, whichever comes first.
 
@@ -27,7 +30,7 @@ PILOT_SAMPLES = 3
 
 def batch_size(pilot_ms: float, options: TimingOptions) -> int:
     """How many launches a hot-mode sample holds, given one launch's rough time."""
-    if options.cold:
+    if options.cold or pilot_ms * 1000.0 >= options.batch_below_us:
         return 1
     target_ms = options.batch_target_us / 1000.0
     if pilot_ms <= 0:

@@ -90,6 +90,7 @@ class TimingOptions:
     min_samples: int = 10
     min_time_s: float = 0.2  # GPU time the samples must add up to, at least
     max_time_s: float = 10.0  # stop sampling after this much GPU time, whatever the count
+    batch_below_us: float = 50.0  # shorter launches are timed in batches, longer ones singly
     batch_target_us: float = 2000.0  # a batch of short launches lasts about this long
 
     @property

@@ -9,8 +9,9 @@ from cudabench.spec import Measurement, TimingOptions
 def test_batch_size_makes_short_launches_a_long_sample():
     options = TimingOptions(batch_target_us=2000)
     assert batch_size(0.002, options) == 1000  # 2 us launches: 1000 a sample
-    assert batch_size(0.05, options) == 40
-    assert batch_size(5.0, options) == 1  # long launches: one per sample
+    assert batch_size(0.04, options) == 50
+    assert batch_size(0.05, options) == 1  # 50 us and more: one isolated launch per sample
+    assert batch_size(5.0, options) == 1
     assert batch_size(0.0, options) == MAX_BATCH
     assert batch_size(0.002, TimingOptions(cold=True)) == 1  # cold: one launch after a flush
 

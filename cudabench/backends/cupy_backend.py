@@ -5,6 +5,10 @@ Timing (see measure.py for when each is used):
   graph between two events and divides by `batch`. Replaying a graph costs the GPU well under
   a microsecond a launch, so short kernels are not swamped by the ~4-5 us of launch and event
   overhead that one launch per event pair pays.
+- hot, `single` (batch 1: launches of 50 us and more): a spin kernel holds the GPU for
+  SPIN_US while the start event, the launch and the end event are queued behind it, so the
+  events bracket the kernel alone, run in isolation as Nsight Compute runs it (nvbench's
+  blocking-kernel idea, with a timed spin instead of a host flag).
 - hot, `loop`: the same, but launched from a Python loop; used only when a call cannot be
   captured (some library calls). The table says which method ran.
 - cold, `single`: before each sample a memset of twice the L2 size evicts the input from L2;
@@ -16,6 +20,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
+
+import numpy as np
 
 try:
     import cupy as cp
@@ -31,6 +37,14 @@ from cudabench.compile import compile_variant
 from cudabench.spec import DeviceInfo, KernelVariant
 
 _CUDA_ERRORS = (cp.cuda.runtime.CUDARuntimeError, cp.cuda.driver.CUDADriverError)
+SPIN_US = 50.0  # longer than Python takes to queue an event, a launch and an event
+_SPIN_SOURCE = r"""
+extern "C" __global__ void cudabench_spin(long long cycles) {
+  const long long start = clock64();
+  while (clock64() - start < cycles) {
+  }
+}
+"""
 
 
 def crash_from(exc: BaseException) -> KernelCrash:
@@ -81,6 +95,7 @@ class CupyBackend:
         self.stream.use()
         self._info: DeviceInfo | None = None
         self._flush: Any = None
+        self._spin: Any = None
 
     def device_info(self) -> DeviceInfo:
         if self._info is None:
@@ -150,11 +165,23 @@ class CupyBackend:
         """Run a call (launches, library calls) on the backend's stream."""
         call()
 
+    def _hold(self) -> Callable[[], None]:
+        """A launch that keeps the GPU busy for about SPIN_US (at the highest SM clock)."""
+        if self._spin is None:
+            clock_khz = cp.cuda.runtime.deviceGetAttribute(13, self.device.id)  # ClockRate
+            cycles = np.int64(SPIN_US * clock_khz / 1000.0)
+            kernel = cp.RawKernel(_SPIN_SOURCE, "cudabench_spin")
+            self._spin = lambda: kernel((1,), (1,), (cycles,))
+        return self._spin
+
     def sampler(self, call: Callable[[], None], batch: int, cold: bool) -> "_Sampler":
         if cold:
             if self._flush is None:  # twice the L2, so nothing of the input survives
                 self._flush = cp.empty(2 * self.device_info().l2_bytes, dtype=cp.uint8)
-            return _Sampler(self, call, 1, "single", flush=self._flush)
+            flush = self._flush
+            return _Sampler(self, call, 1, "single", before=lambda: self.fill_bytes(flush, 0))
+        if batch == 1:
+            return _Sampler(self, call, 1, "single", before=self._hold())
         try:
             self.stream.begin_capture()
             try:
@@ -172,17 +199,20 @@ class CupyBackend:
 
 
 class _Sampler:
-    def __init__(self, backend: CupyBackend, call: Callable[[], None], batch: int,
-                 method: str, graph: Any = None, flush: Any = None) -> None:  # fmt: skip
+    """One timed sample: `before` (the L2 flush, or the spin that hides launch overhead),
+    then the start event, the graph or the calls, the end event."""
+
+    def __init__(self, backend: CupyBackend, call: Callable[[], None], batch: int, method: str,
+                 graph: Any = None, before: Callable[[], None] | None = None) -> None:  # fmt: skip
         self.backend, self.call, self.batch, self.method = backend, call, batch, method
-        self.graph, self.flush = graph, flush
+        self.graph, self.before = graph, before
         self.start, self.end = cp.cuda.Event(), cp.cuda.Event()
 
     def __call__(self) -> float:
         stream = self.backend.stream
         try:
-            if self.flush is not None:
-                self.backend.fill_bytes(self.flush, 0)
+            if self.before is not None:
+                self.before()
             self.start.record(stream)
             if self.graph is not None:
                 self.graph.launch(stream)
