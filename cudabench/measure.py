@@ -18,10 +18,11 @@ The median is the reported figure; min and the relative spread come with it.
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Callable
 
-from cudabench.backends.base import Backend
+from cudabench.backends.base import Backend, Scope
 from cudabench.spec import Measurement, TimingOptions
 
 MAX_BATCH = 1000
@@ -52,14 +53,18 @@ def collect(sample: Callable[[], float], batch: int, options: TimingOptions) -> 
             return samples
 
 
-def measure(backend: Backend, call: Callable[[], None], options: TimingOptions) -> Measurement:
-    """Time `call` (one launch of the thing measured) on `backend`."""
+def measure(backend: Backend, call: Callable[[], None], options: TimingOptions,
+            scope: Scope = contextlib.nullcontext) -> Measurement:  # fmt: skip
+    """Time `call` (one launch of the thing measured) on `backend`. `scope()` is entered
+    around every launch of `call` (the NVTX ranges) and around nothing else: the L2 flush or
+    the spin a sample needs stays outside."""
     for _ in range(options.warmup):
-        backend.run(call)
+        with scope():
+            backend.run(call)
     backend.synchronize()
-    pilot_sampler = backend.sampler(call, 1, options.cold)
+    pilot_sampler = backend.sampler(call, 1, options.cold, scope)
     pilot = min(pilot_sampler() for _ in range(PILOT_SAMPLES))
     batch = batch_size(pilot, options)
-    sampler = backend.sampler(call, batch, options.cold)
+    sampler = backend.sampler(call, batch, options.cold, scope)
     samples = collect(sampler, sampler.batch, options)
     return Measurement(samples_ms=tuple(samples), batch=sampler.batch, method=sampler.method)

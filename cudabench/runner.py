@@ -160,9 +160,8 @@ class Runner:
         if not first.ok:
             return _row(case, variant.name, Status.FAIL, first.describe(),
                         max_abs_err=first.max_abs_err, tolerance=first.tolerance, **resources)  # fmt: skip
-        with _ranges(variant.name, case):
-            measurement = measure(self.backend, call, timing)
-            self.backend.synchronize()
+        measurement = measure(self.backend, call, timing, lambda: _ranges(variant.name, case))
+        self.backend.synchronize()
         again = check_output(xp, out, ref, tol)
         if not again.ok:
             return _row(case, variant.name, Status.FAIL, "after timing: " + again.describe(),
@@ -188,8 +187,7 @@ class Runner:
             return _row(case, name, Status.FAIL, first.describe(),
                         max_abs_err=first.max_abs_err, tolerance=first.tolerance,
                         is_baseline=True)  # fmt: skip
-        with _ranges(name, case):
-            measurement = measure(self.backend, call, timing)
+        measurement = measure(self.backend, call, timing, lambda: _ranges(name, case))
         return dataclasses.replace(
             self._timed_row(op, case, name, measurement, first, {}), is_baseline=True
         )

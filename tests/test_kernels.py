@@ -1,5 +1,3 @@
-from pathlib import Path
-
 import pytest
 
 from cudabench.kernels import BUILTIN_KERNELS, KernelHeaderError, discover, parse_header, user_roots

@@ -49,7 +49,7 @@ class ScriptedBackend:
     def synchronize(self):
         pass
 
-    def sampler(self, call, batch, cold):
+    def sampler(self, call, batch, cold, scope):
         backend = self
 
         class S:

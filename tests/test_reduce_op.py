@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from cudabench.backends.fake import FAKE_DEVICE
-from cudabench.kernels import BUILTIN_KERNELS, parse_header
+from cudabench.kernels import BUILTIN_KERNELS
 from cudabench.ops import UnknownName, get_op
 from cudabench.ops.base import check_output
 from cudabench.ops.reduce import OP, WARP_ROWS, segments

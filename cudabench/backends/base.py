@@ -4,10 +4,15 @@ backends): load a variant, allocate, launch, and take timed samples."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from cudabench.spec import DeviceInfo, KernelVariant
+
+
+# Entered around each timed launch (the runner's NVTX ranges), and around nothing else.
+Scope = Callable[[], AbstractContextManager[Any]]
 
 
 class BackendUnavailable(RuntimeError):
@@ -65,5 +70,6 @@ class Backend(Protocol):
     def synchronize(self) -> None:
         """Wait for the device; raises KernelCrash if a launch failed."""
 
-    def sampler(self, call: Callable[[], None], batch: int, cold: bool) -> Sampler:
-        """Prepare timed samples of `call` repeated `batch` times (cold: L2 flushed first)."""
+    def sampler(self, call: Callable[[], None], batch: int, cold: bool, scope: Scope) -> Sampler:
+        """Prepare timed samples of `call` repeated `batch` times (cold: L2 flushed first);
+        the launches, and only they, run inside `scope()`."""

@@ -18,6 +18,7 @@ Timing (see measure.py for when each is used):
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from typing import Any
 
@@ -32,7 +33,7 @@ except ImportError as exc:  # pragma: no cover - depends on the machine
         "CuPy is not installed: pip install -e '.[cuda13]' (or '.[cuda12]'), see README"
     ) from exc
 
-from cudabench.backends.base import BackendUnavailable, KernelCrash, Loaded
+from cudabench.backends.base import BackendUnavailable, KernelCrash, Loaded, Scope
 from cudabench.compile import compile_variant
 from cudabench.spec import DeviceInfo, KernelVariant
 
@@ -174,14 +175,16 @@ class CupyBackend:
             self._spin = lambda: kernel((1,), (1,), (cycles,))
         return self._spin
 
-    def sampler(self, call: Callable[[], None], batch: int, cold: bool) -> "_Sampler":
+    def sampler(self, call: Callable[[], None], batch: int, cold: bool,
+                scope: Scope = contextlib.nullcontext) -> "_Sampler":  # fmt: skip
         if cold:
             if self._flush is None:  # twice the L2, so nothing of the input survives
                 self._flush = cp.empty(2 * self.device_info().l2_bytes, dtype=cp.uint8)
             flush = self._flush
-            return _Sampler(self, call, 1, "single", before=lambda: self.fill_bytes(flush, 0))
+            return _Sampler(self, call, 1, "single", scope,
+                            before=lambda: self.fill_bytes(flush, 0))  # fmt: skip
         if batch == 1:
-            return _Sampler(self, call, 1, "single", before=self._hold())
+            return _Sampler(self, call, 1, "single", scope, before=self._hold())
         try:
             self.stream.begin_capture()
             try:
@@ -190,12 +193,12 @@ class CupyBackend:
             finally:
                 graph = self.stream.end_capture()
             graph.upload(self.stream)
-            return _Sampler(self, call, batch, "graph", graph=graph)
+            return _Sampler(self, call, batch, "graph", scope, graph=graph)
         except _CUDA_ERRORS as exc:
             raise crash_from(exc) from exc
         except Exception:  # a call that cannot be captured (e.g. it synchronizes)
             self.synchronize()
-            return _Sampler(self, call, batch, "loop")
+            return _Sampler(self, call, batch, "loop", scope)
 
 
 class _Sampler:
@@ -203,9 +206,10 @@ class _Sampler:
     then the start event, the graph or the calls, the end event."""
 
     def __init__(self, backend: CupyBackend, call: Callable[[], None], batch: int, method: str,
-                 graph: Any = None, before: Callable[[], None] | None = None) -> None:  # fmt: skip
+                 scope: Scope, graph: Any = None,
+                 before: Callable[[], None] | None = None) -> None:  # fmt: skip
         self.backend, self.call, self.batch, self.method = backend, call, batch, method
-        self.graph, self.before = graph, before
+        self.scope, self.graph, self.before = scope, graph, before
         self.start, self.end = cp.cuda.Event(), cp.cuda.Event()
 
     def __call__(self) -> float:
@@ -214,11 +218,12 @@ class _Sampler:
             if self.before is not None:
                 self.before()
             self.start.record(stream)
-            if self.graph is not None:
-                self.graph.launch(stream)
-            else:
-                for _ in range(self.batch):
-                    self.call()
+            with self.scope():  # the NVTX ranges: around the launches only
+                if self.graph is not None:
+                    self.graph.launch(stream)
+                else:
+                    for _ in range(self.batch):
+                        self.call()
             self.end.record(stream)
             self.end.synchronize()
             return cp.cuda.get_elapsed_time(self.start, self.end) / self.batch

@@ -9,12 +9,13 @@ Nothing here is a measurement: the fake exists to test the plumbing.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from cudabench.backends.base import Loaded
+from cudabench.backends.base import Loaded, Scope
 from cudabench.compile import CompileError
 from cudabench.spec import DeviceInfo, KernelVariant
 
@@ -97,16 +98,19 @@ class FakeBackend:
     def synchronize(self) -> None:
         pass
 
-    def sampler(self, call: Callable[[], None], batch: int, cold: bool) -> "_FakeSampler":
-        return _FakeSampler(self, call, 1 if cold else batch)
+    def sampler(self, call: Callable[[], None], batch: int, cold: bool,
+                scope: Scope = contextlib.nullcontext) -> "_FakeSampler":  # fmt: skip
+        return _FakeSampler(self, call, 1 if cold else batch, scope)
 
 
 class _FakeSampler:
-    def __init__(self, backend: FakeBackend, call: Callable[[], None], batch: int) -> None:
-        self.backend, self.call, self.batch = backend, call, batch
+    def __init__(self, backend: FakeBackend, call: Callable[[], None], batch: int,
+                 scope: Scope) -> None:  # fmt: skip
+        self.backend, self.call, self.batch, self.scope = backend, call, batch, scope
         self.method = "single" if batch == 1 else "graph"
 
     def __call__(self) -> float:
         self.backend._last = "baseline"
-        self.call()  # once: the result is the same, and tests stay fast
+        with self.scope():
+            self.call()  # once: the result is the same, and tests stay fast
         return self.backend.clock(self.backend._last)
