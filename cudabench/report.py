@@ -1,9 +1,12 @@
-"""Result tables for the terminal (rich renderables; printing is the CLI's job)."""
+"""Result tables (rich renderables; printing is the CLI's job), compare and matrix tables,
+and a run's report as Markdown or HTML."""
 
 from __future__ import annotations
 
 from collections import defaultdict
+from typing import Any
 
+import pandas as pd
 from rich.table import Table
 from rich.text import Text
 
@@ -86,3 +89,107 @@ def failure_summary(rows: list[ResultRow]) -> list[str]:
         for r in rows
         if r.status.is_failure
     ]
+
+
+# ---------------------------------------------------------------- compare and exports
+
+_VERDICT_STYLE = {
+    "FASTER": "bold green", "SLOWER": "bold red", "SAME": "", "UNSURE": "yellow",
+    "STATUS": "bold magenta", "ONLY_A": "dim", "ONLY_B": "dim",
+}  # fmt: skip
+
+
+def compare_table(pairs: list[Any], meta_a: RunMeta, meta_b: RunMeta, threshold: float) -> Table:
+    """A vs B, one line per matched or unmatched row (compare.Pair)."""
+    table = Table(
+        title=f"A {meta_a.started} ({meta_a.device.name}, {meta_a.timing_mode})  vs  "
+        f"B {meta_b.started} ({meta_b.device.name}, {meta_b.timing_mode}) | "
+        f"threshold {100 * threshold:g}%, noise = 3 standard errors",
+        title_justify="left", header_style="bold",
+    )  # fmt: skip
+    for name, justify in [("op", "left"), ("shape", "left"), ("variant", "left"),
+                          ("A µs", "right"), ("B µs", "right"), ("A/B", "right"),
+                          ("change", "right"), ("±noise", "right"), ("verdict", "left")]:  # fmt: skip
+        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+    for pair in pairs:
+        op, variant, shape, _ = pair.key
+        a_text = _cell(pair.a)
+        b_text = _cell(pair.b)
+        verdict = pair.verdict.value
+        if pair.verdict.value == "STATUS":
+            verdict = f"{pair.a.status.value} -> {pair.b.status.value}"
+        table.add_row(
+            op, shape, variant, a_text, b_text, _num(pair.ratio, ".3f"),
+            "" if pair.change is None else f"{100 * pair.change:+.1f}%",
+            "" if pair.noise is None else f"{100 * pair.noise:.1f}%",
+            Text(verdict, style=_VERDICT_STYLE[pair.verdict.value]),
+        )  # fmt: skip
+    return table
+
+
+def _cell(row: ResultRow | None) -> str:
+    if row is None:
+        return "-"
+    return _num(row.time_us, ",.1f") if row.time_us else row.status.value
+
+
+def matrix_table(matrix: Any, meta: RunMeta) -> Table:
+    """Shapes x variants of speedups over `matrix.against` (compare.Matrix); best starred."""
+    table = Table(title=f"speedup over {matrix.against} | {title(meta, 'run')}",
+                  title_justify="left", header_style="bold")  # fmt: skip
+    table.add_column("shape")
+    for name in matrix.variants:
+        table.add_column(name, justify="right")
+    for shape in matrix.shapes:
+        cells = []
+        for name in matrix.variants:
+            value = matrix.speedup.get((shape, name))
+            text = "-" if value is None else f"{value:.2f}×"
+            cells.append(f"[bold]★ {text}[/]" if (shape, name) in matrix.best else text)
+        table.add_row(shape, *cells)
+    return table
+
+
+REPORT_COLUMNS = ["op", "shape", "variant", "status", "time_us", "spread", "gbps", "pct_peak",
+                  "speedup", "registers", "method", "batch", "error"]  # fmt: skip
+
+
+def report_frame(rows: list[ResultRow]) -> pd.DataFrame:
+    """The columns a report shows, rounded for reading."""
+    from cudabench.results import rows_frame
+
+    frame = rows_frame(rows)[REPORT_COLUMNS].copy()
+    frame["spread"] = (100 * frame["spread"]).round(2)
+    frame = frame.rename(columns={"time_us": "time µs", "spread": "spread %", "gbps": "GB/s",
+                                  "pct_peak": "% peak"})  # fmt: skip
+    return frame.round(3)
+
+
+def report_markdown(rows: list[ResultRow], meta: RunMeta, op_label: str) -> str:
+    """A Markdown table that pastes cleanly into a PR, under a line naming GPU and mode."""
+    frame = report_frame(rows).fillna("")
+    frame["error"] = frame["error"].map(lambda e: _short(str(e), 60).replace("|", "/"))
+    best = fastest_per_shape(rows)
+    frame["variant"] = [
+        f"**{r.variant}**" if (r.op, r.shape, r.variant) in best else r.variant for r in rows
+    ]
+    head = (f"**{title(meta, op_label)}**  \n`{meta.command}` ({meta.started}, "
+            f"cudabench {meta.cudabench_version})\n\n")  # fmt: skip
+    return head + frame.to_markdown(index=False) + "\n"
+
+
+def report_html(rows: list[ResultRow], meta: RunMeta, op_label: str, plot: str | None) -> str:
+    """One self-contained page: title, the table, and the plot if one was made."""
+    import html
+
+    body = report_frame(rows).fillna("").to_html(index=False, border=0, classes="results")
+    image = f'<p><img src="{html.escape(plot)}" alt="bandwidth plot"></p>' if plot else ""
+    return (
+        "<!doctype html><meta charset='utf-8'>"
+        f"<title>{html.escape(op_label)} - cudabench</title>"
+        "<style>body{font-family:sans-serif}table.results{border-collapse:collapse}"
+        "table.results td,table.results th{padding:2px 8px;text-align:right}</style>"
+        f"<h2>{html.escape(title(meta, op_label))}</h2>"
+        f"<p><code>{html.escape(meta.command)}</code> ({html.escape(meta.started)})</p>"
+        f"{body}{image}\n"
+    )

@@ -1,0 +1,96 @@
+"""`cudabench compare`: A/B verdicts between two runs, or the speedup matrix inside one."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from cudabench.cli.common import err, fail_usage, out
+from cudabench.compare import (
+    DEFAULT_THRESHOLD, CompareError, Verdict, check_comparable, compare_rows, find_run, load,
+    speedup_matrix,
+)  # fmt: skip
+from cudabench.report import compare_table, matrix_table
+from cudabench.results import RESULTS_DIR, ResultsError
+
+
+def parse_threshold(text: str) -> float:
+    """`2%` or `0.02` -> 0.02."""
+    try:
+        value = float(text[:-1]) / 100 if text.endswith("%") else float(text)
+    except ValueError:
+        fail_usage(f"--threshold {text!r} is not a fraction like 2% or 0.02")
+    if not 0 <= value < 1:
+        fail_usage(f"--threshold {text!r} must be between 0% and 100%")
+    return value
+
+
+def compare_command(
+    run_a: Annotated[Optional[Path], typer.Argument(
+        help="Results file (.json/.csv) or folder (its newest run). Default: the older of "
+        "the two newest runs in results/.")] = None,
+    run_b: Annotated[Optional[Path], typer.Argument(
+        help="The run to judge against A. Default: the newest run in results/.")] = None,
+    threshold: Annotated[str, typer.Option(
+        help="Smallest change worth a verdict (e.g. 2% or 0.02).")] = f"{100 * DEFAULT_THRESHOLD:g}%",
+    fail_on_regression: Annotated[bool, typer.Option(
+        help="Exit 1 if any row is SLOWER or newly failing (for CI gates).")] = False,
+    ignore_device: Annotated[bool, typer.Option(
+        help="Compare runs from different GPUs or timing modes anyway.")] = False,
+    by: Annotated[Optional[str], typer.Option(
+        help="'variant': the shape x variant speedup matrix of ONE run instead of A/B.")] = None,
+    against: Annotated[Optional[str], typer.Option(
+        help="With --by variant: the variant speedups are over (default: the baseline).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the comparison as JSON.")] = False,
+) -> None:
+    """Compare two runs row by row (FASTER / SLOWER / SAME / UNSURE from the samples' noise,
+    status changes first), or with --by variant one run's speedup matrix.
+
+    Exit status: 0, or 1 with --fail-on-regression when a row got slower or started failing;
+    2 for bad usage or runs that cannot be compared."""
+    value = parse_threshold(threshold)
+    try:
+        if by is not None:
+            if by != "variant":
+                fail_usage(f"--by {by!r}: only 'variant' is supported")
+            if run_b is not None:
+                fail_usage("--by variant takes one run")
+            meta, rows = load(run_a or find_run(RESULTS_DIR))
+            matrix = speedup_matrix(rows, against)
+            if as_json:
+                out.print_json(json.dumps({
+                    "against": matrix.against,
+                    "speedup": [{"shape": s, "variant": v, "speedup": x, "best": (s, v) in matrix.best}
+                                for (s, v), x in matrix.speedup.items()],
+                }))  # fmt: skip
+            else:
+                out.print(matrix_table(matrix, meta))
+            return
+        path_a = find_run(run_a) if run_a else find_run(RESULTS_DIR, -2)
+        path_b = find_run(run_b) if run_b else find_run(RESULTS_DIR, -1)
+        (meta_a, rows_a), (meta_b, rows_b) = load(path_a), load(path_b)
+        if not ignore_device:
+            check_comparable(meta_a, meta_b)
+    except (ResultsError, CompareError) as exc:
+        fail_usage(str(exc))
+    pairs = compare_rows(rows_a, rows_b, value)
+    if as_json:
+        out.print_json(json.dumps([{
+            "op": p.key[0], "variant": p.key[1], "shape": p.key[2], "dtype": p.key[3],
+            "a_us": p.a.time_us if p.a else None, "b_us": p.b.time_us if p.b else None,
+            "a_status": p.a.status.value if p.a else None,
+            "b_status": p.b.status.value if p.b else None,
+            "change": p.change, "noise": p.noise, "verdict": p.verdict.value,
+        } for p in pairs]))  # fmt: skip
+    else:
+        err.print(f"A: {path_a}\nB: {path_b}", soft_wrap=True, markup=False)
+        out.print(compare_table(pairs, meta_a, meta_b, value))
+    counts = {v: sum(p.verdict is v for p in pairs) for v in Verdict}
+    err.print(", ".join(f"{n} {v.value}" for v, n in counts.items() if n), markup=False)
+    if fail_on_regression and any(p.regressed for p in pairs):
+        err.print("[bold red]regression:[/] " + "; ".join(
+            f"{p.key[0]} {p.key[2]} {p.key[1]} {p.verdict.value}" for p in pairs if p.regressed))
+        raise typer.Exit(1)

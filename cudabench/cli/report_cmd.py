@@ -1,0 +1,64 @@
+"""`cudabench report`: one run as a table, Markdown, CSV, JSON or HTML, and plots."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from cudabench.cli.common import err, fail_usage, out
+from cudabench.compare import find_run, load
+from cudabench.report import report_frame, report_html, report_markdown, results_table
+from cudabench.results import RESULTS_DIR, ResultsError, results_document
+
+FORMATS = ("table", "markdown", "csv", "json", "html")
+
+
+def report_command(
+    run: Annotated[Optional[Path], typer.Argument(
+        help="Results file or folder (its newest run). Default: the newest run in results/.")] = None,
+    format: Annotated[str, typer.Option(
+        "--format", "-f", help=f"One of {', '.join(FORMATS)}.")] = "table",
+    plot: Annotated[Optional[Path], typer.Option(
+        help="Also draw bandwidth against size per variant, with the DRAM peak, and a bar "
+        "chart of one shape's variants, to this image (.png, .svg, .pdf).")] = None,
+    shape: Annotated[Optional[str], typer.Option(
+        help="The shape of the bar chart (default: the largest).")] = None,
+    output: Annotated[Optional[Path], typer.Option(
+        "--output", "-o", help="Write the report to this file instead of stdout.")] = None,
+) -> None:
+    """Show one run in the format asked, and draw its plots."""
+    if format not in FORMATS:
+        fail_usage(f"--format {format!r} is not one of {', '.join(FORMATS)}")
+    try:
+        path = find_run(run) if run else find_run(RESULTS_DIR)
+        meta, rows = load(path)
+    except ResultsError as exc:
+        fail_usage(str(exc))
+    label = "+".join(dict.fromkeys(r.op for r in rows)) or "run"
+    if plot is not None:
+        try:
+            from cudabench.plots import plot_run
+
+            shown = plot_run(rows, meta, plot, shape)
+        except ValueError as exc:
+            fail_usage(f"--plot: {exc}")
+        err.print(f"plot: {plot} (bars: shape {shown})", markup=False)
+    if format == "table":
+        if output:
+            fail_usage("--output needs a file format (markdown, csv, json or html)")
+        out.print(results_table(rows, meta, label))
+        return
+    text = {
+        "markdown": lambda: report_markdown(rows, meta, label),
+        "csv": lambda: report_frame(rows).to_csv(index=False),
+        "json": lambda: json.dumps(results_document(meta, rows), indent=1),
+        "html": lambda: report_html(rows, meta, label, str(plot) if plot else None),
+    }[format]()
+    if output:
+        output.write_text(text)
+        err.print(f"report: {output}", markup=False)
+    else:
+        print(text, end="")

@@ -1,0 +1,191 @@
+"""A/B comparison of two runs, and the speedup matrix inside one run. Pure logic: no printing.
+
+Rows are matched by (op, variant, shape, dtype). For a matched pair the verdict comes from
+the samples, as nvbench's compare does, not from a fixed percentage alone:
+
+    change = median_B / median_A - 1
+    se     = sqrt(se_A^2 + se_B^2), se_X = 1.2533 * 1.4826 * MAD_X / median_X / sqrt(n_X)
+             (the relative standard error of each median, from the robust spread of its samples)
+    SAME    if |change| <= threshold                (too small to be worth a verdict)
+    FASTER  if change < 0 and |change| > 3 se       (B takes less time)
+    SLOWER  if change > 0 and |change| > 3 se
+    UNSURE  otherwise: larger than the threshold, but within the noise
+
+A status change (e.g. OK -> FAIL) is its own verdict and sorts first.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+import statistics
+from dataclasses import dataclass
+from pathlib import Path
+
+from cudabench.report import fastest_per_shape
+from cudabench.results import RESULTS_DIR, ResultsError, read_results
+from cudabench.spec import ResultRow, RunMeta, Status
+
+DEFAULT_THRESHOLD = 0.02
+NOISE_SIGMAS = 3.0
+
+
+class Verdict(str, enum.Enum):
+    FASTER = "FASTER"
+    SLOWER = "SLOWER"
+    SAME = "SAME"
+    UNSURE = "UNSURE"
+    STATUS = "STATUS"  # the status changed (OK -> FAIL, COMPILE_ERROR -> OK, ...)
+    ONLY_A = "ONLY_A"  # the row is in run A only
+    ONLY_B = "ONLY_B"
+
+
+class CompareError(ValueError):
+    """Runs that cannot be compared (other GPU, other timing mode); one line, exit 2."""
+
+
+RowKey = tuple[str, str, str, str]  # op, variant, shape, dtype
+
+
+@dataclass(frozen=True)
+class Pair:
+    key: RowKey
+    a: ResultRow | None
+    b: ResultRow | None
+    verdict: Verdict
+    change: float | None = None  # median_B / median_A - 1
+    noise: float | None = None  # 3 x the standard error of the change
+
+    @property
+    def ratio(self) -> float | None:
+        """A's time over B's: above 1, B is faster."""
+        return None if self.change is None else 1.0 / (1.0 + self.change)
+
+    @property
+    def regressed(self) -> bool:
+        """SLOWER, or correct in A and failing in B."""
+        newly_failing = (
+            self.verdict is Verdict.STATUS and self.a is not None and self.b is not None
+            and not self.a.status.is_failure and self.b.status.is_failure
+        )  # fmt: skip
+        return self.verdict is Verdict.SLOWER or newly_failing
+
+
+def row_key(row: ResultRow) -> RowKey:
+    return (row.op, row.variant, row.shape, row.dtype)
+
+
+def relative_standard_error(samples: tuple[float, ...]) -> float:
+    """Relative standard error of the median of `samples`, from their MAD (0 for < 2)."""
+    if len(samples) < 2:
+        return 0.0
+    median = statistics.median(samples)
+    if median <= 0:
+        return 0.0
+    mad = statistics.median(abs(s - median) for s in samples)
+    return 1.2533 * 1.4826 * mad / median / math.sqrt(len(samples))
+
+
+def verdict_for(a: ResultRow, b: ResultRow, threshold: float = DEFAULT_THRESHOLD) -> Pair:
+    """The verdict for one matched pair of rows."""
+    key = row_key(a)
+    if a.status is not b.status:
+        return Pair(key, a, b, Verdict.STATUS)
+    if not (a.time_us and b.time_us):
+        return Pair(key, a, b, Verdict.SAME)  # both failed alike, or neither was timed
+    change = b.time_us / a.time_us - 1.0
+    se = math.hypot(relative_standard_error(a.samples_us), relative_standard_error(b.samples_us))
+    noise = NOISE_SIGMAS * se
+    if abs(change) <= threshold:
+        verdict = Verdict.SAME
+    elif abs(change) > noise:
+        verdict = Verdict.FASTER if change < 0 else Verdict.SLOWER
+    else:
+        verdict = Verdict.UNSURE
+    return Pair(key, a, b, verdict, change, noise)
+
+
+_ORDER = {Verdict.STATUS: 0, Verdict.SLOWER: 1, Verdict.FASTER: 2, Verdict.UNSURE: 3,
+          Verdict.SAME: 4, Verdict.ONLY_A: 5, Verdict.ONLY_B: 6}  # fmt: skip
+
+
+def compare_rows(rows_a: list[ResultRow], rows_b: list[ResultRow],
+                 threshold: float = DEFAULT_THRESHOLD) -> list[Pair]:  # fmt: skip
+    """Match rows by key; status changes first, then regressions, then the rest, each in
+    run A's order; unmatched rows are kept, not dropped."""
+    by_b = {row_key(r): r for r in rows_b}
+    keys_a = {row_key(r) for r in rows_a}
+    pairs = [
+        verdict_for(a, by_b[row_key(a)], threshold) if row_key(a) in by_b
+        else Pair(row_key(a), a, None, Verdict.ONLY_A)
+        for a in rows_a
+    ]  # fmt: skip
+    pairs += [Pair(row_key(b), None, b, Verdict.ONLY_B) for b in rows_b if row_key(b) not in keys_a]
+    return sorted(pairs, key=lambda p: _ORDER[p.verdict])  # stable: keeps run order within
+
+
+def check_comparable(meta_a: RunMeta, meta_b: RunMeta) -> None:
+    """Refuse runs from different GPUs or timing modes (CompareError says which)."""
+    if meta_a.device.name != meta_b.device.name:
+        raise CompareError(
+            f"runs are from different GPUs ({meta_a.device.name} vs {meta_b.device.name}); "
+            "pass --ignore-device to compare anyway"
+        )
+    if meta_a.timing_mode != meta_b.timing_mode:
+        raise CompareError(
+            f"runs used different timing modes ({meta_a.timing_mode} vs {meta_b.timing_mode}); "
+            "pass --ignore-device to compare anyway"
+        )
+
+
+def find_run(path: Path | None, index: int = -1) -> Path:
+    """A results file from a path: a .json/.csv file, or the newest run in a folder."""
+    if path is not None and path.is_file():
+        return path
+    folder = path if path is not None else RESULTS_DIR
+    if not folder.is_dir():
+        raise ResultsError(f"{folder}: no such results file or folder")
+    runs = sorted(folder.glob("*.json"))
+    if not runs or len(runs) < -index:
+        raise ResultsError(f"{folder}: not enough cudabench results files (found {len(runs)})")
+    return runs[index]
+
+
+def latest_two(folder: Path = RESULTS_DIR) -> tuple[Path, Path]:
+    """The two newest runs in a folder (A the older), by their timestamped names."""
+    return find_run(folder, -2), find_run(folder, -1)
+
+
+def load(path: Path) -> tuple[RunMeta, list[ResultRow]]:
+    return read_results(find_run(path))
+
+
+@dataclass(frozen=True)
+class Matrix:
+    """Speedups inside one run: shapes x variants, each time_against / time_variant."""
+
+    shapes: list[str]
+    variants: list[str]
+    speedup: dict[tuple[str, str], float]  # (shape, variant) -> speedup
+    against: str
+    best: set[tuple[str, str]]  # (shape, variant) of the fastest correct variant
+
+
+def speedup_matrix(rows: list[ResultRow], against: str | None = None) -> Matrix:
+    """The seeds' naive -> shared -> shuffle -> float4 story at a glance: every variant's
+    speedup over `against` (default: the run's baseline row) at each shape."""
+    names = list(dict.fromkeys(r.variant for r in rows))
+    baseline = against or next((r.variant for r in rows if r.is_baseline), None)
+    if baseline is None or baseline not in names:
+        raise CompareError(
+            f"no row named {baseline!r} to compare against (variants: {', '.join(names)})"
+        )
+    shapes = list(dict.fromkeys(r.shape for r in rows))
+    times = {(r.shape, r.variant): r.time_us for r in rows if r.status is Status.OK and r.time_us}
+    speedup = {
+        (shape, name): times[(shape, baseline)] / times[(shape, name)]
+        for shape in shapes for name in names
+        if (shape, baseline) in times and (shape, name) in times
+    }  # fmt: skip
+    best = {(shape, name) for (_, shape, name) in fastest_per_shape(rows)}
+    return Matrix(shapes, names, speedup, baseline, best)

@@ -1,0 +1,74 @@
+"""Plots of one run (matplotlib, headless): bandwidth against problem size per variant with
+the DRAM peak as a line (a roofline-style view of a memory-bound op), and a bar chart of one
+shape's variants. Labelled with units and the GPU, for a paper or a PR."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from cudabench.spec import ResultRow, RunMeta, Status
+
+
+def plot_run(rows: list[ResultRow], meta: RunMeta, path: Path, shape: str | None = None) -> str:
+    """Write the two-panel figure to `path` (the format from its suffix); returns the shape
+    the bar chart shows. Raises ValueError when no row has a throughput to plot."""
+    import matplotlib.pyplot as plt
+
+    fig, shape = draw_run(rows, meta, shape)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return shape
+
+
+def draw_run(rows: list[ResultRow], meta: RunMeta, shape: str | None = None) -> tuple[Any, str]:
+    """The figure (left: GB/s against bytes moved per variant, DRAM peak line; right: one
+    shape's variants as bars) and the shape of the bars."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    timed = [r for r in rows if r.status is Status.OK and r.gbps and r.bytes_moved]
+    if not timed:
+        raise ValueError("no correct, timed row to plot")
+    shapes = list(dict.fromkeys(r.shape for r in timed))
+    if shape is None:  # the largest problem, where bandwidth means the most
+        shape = max(shapes, key=lambda s: max(r.bytes_moved for r in timed if r.shape == s))
+    elif shape not in shapes:
+        raise ValueError(f"no timed row at shape {shape!r} (shapes: {', '.join(shapes)})")
+
+    fig, (left, right) = plt.subplots(1, 2, figsize=(13, 5), constrained_layout=True)
+    peak = meta.device.dram_peak_gbps
+    for index, name in enumerate(dict.fromkeys(r.variant for r in timed)):
+        mine = [r for r in timed if r.variant == name]
+        color = f"C{index % 10}"
+        style = "--" if any(r.is_baseline for r in mine) else "-"
+        line = sorted((r.bytes_moved, r.gbps) for r in mine if "x" not in r.shape)  # 1-D: a line
+        squares = [(r.bytes_moved, r.gbps) for r in mine if "x" in r.shape]  # 2-D shapes
+        left.plot([p[0] for p in line], [p[1] for p in line], style, marker="o", color=color,
+                  label=name)  # fmt: skip
+        left.scatter([p[0] for p in squares], [p[1] for p in squares], marker="s", color=color)
+    left.axhline(peak, color="black", linewidth=1)
+    left.annotate(f"DRAM peak {peak:,.0f} GB/s", (0.01, peak), xycoords=("axes fraction", "data"),
+                  va="bottom", fontsize=9)  # fmt: skip
+    left.set_xscale("log")
+    left.set_xlabel("bytes moved per launch (lines: 1-D shapes, squares: row shapes)")
+    left.set_ylabel("effective bandwidth (GB/s)")
+    left.set_title("bandwidth against problem size")
+    left.grid(True, which="both", alpha=0.3)
+    left.legend(fontsize=9)
+
+    bars = [r for r in timed if r.shape == shape]
+    right.bar([r.variant for r in bars], [r.gbps for r in bars],
+              color=["0.6" if r.is_baseline else "C0" for r in bars])  # fmt: skip
+    right.axhline(peak, color="black", linewidth=1)
+    right.set_ylabel("effective bandwidth (GB/s)")
+    right.set_title(f"shape {shape}: variants")
+    right.tick_params(axis="x", rotation=30)
+    for index, row in enumerate(bars):
+        right.annotate(f"{row.time_us:,.1f} µs", (index, row.gbps), ha="center", va="bottom",
+                       fontsize=8)  # fmt: skip
+    fig.suptitle(f"{rows[0].op} on {meta.device.name} ({meta.timing_mode} L2, {meta.started[:10]})")
+    return fig, shape

@@ -1,0 +1,189 @@
+"""compare and report on result files written here: verdicts, matching, exits, exports, plots."""
+
+import dataclasses
+import json
+import random
+
+import pytest
+from typer.testing import CliRunner
+
+from cudabench.backends.fake import FAKE_DEVICE
+from cudabench.cli import app
+from cudabench.compare import (
+    CompareError, Verdict, check_comparable, compare_rows, relative_standard_error,
+    speedup_matrix, verdict_for,
+)  # fmt: skip
+from cudabench.results import write_results
+from cudabench.spec import ResultRow, RunMeta, Status, TimingOptions
+
+runner = CliRunner()
+META = RunMeta(device=FAKE_DEVICE, timing_mode="hot", command="cudabench run reduce",
+               started="2026-11-21T22:00:00+00:00", cudabench_version="0.1.0",
+               cupy_version="14.2.0", nvcc_version="13.0.88", git_sha="", timing=TimingOptions())
+
+
+def samples(median, rel_noise, n=30, seed=0):
+    rng = random.Random(seed)
+    return tuple(median * (1 + rng.gauss(0, rel_noise)) for _ in range(n))
+
+
+def row(variant, time_us, noise=0.002, shape="442368x128", status=Status.OK, n=30, seed=0,
+        baseline=False, bytes_moved=None):  # fmt: skip
+    s = samples(time_us, noise, n, seed) if time_us else ()
+    median = sorted(s)[len(s) // 2] if s else None
+    gbps = bytes_moved / (median * 1e-6) / 1e9 if bytes_moved and median else None
+    return ResultRow("reduce", shape, "float32", variant, status, time_us=median, samples_us=s,
+                     is_baseline=baseline, gbps=gbps, bytes_moved=bytes_moved)  # fmt: skip
+
+
+def test_verdict_rule_on_known_answers():
+    clean_a, clean_b = row("v", 100.0, seed=1), row("v", 110.0, seed=2)
+    assert verdict_for(clean_a, clean_b).verdict is Verdict.SLOWER
+    assert verdict_for(clean_b, clean_a).verdict is Verdict.FASTER
+    assert verdict_for(clean_a, row("v", 101.0, seed=3)).verdict is Verdict.SAME  # < 2%
+    noisy = verdict_for(row("v", 100.0, 0.3, n=5, seed=4), row("v", 105.0, 0.3, n=5, seed=5))
+    assert noisy.verdict is Verdict.UNSURE and noisy.noise > abs(noisy.change) > 0.02
+    tight = verdict_for(row("v", 100.0, seed=6), row("v", 103.0, seed=7), threshold=0.01)
+    assert tight.verdict is Verdict.SLOWER and tight.ratio == pytest.approx(1 / 1.03, rel=0.01)
+
+
+def test_standard_error_of_the_median():
+    assert relative_standard_error(()) == 0.0 and relative_standard_error((5.0,)) == 0.0
+    wide = relative_standard_error(samples(100.0, 0.10, 100, 1))
+    narrow = relative_standard_error(samples(100.0, 0.01, 100, 1))
+    assert 0.008 < wide < 0.02 and narrow == pytest.approx(wide / 10, rel=0.2)
+
+
+def test_matching_status_changes_first_and_unmatched_kept():
+    a = [row("fast", 50.0), row("gone", 70.0), row("breaks", 60.0), row("cupy", 100.0)]
+    b = [row("fast", 50.2, seed=9), row("breaks", None, status=Status.FAIL),
+         row("cupy", 100.1, seed=8), row("new", 40.0)]
+    pairs = compare_rows(a, b)
+    assert [p.verdict for p in pairs] == [Verdict.STATUS, Verdict.SAME, Verdict.SAME,
+                                          Verdict.ONLY_A, Verdict.ONLY_B]
+    assert pairs[0].key[1] == "breaks" and pairs[0].regressed
+    assert [p.key[1] for p in pairs[3:]] == ["gone", "new"]
+
+
+def test_different_gpu_or_mode_refused():
+    other = dataclasses.replace(META, device=dataclasses.replace(FAKE_DEVICE, name="Other GPU"))
+    with pytest.raises(CompareError, match="different GPUs"):
+        check_comparable(META, other)
+    with pytest.raises(CompareError, match="different timing modes"):
+        check_comparable(META, dataclasses.replace(META, timing_mode="cold"))
+    check_comparable(META, META)
+
+
+def test_speedup_matrix_against_baseline_or_named_variant():
+    rows = [row("naive", 400.0), row("float4", 50.0), row("cupy", 100.0, baseline=True),
+            row("naive", 40.0, shape="7"), row("cupy", 10.0, shape="7", baseline=True)]
+    matrix = speedup_matrix(rows)
+    assert matrix.against == "cupy"
+    assert matrix.speedup[("442368x128", "float4")] == pytest.approx(2.0, rel=0.01)
+    assert ("7", "float4") not in matrix.speedup
+    assert ("442368x128", "float4") in matrix.best and ("7", "naive") in matrix.best
+    assert speedup_matrix(rows, "naive").speedup[("442368x128", "float4")] == pytest.approx(8, rel=0.02)
+    with pytest.raises(CompareError, match="no row named 'nope'"):
+        speedup_matrix(rows, "nope")
+
+
+@pytest.fixture
+def runs(tmp_path):
+    a = [row("float4", 50.0, seed=1), row("shuffle", 60.0, seed=2), row("cupy", 100.0, seed=3, baseline=True)]
+    b = [row("float4", 50.1, seed=4), row("shuffle", 70.0, seed=5), row("cupy", 100.2, seed=6, baseline=True)]
+    write_results(tmp_path / "results" / "20261121T220000_reduce", META, a)
+    write_results(tmp_path / "results" / "20261121T230000_reduce",
+                  dataclasses.replace(META, started="2026-11-21T23:00:00+00:00"), b)
+    return tmp_path
+
+
+def test_compare_cli_latest_two_and_exit_statuses(runs, monkeypatch):
+    monkeypatch.chdir(runs)
+    plain = runner.invoke(app, ["compare"])
+    assert plain.exit_code == 0, plain.output
+    assert "SLOWER" in plain.stdout and "shuffle" in plain.stdout
+    gate = runner.invoke(app, ["compare", "--fail-on-regression"])
+    assert gate.exit_code == 1 and "regression" in gate.stderr and "shuffle" in gate.stderr
+    loose = runner.invoke(app, ["compare", "--threshold", "20%", "--fail-on-regression"])
+    assert loose.exit_code == 0
+    js = runner.invoke(app, ["compare", "results/20261121T220000_reduce.csv",
+                             "results/20261121T230000_reduce.json", "--json"])
+    verdicts = {r["variant"]: r["verdict"] for r in json.loads(js.stdout)}
+    assert verdicts == {"float4": "SAME", "shuffle": "SLOWER", "cupy": "SAME"}
+
+
+def test_compare_cli_refuses_other_gpu_unless_asked(runs, tmp_path, monkeypatch):
+    monkeypatch.chdir(runs)
+    other = dataclasses.replace(META, device=dataclasses.replace(FAKE_DEVICE, name="Other GPU"))
+    write_results(tmp_path / "other", other, [row("float4", 40.0)])
+    refused = runner.invoke(app, ["compare", "results", str(tmp_path / "other.json")])
+    assert refused.exit_code == 2 and "different GPUs" in refused.stderr
+    forced = runner.invoke(app, ["compare", "results", str(tmp_path / "other.json"), "--ignore-device"])
+    assert forced.exit_code == 0 and "FASTER" in forced.stdout
+
+
+@pytest.mark.parametrize("args, message", [
+    (["compare", "--threshold", "lots"], "not a fraction"),
+    (["compare", "--threshold", "150%"], "between 0% and 100%"),
+    (["compare", "nope.json", "nope2.json"], "no such results file"),
+    (["compare", "--by", "shape"], "only 'variant'"),
+    (["report", "-f", "pdf"], "not one of"),
+])
+def test_compare_and_report_bad_usage(runs, monkeypatch, args, message):
+    monkeypatch.chdir(runs)
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2 and message in result.stderr
+
+
+def test_compare_rejects_files_that_are_not_results(tmp_path, monkeypatch):
+    (tmp_path / "x.json").write_text('{"rows": 3}')
+    result = runner.invoke(app, ["compare", str(tmp_path / "x.json"), str(tmp_path / "x.json")])
+    assert result.exit_code == 2 and "not a cudabench results file" in result.stderr
+
+
+def test_by_variant_matrix_cli(runs, monkeypatch):
+    monkeypatch.chdir(runs)
+    result = runner.invoke(app, ["compare", "--by", "variant"])
+    assert result.exit_code == 0 and "speedup over cupy" in result.stdout and "★" in result.stdout
+
+
+def test_report_formats(runs, monkeypatch):
+    monkeypatch.chdir(runs)
+    md = runner.invoke(app, ["report", "-f", "markdown"])
+    assert md.exit_code == 0 and "| op " in md.stdout and "**float4**" in md.stdout
+    assert "Fake GPU" in md.stdout
+    csv = runner.invoke(app, ["report", "-f", "csv"]).stdout.splitlines()
+    assert csv[0].startswith("op,shape,variant,status") and len(csv) == 4
+    doc = json.loads(runner.invoke(app, ["report", "-f", "json"]).stdout)
+    assert len(doc["rows"]) == 3 and doc["meta"]["device"]["name"] == "Fake GPU (no hardware)"
+    html = runner.invoke(app, ["report", "-f", "html", "-o", "r.html"])
+    assert html.exit_code == 0 and "<table" in (runs / "r.html").read_text()
+    assert "float4" in runner.invoke(app, ["report"]).stdout
+
+
+def test_plot_has_the_right_axes_and_opens(tmp_path):
+    pytest.importorskip("matplotlib")
+    from matplotlib import image
+
+    from cudabench.plots import draw_run, plot_run
+
+    rows = [row(v, t * k, shape=s, bytes_moved=b, baseline=(v == "cupy"))
+            for s, b, k in (("1048576", 4 << 20, 0.01), ("1073741824", 4 << 30, 1.0),
+                            ("442368x128", 226 << 20, 0.06))
+            for v, t in (("float4", 950.0), ("naive", 9e5), ("cupy", 945.0))]
+    fig, shape = draw_run(rows, META)
+    left, right = fig.axes
+    assert shape == "1073741824"  # the largest problem by default
+    assert left.get_xscale() == "log" and "bytes moved" in left.get_xlabel()
+    assert "GB/s" in left.get_ylabel() and "GB/s" in right.get_ylabel()
+    assert [line.get_label() for line in left.get_lines()[:3]] == ["float4", "naive", "cupy"]
+    peak = FAKE_DEVICE.dram_peak_gbps
+    assert any(list(line.get_ydata()) == [peak, peak] for line in left.get_lines())
+    assert [t.get_text() for t in right.get_xticklabels()] == ["float4", "naive", "cupy"]
+    assert "Fake GPU" in fig._suptitle.get_text()
+    path = tmp_path / "plot.png"
+    assert plot_run(rows, META, path, shape="442368x128") == "442368x128"
+    pixels = image.imread(path)  # the file opens as an image
+    assert pixels.shape[0] > 400 and pixels.shape[1] > 1000
+    with pytest.raises(ValueError, match="no timed row at shape"):
+        plot_run(rows, META, path, shape="3x5")
