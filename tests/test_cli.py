@@ -124,3 +124,18 @@ def test_unwritable_output_is_exit_2(tmp_path):
 def test_no_gpu_is_one_line_and_exit_2():
     result = run("run", "reduce", "-s", "5", env={"CUDABENCH_BACKEND": "nosuch"})
     assert result.exit_code == 2 and "unknown backend" in result.stderr
+
+
+def test_ctrl_c_keeps_finished_rows_marked_incomplete(tmp_path, monkeypatch):
+    from cudabench.backends import fake
+
+    def interrupt(*args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setitem(fake.EMULATED, "reduce_sum_shuffle", interrupt)
+    result = run("run", "reduce", "-s", "8", "-s", "9", *QUICK, "-o", str(tmp_path / "r.json"))
+    assert result.exit_code == 130 and "interrupted: 4 finished rows kept" in result.stderr
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert doc["meta"]["complete"] is False
+    assert [r["variant"] for r in doc["rows"]] == ["atomic", "float4", "naive", "shared"]
+    assert all(r["status"] == "OK" for r in doc["rows"])

@@ -169,26 +169,37 @@ def run_command(
         git_sha=git_sha(), timing=timing, complete=False,
     )  # fmt: skip
 
-    rows: list[ResultRow] = []
+    rows: list[ResultRow] = []  # finished cases, speedups filled in
+    pending: list[ResultRow] = []  # rows of the case under way
     total = sum(len(job.variants) + len(job.baselines) for _, job in plans)
     progress = Progress(
         TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
         console=err, transient=True,
     )  # fmt: skip
-    with progress:
-        task = progress.add_task("starting", total=total)
+    try:
+        with progress:
+            task = progress.add_task("starting", total=total)
 
-        class Observer:
-            def started(self, case: Case, name: str) -> None:
-                progress.update(task, description=f"{case.op} {case.shape_text} {name}")
+            class Observer:
+                def started(self, case: Case, name: str) -> None:
+                    progress.update(task, description=f"{case.op} {case.shape_text} {name}")
 
-            def finished(self, row: ResultRow) -> None:
-                progress.advance(task)
+                def finished(self, row: ResultRow) -> None:
+                    progress.advance(task)
+                    pending.append(row)
+                    write_results(stem, meta, rows + pending)  # every row saved as it ends
 
-        runner = Runner(backend, Observer())
-        for _, job in plans:
-            rows += runner.run_job(job)
-            write_results(stem, meta, rows)  # after every case: nothing finished is lost
+            runner = Runner(backend, Observer())
+            for _, job in plans:
+                rows += runner.run_job(job)
+                pending.clear()
+                write_results(stem, meta, rows)
+    except KeyboardInterrupt:
+        saved = rows + pending
+        write_results(stem, meta, saved)  # complete: false
+        err.print(f"interrupted: {len(saved)} finished rows kept in {stem.with_suffix('.json')} "
+                  "(marked incomplete)", soft_wrap=True, markup=False)  # fmt: skip
+        raise typer.Exit(130) from None
     meta = dataclasses.replace(meta, complete=True)
     csv_path, json_path = write_results(stem, meta, rows)
 
