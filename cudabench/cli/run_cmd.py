@@ -96,7 +96,8 @@ def run_command(
     kernels: Annotated[Optional[list[Path]], typer.Option(help=KERNELS_OPTION_HELP)] = None,
     cold: Annotated[Optional[bool], typer.Option(
         "--cold/--hot", help="Cold: flush L2 (a memset of 2x its size) before every sample. "
-        "Default hot: back-to-back launches, graph-batched when short.")] = None,
+        "Default hot: launches under 50 us timed back to back in CUDA-graph batches, longer "
+        "ones singly, isolated.")] = None,
     min_samples: Annotated[Optional[int], typer.Option(
         min=1, help="Samples per row at least (default 10).")] = None,
     min_time: Annotated[Optional[float], typer.Option(
@@ -116,7 +117,8 @@ def run_command(
 
     Examples: `cudabench run reduce --shape 442368x128`, `cudabench run reduce --shape 2^30
     --variant float4`, `cudabench run configs/reduce.yaml`. Exit status: 0 all correct,
-    1 some row failed (FAIL, COMPILE_ERROR, CRASH, ERROR), 2 bad usage.
+    1 some row failed (FAIL, COMPILE_ERROR, CRASH, ERROR), 2 bad usage, 130 interrupted
+    (the results file keeps the finished rows).
     """
     try:
         config = _config_for(target, shape)
