@@ -66,6 +66,8 @@ def results_table(rows: list[ResultRow], meta: RunMeta, op_label: str) -> Table:
             status = Text(row.status.value, style=_STATUS_STYLE[row.status])
             if row.error and row.status is not Status.OK:
                 status.append(f" {_short(row.error)}", style="dim")
+            if row.notes:
+                status.append(f" ⚠ {_short(row.notes, 40)}", style="yellow")
             timing = f"{row.method} x{row.batch}" if row.method else ""
             table.add_row(
                 shape if position == 0 else "", ("★ " if star else "  ") + row.variant, status,
@@ -151,7 +153,7 @@ def matrix_table(matrix: Any, meta: RunMeta) -> Table:
 
 
 REPORT_COLUMNS = ["op", "shape", "variant", "status", "time_us", "spread", "gbps", "pct_peak",
-                  "speedup", "registers", "method", "batch", "error"]  # fmt: skip
+                  "speedup", "registers", "method", "batch", "error", "notes"]  # fmt: skip
 
 
 def report_frame(rows: list[ResultRow]) -> pd.DataFrame:

@@ -166,7 +166,7 @@ class Runner:
         if not again.ok:
             return _row(case, variant.name, Status.FAIL, "after timing: " + again.describe(),
                         max_abs_err=again.max_abs_err, tolerance=again.tolerance, **resources)  # fmt: skip
-        return self._timed_row(op, case, variant.name, measurement, first, resources)
+        return self._timed_row(op, case, variant.name, measurement, first, resources, timing)
 
     def _baseline(self, op: Op, case: Case, name: str, timing: TimingOptions,
                   seed: int) -> ResultRow:  # fmt: skip
@@ -189,11 +189,11 @@ class Runner:
                         is_baseline=True)  # fmt: skip
         measurement = measure(self.backend, call, timing, lambda: _ranges(name, case))
         return dataclasses.replace(
-            self._timed_row(op, case, name, measurement, first, {}), is_baseline=True
+            self._timed_row(op, case, name, measurement, first, {}, timing), is_baseline=True
         )
 
     def _timed_row(self, op: Op, case: Case, name: str, m: Any, check: Any,
-                   resources: dict[str, Any]) -> ResultRow:  # fmt: skip
+                   resources: dict[str, Any], timing: TimingOptions) -> ResultRow:  # fmt: skip
         moved = op.bytes_moved(case.shape)
         gbps = moved / (m.median_ms * 1e-3) / 1e9 if m.median_ms > 0 else None
         return _row(
@@ -202,7 +202,8 @@ class Runner:
             time_us=m.median_ms * 1e3, min_us=m.min_ms * 1e3, spread=m.spread,
             samples=len(m.samples_ms), batch=m.batch, method=m.method,
             gbps=gbps, pct_peak=100.0 * gbps / self.device.dram_peak_gbps if gbps else None,
-            bytes_moved=moved, samples_us=tuple(s * 1e3 for s in m.samples_ms), **resources,
+            bytes_moved=moved, samples_us=tuple(s * 1e3 for s in m.samples_ms),
+            notes=sanity_notes(gbps, moved, self.device, timing), **resources,
         )  # fmt: skip
 
 
@@ -213,6 +214,17 @@ def _ranges(name: str, case: Case) -> Iterator[None]:
     `ncu --nvtx-include cudabench@op/variant/shape/` profiles exactly those."""
     with nvtx_range(name), nvtx_range(case.shape_text):
         yield
+
+
+def sanity_notes(gbps: float | None, moved: int, device: DeviceInfo,
+                 timing: TimingOptions) -> str:  # fmt: skip
+    """Warnings that the figures may not mean what they seem."""
+    notes = []
+    if gbps and gbps > device.dram_peak_gbps:
+        notes.append("above the DRAM peak: cache-resident, or the bytes are miscounted")
+    elif not timing.cold and moved <= device.l2_bytes:
+        notes.append("cache-resident (fits in L2): --cold would be honest")
+    return "; ".join(notes)
 
 
 def _seed(case: Case, name: str) -> int:

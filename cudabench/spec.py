@@ -150,6 +150,7 @@ class ResultRow:
     spill_bytes: int | None = None
     bytes_moved: int | None = None
     is_baseline: bool = False
+    notes: str = ""  # sanity warnings about the figures ("cache-resident: ...")
     samples_us: tuple[float, ...] = field(default=(), repr=False)
 
 
