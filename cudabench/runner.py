@@ -221,9 +221,9 @@ def sanity_notes(gbps: float | None, moved: int, device: DeviceInfo,
     """Warnings that the figures may not mean what they seem."""
     notes = []
     if gbps and gbps > device.dram_peak_gbps:
-        notes.append("above the DRAM peak: cache-resident, or the bytes are miscounted")
+        notes.append("above the DRAM peak: cached, or bytes miscounted")
     elif not timing.cold and moved <= device.l2_bytes:
-        notes.append("cache-resident (fits in L2): --cold would be honest")
+        notes.append("fits in L2: --cold would be honest")
     return "; ".join(notes)
 
 

@@ -153,9 +153,9 @@ def test_sanity_notes_flag_cache_resident_and_impossible_rows():
     from cudabench.runner import sanity_notes
 
     hot, cold = TimingOptions(), TimingOptions(cold=True)
-    assert "cache-resident" in sanity_notes(500.0, 4 << 20, FAKE_DEVICE, hot)
+    assert "fits in L2" in sanity_notes(500.0, 4 << 20, FAKE_DEVICE, hot)
     assert sanity_notes(500.0, 4 << 20, FAKE_DEVICE, cold) == ""
     assert sanity_notes(4000.0, 4 << 30, FAKE_DEVICE, hot) == ""
     assert "above the DRAM peak" in sanity_notes(9000.0, 4 << 30, FAKE_DEVICE, cold)
     rows = Runner(FakeBackend()).run_job(job((8, 129), variant("float4", "reduce_sum_float4")))
-    assert all("cache-resident" in r.notes for r in rows)
+    assert all("fits in L2" in r.notes for r in rows)
