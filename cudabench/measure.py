@@ -11,7 +11,8 @@
    not the CPU's launch overhead; this is what Nsight Compute's gpu__time_duration measures.
    Cold mode times one launch per sample, after an L2 flush.
 4. Sample until both `min_samples` samples and `min_time_s` of GPU time are reached (the
-   triton/nvbench rule), or `max_time_s` is spent, whichever comes first.
+   triton/nvbench rule), or `max_time_s` is spent, whichever comes first. With `interleave`
+   the variants of one shape take their samples in turn (measure_interleaved).
 
 The median is the reported figure; min and the relative spread come with it.
 """
@@ -22,7 +23,7 @@ import contextlib
 import math
 from collections.abc import Callable
 
-from cudabench.backends.base import Backend, Scope
+from cudabench.backends.base import Backend, Sampler, Scope
 from cudabench.spec import Measurement, TimingOptions
 
 MAX_BATCH = 1000
@@ -39,6 +40,12 @@ def batch_size(pilot_ms: float, options: TimingOptions) -> int:
     return max(1, min(MAX_BATCH, math.ceil(target_ms / pilot_ms)))
 
 
+def enough(count: int, spent_s: float, options: TimingOptions) -> bool:
+    """The stopping rule: both the minimum count and the minimum GPU time, or the maximum."""
+    done = count >= options.min_samples and spent_s >= options.min_time_s
+    return done or spent_s >= options.max_time_s
+
+
 def collect(sample: Callable[[], float], batch: int, options: TimingOptions) -> list[float]:
     """Call `sample` (returns ms per launch) until the stopping rule is met."""
     samples: list[float] = []
@@ -47,9 +54,7 @@ def collect(sample: Callable[[], float], batch: int, options: TimingOptions) -> 
         ms = sample()
         samples.append(ms)
         spent_s += ms * batch / 1000.0
-        if len(samples) >= options.min_samples and spent_s >= options.min_time_s:
-            return samples
-        if spent_s >= options.max_time_s:
+        if enough(len(samples), spent_s, options):
             return samples
 
 
@@ -58,13 +63,41 @@ def measure(backend: Backend, call: Callable[[], None], options: TimingOptions,
     """Time `call` (one launch of the thing measured) on `backend`. `scope()` is entered
     around every launch of `call` (the NVTX ranges) and around nothing else: the L2 flush or
     the spin a sample needs stays outside."""
+    sampler = _prepare(backend, call, options, scope)
+    samples = collect(sampler, sampler.batch, options)
+    return Measurement(samples_ms=tuple(samples), batch=sampler.batch, method=sampler.method)
+
+
+def _prepare(backend: Backend, call: Callable[[], None], options: TimingOptions,
+             scope: Scope) -> Sampler:  # fmt: skip
+    """Warm up, take the pilot, and return the sampler with its batch size."""
     for _ in range(options.warmup):
         with scope():
             backend.run(call)
     backend.synchronize()
     pilot_sampler = backend.sampler(call, 1, options.cold, scope)
     pilot = min(pilot_sampler() for _ in range(PILOT_SAMPLES))
-    batch = batch_size(pilot, options)
-    sampler = backend.sampler(call, batch, options.cold, scope)
-    samples = collect(sampler, sampler.batch, options)
-    return Measurement(samples_ms=tuple(samples), batch=sampler.batch, method=sampler.method)
+    return backend.sampler(call, batch_size(pilot, options), options.cold, scope)
+
+
+def measure_interleaved(backend: Backend, calls: list[tuple[Callable[[], None], Scope]],
+                        options: TimingOptions) -> list[Measurement]:  # fmt: skip
+    """Time several calls (the variants of one shape) with their samples taken in turn,
+    A B C A B C ..., so that clock and thermal drift fall on all of them alike. Each call
+    keeps its own batch size and stopping rule; one that is done drops out of the rotation."""
+    samplers = [_prepare(backend, call, options, scope) for call, scope in calls]
+    samples: list[list[float]] = [[] for _ in samplers]
+    spent_s = [0.0] * len(samplers)
+    done = [False] * len(samplers)
+    while not all(done):
+        for index, sampler in enumerate(samplers):
+            if done[index]:
+                continue
+            ms = sampler()
+            samples[index].append(ms)
+            spent_s[index] += ms * sampler.batch / 1000.0
+            done[index] = enough(len(samples[index]), spent_s[index], options)
+    return [
+        Measurement(samples_ms=tuple(taken), batch=sampler.batch, method=sampler.method)
+        for taken, sampler in zip(samples, samplers)
+    ]

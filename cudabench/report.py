@@ -38,7 +38,8 @@ def title(meta: RunMeta, op_label: str) -> str:
     return (
         f"{op_label} on {d.name} (sm_{d.compute_capability.replace('.', '')}, "
         f"{d.sm_count} SMs, DRAM peak {d.dram_peak_gbps:,.0f} GB/s) | "
-        f"{meta.timing_mode} L2 | median of samples"
+        f"{meta.timing_mode} L2{', interleaved' if meta.timing.interleave else ''} | "
+        "median of samples"
     )
 
 

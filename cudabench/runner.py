@@ -6,6 +6,10 @@ and checked against the float64 reference (FAIL), timed (measure.py), and checke
 last timed launch's output. The library baselines get the same treatment. Device errors give
 CRASH, anything else ERROR; the loop goes on.
 
+With `timing.interleave`, all variants of a case are prepared (validated) first, then timed
+with their samples taken in turn (measure.measure_interleaved), then checked again; if their
+data would not fit in GPU memory at once, the case is timed one variant after another.
+
 NVTX: the range cudabench@<op>/<variant>/<shape>/ holds, in order, the validation launch, the
 warm-up launches, the pilot launch and the timed launches (batch x samples) of that variant,
 and nothing else: inputs, reference and checks run outside it.
@@ -20,16 +24,18 @@ import contextlib
 import dataclasses
 import zlib
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from cudabench.backends.base import Backend, KernelCrash, Loaded
+from cudabench.backends.base import Backend, KernelCrash, Loaded, Scope
 from cudabench.compile import CompileError
-from cudabench.measure import measure
+from cudabench.measure import measure, measure_interleaved
 from cudabench.nvtx import nvtx_range
 from cudabench.ops import get_op
-from cudabench.ops.base import Op, check_output
-from cudabench.spec import Case, DeviceInfo, KernelVariant, ResultRow, Status, TimingOptions
+from cudabench.ops.base import Check, Op, check_output
+from cudabench.spec import (
+    Case, DeviceInfo, KernelVariant, Measurement, ResultRow, Status, TimingOptions,
+)
 
 NAN_POISON_BYTE = 0xFF  # 0xFFFFFFFF is a NaN in float32
 
@@ -50,6 +56,19 @@ class Observer(Protocol):
     def started(self, case: Case, name: str) -> None: ...
 
     def finished(self, row: ResultRow) -> None: ...
+
+
+@dataclass
+class Prepared:
+    """A validated call, ready to time: what measure() needs and what the row needs after."""
+
+    name: str
+    call: Callable[[], None]
+    scope: Scope  # the NVTX ranges of this variant and shape
+    first: Check  # the validation before timing
+    recheck: Callable[[], Check] | None = None  # checks the last timed output (variants)
+    resources: dict[str, Any] = field(default_factory=dict)
+    is_baseline: bool = False
 
 
 class _Silent:
@@ -79,27 +98,56 @@ class Runner:
     def run_job(self, job: CaseJob) -> list[ResultRow]:
         op = get_op(job.case.op)
         case = job.case
-        rows: list[ResultRow] = []
         names = [v.name for v in job.variants] + list(job.baselines)
         needed = op.device_bytes(case.shape)
         free = self.backend.free_bytes()
+        interleave = job.timing.interleave and len(names) > 1
+        if interleave and needed * len(names) > free:  # every variant's data at once
+            interleave = False
+        rows: list[ResultRow | None] = [None] * len(names)
+        prepared: list[tuple[int, Prepared]] = []
         with nvtx_range(op.name):
             for index, name in enumerate(names):
                 self.observer.started(case, name)
                 if needed > free:
-                    row = _row(case, name, Status.SKIPPED,
-                               f"needs {needed / 1e9:.2f} GB of GPU memory, {free / 1e9:.2f} GB free")  # fmt: skip
-                elif index < len(job.variants):
-                    row = self._guarded(case, name, lambda: self._variant(
-                        op, case, job.variants[index], job.timing, seed=_seed(case, name)))  # fmt: skip
+                    rows[index] = _row(case, name, Status.SKIPPED,
+                                       f"needs {needed / 1e9:.2f} GB of GPU memory, "
+                                       f"{free / 1e9:.2f} GB free")  # fmt: skip
                 else:
-                    row = self._guarded(case, name, lambda: self._baseline(
-                        op, case, name, job.timing, seed=_seed(case, name)))  # fmt: skip
-                rows.append(row)
-                self.observer.finished(row)
-        return _with_speedups(rows, job.baselines)
+                    ready = self._guarded(case, name, lambda: self._prepare(op, job, index))
+                    if isinstance(ready, Prepared) and not interleave:
+                        ready = self._guarded(case, name, lambda: self._finish(
+                            op, case, ready, measure(self.backend, ready.call, job.timing,
+                                                     ready.scope), job.timing))  # fmt: skip
+                    if isinstance(ready, Prepared):
+                        prepared.append((index, ready))
+                        continue
+                    rows[index] = ready
+                self.observer.finished(rows[index])
+            if prepared:
+                for index, row in self._interleaved(op, case, prepared, job.timing):
+                    rows[index] = row
+                    self.observer.finished(row)
+        return _with_speedups([r for r in rows if r is not None], job.baselines)
 
-    def _guarded(self, case: Case, name: str, body: Callable[[], ResultRow]) -> ResultRow:
+    def _interleaved(self, op: Op, case: Case, prepared: list[tuple[int, Prepared]],
+                     timing: TimingOptions) -> list[tuple[int, ResultRow]]:  # fmt: skip
+        """Time the prepared calls of one shape with their samples taken in turn."""
+        calls = [(p.call, p.scope) for _, p in prepared]
+        try:
+            measurements = measure_interleaved(self.backend, calls, timing)
+        except KernelCrash as exc:  # the context is gone: no row of this shape can finish
+            return [(i, _row(case, p.name, Status.CRASH, str(exc))) for i, p in prepared]
+        except Exception as exc:
+            error = f"{type(exc).__name__}: {exc}"
+            return [(i, _row(case, p.name, Status.ERROR, error)) for i, p in prepared]
+        return [
+            (i, self._guarded(case, p.name, lambda p=p, m=m: self._finish(op, case, p, m, timing)))
+            for (i, p), m in zip(prepared, measurements)
+        ]  # type: ignore[misc]
+
+    def _guarded(self, case: Case, name: str, body: Callable[[], Any]) -> Any:
+        """body(), or the row its exception stands for."""
         try:
             return body()
         except KernelCrash as exc:
@@ -121,8 +169,17 @@ class Runner:
             raise loaded
         return loaded
 
-    def _variant(self, op: Op, case: Case, variant: KernelVariant, timing: TimingOptions,
-                 seed: int) -> ResultRow:  # fmt: skip
+    def _prepare(self, op: Op, job: CaseJob, index: int) -> Prepared | ResultRow:
+        """Everything before timing; a row instead when the variant cannot go on."""
+        case = job.case
+        if index < len(job.variants):
+            variant = job.variants[index]
+            return self._prepare_variant(op, case, variant, _seed(case, variant.name))
+        name = job.baselines[index - len(job.variants)]
+        return self._prepare_baseline(op, case, name, _seed(case, name))
+
+    def _prepare_variant(self, op: Op, case: Case, variant: KernelVariant,
+                         seed: int) -> Prepared | ResultRow:  # fmt: skip
         reason = op.unmet(variant, case.shape)
         if reason:
             return _row(case, variant.name, Status.N_A, reason)
@@ -160,16 +217,12 @@ class Runner:
         if not first.ok:
             return _row(case, variant.name, Status.FAIL, first.describe(),
                         max_abs_err=first.max_abs_err, tolerance=first.tolerance, **resources)  # fmt: skip
-        measurement = measure(self.backend, call, timing, lambda: _ranges(variant.name, case))
-        self.backend.synchronize()
-        again = check_output(xp, out, ref, tol)
-        if not again.ok:
-            return _row(case, variant.name, Status.FAIL, "after timing: " + again.describe(),
-                        max_abs_err=again.max_abs_err, tolerance=again.tolerance, **resources)  # fmt: skip
-        return self._timed_row(op, case, variant.name, measurement, first, resources, timing)
+        return Prepared(
+            variant.name, call, lambda: _ranges(variant.name, case), first,
+            recheck=lambda: check_output(xp, out, ref, tol), resources=resources,
+        )  # fmt: skip
 
-    def _baseline(self, op: Op, case: Case, name: str, timing: TimingOptions,
-                  seed: int) -> ResultRow:  # fmt: skip
+    def _prepare_baseline(self, op: Op, case: Case, name: str, seed: int) -> Prepared | ResultRow:
         xp = self.backend.xp
         inputs = op.make_inputs(xp, case.shape, seed)
         ref, tol = op.reference(xp, inputs)
@@ -187,10 +240,20 @@ class Runner:
             return _row(case, name, Status.FAIL, first.describe(),
                         max_abs_err=first.max_abs_err, tolerance=first.tolerance,
                         is_baseline=True)  # fmt: skip
-        measurement = measure(self.backend, call, timing, lambda: _ranges(name, case))
-        return dataclasses.replace(
-            self._timed_row(op, case, name, measurement, first, {}, timing), is_baseline=True
-        )
+        return Prepared(name, call, lambda: _ranges(name, case), first, is_baseline=True)
+
+    def _finish(self, op: Op, case: Case, p: Prepared, measurement: Measurement,
+                timing: TimingOptions) -> ResultRow:  # fmt: skip
+        """The row of a timed call, after checking the last timed output again."""
+        self.backend.synchronize()
+        if p.recheck is not None:
+            again = p.recheck()
+            if not again.ok:
+                return _row(case, p.name, Status.FAIL, "after timing: " + again.describe(),
+                            max_abs_err=again.max_abs_err, tolerance=again.tolerance,
+                            **p.resources)  # fmt: skip
+        row = self._timed_row(op, case, p.name, measurement, p.first, p.resources, timing)
+        return dataclasses.replace(row, is_baseline=p.is_baseline)
 
     def _timed_row(self, op: Op, case: Case, name: str, m: Any, check: Any,
                    resources: dict[str, Any], timing: TimingOptions) -> ResultRow:  # fmt: skip

@@ -91,10 +91,12 @@ class TimingOptions:
     min_time_s: float = 0.2  # GPU time the samples must add up to, at least
     max_time_s: float = 10.0  # stop sampling after this much GPU time, whatever the count
     batch_below_us: float = 50.0  # shorter launches are timed in batches, longer ones singly
+    interleave: bool = False  # sample the variants of a shape in turn (A B A B ...)
     batch_target_us: float = 2000.0  # a batch of short launches lasts about this long
 
     @property
     def mode(self) -> str:
+        """The L2 mode; runs in different modes are not compared."""
         return "cold" if self.cold else "hot"
 
 

@@ -139,3 +139,10 @@ def test_ctrl_c_keeps_finished_rows_marked_incomplete(tmp_path, monkeypatch):
     assert doc["meta"]["complete"] is False
     assert [r["variant"] for r in doc["rows"]] == ["atomic", "float4", "naive", "shared"]
     assert all(r["status"] == "OK" for r in doc["rows"])
+
+
+def test_interleave_flag_reaches_the_table_and_the_file(tmp_path):
+    result = run("run", "reduce", "-s", "8x8", "--interleave", *QUICK, "-o", str(tmp_path / "r.json"))
+    assert result.exit_code == 0 and "interleaved" in result.stdout
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert doc["meta"]["timing"]["interleave"] is True and "--interleave" in doc["meta"]["command"]

@@ -159,3 +159,48 @@ def test_sanity_notes_flag_cache_resident_and_impossible_rows():
     assert "above the DRAM peak" in sanity_notes(9000.0, 4 << 30, FAKE_DEVICE, cold)
     rows = Runner(FakeBackend()).run_job(job((8, 129), variant("float4", "reduce_sum_float4")))
     assert all("fits in L2" in r.notes for r in rows)
+
+
+def interleave_job(shape, *variants, **timing):
+    options = TimingOptions(warmup=1, min_samples=3, min_time_s=0.0, max_time_s=1.0,
+                            interleave=True, **timing)  # fmt: skip
+    return CaseJob(Case("reduce", shape), tuple(variants), (), options)
+
+
+def test_interleaved_samples_alternate_and_rows_match_sequential():
+    backend = FakeBackend(kernels={"a": store_sum, "b": store_sum, "drop": drop_tail})
+    rows = Runner(backend).run_job(interleave_job((8, 129), variant("a"), variant("drop"),
+                                                  variant("b")))
+    assert [(r.variant, r.status) for r in rows] == [
+        ("a", Status.OK), ("drop", Status.FAIL), ("b", Status.OK)]
+    assert all(r.samples == 3 for r in rows if r.status is Status.OK)
+    # after each one's validation, warm-up and pilot launches: samples taken in turn
+    assert backend.launched[-6:] == ["a", "b", "a", "b", "a", "b"]
+    sequential = FakeBackend(kernels={"a": store_sum, "b": store_sum})
+    Runner(sequential).run_job(job((8, 129), variant("a"), variant("b"), baselines=()))
+    assert sequential.launched[-3:] == ["b", "b", "b"]
+
+
+def test_interleaved_crash_marks_every_timed_row():
+    calls = {"n": 0}
+
+    def crash_later(grid, block, x, out, *rest):
+        calls["n"] += 1
+        if calls["n"] > 3:  # the validation and warm-up pass, a later launch crashes
+            raise KernelCrash("cudaErrorLaunchFailure")
+        store_sum(grid, block, x, out)
+
+    backend = FakeBackend(kernels={"ok": store_sum, "late": crash_later})
+    rows = Runner(backend).run_job(interleave_job((8, 8), variant("ok"), variant("late")))
+    assert [r.status for r in rows] == [Status.CRASH, Status.CRASH]
+    assert all("cudaErrorLaunchFailure" in r.error for r in rows)
+
+
+def test_interleave_falls_back_to_sequential_when_memory_is_short():
+    from cudabench.ops.reduce import OP
+
+    backend = FakeBackend(kernels={"a": store_sum, "b": store_sum},
+                          free_bytes=OP.device_bytes((8, 8)) + 1)  # one at a time fits
+    rows = Runner(backend).run_job(interleave_job((8, 8), variant("a"), variant("b")))
+    assert [r.status for r in rows] == [Status.OK, Status.OK]
+    assert backend.launched[-3:] == ["b", "b", "b"]

@@ -68,19 +68,19 @@ def _command_line(ctx: typer.Context) -> str:
         flag = max(param.opts, key=len)
         if param.is_flag and value is True:
             words.append(flag)
-        elif param.name == "cold":
-            words.append("--cold" if value else "--hot")
+        elif param.name in ("cold", "interleave"):
+            words.append(param.opts[0].split("/")[0 if value else 1])
         else:
             for item in value if isinstance(value, (list, tuple)) else [value]:
                 words += [flag, str(item)]
     return shlex.join(words)
 
 
-def _timing(base: TimingOptions, cold: bool | None, min_samples: int | None,
-            min_time: float | None, max_time: float | None,
+def _timing(base: TimingOptions, cold: bool | None, interleave: bool | None,
+            min_samples: int | None, min_time: float | None, max_time: float | None,
             warmup: int | None) -> TimingOptions:  # fmt: skip
-    changes = {"cold": cold, "min_samples": min_samples, "min_time_s": min_time,
-               "max_time_s": max_time, "warmup": warmup}  # fmt: skip
+    changes = {"cold": cold, "interleave": interleave, "min_samples": min_samples,
+               "min_time_s": min_time, "max_time_s": max_time, "warmup": warmup}  # fmt: skip
     return dataclasses.replace(base, **{k: v for k, v in changes.items() if v is not None})
 
 
@@ -98,6 +98,9 @@ def run_command(
         "--cold/--hot", help="Cold: flush L2 (a memset of 2x its size) before every sample. "
         "Default hot: launches under 50 us timed back to back in CUDA-graph batches, longer "
         "ones singly, isolated.")] = None,
+    interleave: Annotated[Optional[bool], typer.Option(
+        "--interleave/--no-interleave", help="Sample the variants of a shape in turn "
+        "(A B A B ...) so clock and thermal drift fall on all alike.")] = None,
     min_samples: Annotated[Optional[int], typer.Option(
         min=1, help="Samples per row at least (default 10).")] = None,
     min_time: Annotated[Optional[float], typer.Option(
@@ -125,7 +128,7 @@ def run_command(
         shapes = tuple(parse_shape(s) for s in shape) if shape else None
     except (ConfigError, ShapeError) as exc:
         fail_usage(str(exc))
-    timing = _timing(config.timing, cold, min_samples, min_time, max_time, warmup)
+    timing = _timing(config.timing, cold, interleave, min_samples, min_time, max_time, warmup)
     plans: list[tuple[Benchmark, CaseJob]] = []
     problems: list[str] = []
     for bench in config.benchmarks:
