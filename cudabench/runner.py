@@ -110,25 +110,32 @@ class Runner:
             for index, name in enumerate(names):
                 self.observer.started(case, name)
                 if needed > free:
-                    rows[index] = _row(case, name, Status.SKIPPED,
-                                       f"needs {needed / 1e9:.2f} GB of GPU memory, "
-                                       f"{free / 1e9:.2f} GB free")  # fmt: skip
+                    outcome: ResultRow | Prepared = _row(
+                        case, name, Status.SKIPPED,
+                        f"needs {needed / 1e9:.2f} GB of GPU memory, {free / 1e9:.2f} GB free",
+                    )  # fmt: skip
                 else:
-                    ready = self._guarded(case, name, lambda: self._prepare(op, job, index))
-                    if isinstance(ready, Prepared) and not interleave:
-                        ready = self._guarded(case, name, lambda: self._finish(
-                            op, case, ready, measure(self.backend, ready.call, job.timing,
-                                                     ready.scope), job.timing))  # fmt: skip
-                    if isinstance(ready, Prepared):
-                        prepared.append((index, ready))
-                        continue
-                    rows[index] = ready
-                self.observer.finished(rows[index])
+                    outcome = self._run_one(op, job, index, name, time_now=not interleave)
+                if isinstance(outcome, Prepared):  # interleaved: timed with the others below
+                    prepared.append((index, outcome))
+                    continue
+                rows[index] = outcome
+                self.observer.finished(outcome)
             if prepared:
                 for index, row in self._interleaved(op, case, prepared, job.timing):
                     rows[index] = row
                     self.observer.finished(row)
         return _with_speedups([r for r in rows if r is not None], job.baselines)
+
+    def _run_one(self, op: Op, job: CaseJob, index: int, name: str,
+                 time_now: bool) -> ResultRow | Prepared:  # fmt: skip
+        """Prepare one variant or baseline, then (time_now) time it and build its row."""
+        ready = self._guarded(job.case, name, lambda: self._prepare(op, job, index))
+        if not isinstance(ready, Prepared) or not time_now:
+            return ready
+        return self._guarded(job.case, name, lambda: self._finish(
+            op, job.case, ready, measure(self.backend, ready.call, job.timing, ready.scope),
+            job.timing))  # fmt: skip
 
     def _interleaved(self, op: Op, case: Case, prepared: list[tuple[int, Prepared]],
                      timing: TimingOptions) -> list[tuple[int, ResultRow]]:  # fmt: skip
