@@ -88,3 +88,43 @@ def test_cold_mode_times_single_launches(tmp_path):
     assert result.exit_code == 0, result.output
     rows = json.loads(next(tmp_path.glob("*.json")).read_text())["rows"]
     assert all(r["method"] == "single" and r["batch"] == 1 for r in rows)
+
+
+CANDIDATE = """\
+// cudabench:
+//   variant: candidate
+//   entry: candidate
+//   block: 256
+//   grid: segments
+//   requires: {{max_cols: 1024}}
+//   about: test kernel for compare ({what})
+#include "common/reduce.cuh"
+
+extern "C" __global__ void __launch_bounds__(256)
+candidate(const float* __restrict__ x, float* __restrict__ out, float* partials,
+          unsigned* counters, long long rows, long long cols, int group, int chunks) {{
+  cb::reduce_short_rows<true>(x, out, rows, cols);
+{extra}}}
+"""
+
+
+def test_compare_finds_a_planted_slower_variant(tmp_path):
+    runs = {}
+    for name, extra in (("fast", ""), ("slow", "  cb::reduce_short_rows<false>(x, out, rows, cols);"
+                                               "  // a second pass over memory\n")):
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "candidate.cu").write_text(CANDIDATE.format(what=name, extra=extra))
+        runs[name] = tmp_path / f"{name}.json"
+        result = CliRunner().invoke(app, [
+            "run", "reduce", "-s", "442368x128", "-v", "candidate", "--kernels", str(folder),
+            "--min-samples", "20", "-o", str(runs[name])])  # fmt: skip
+        assert result.exit_code == 0, result.output
+    result = CliRunner().invoke(app, ["compare", str(runs["fast"]), str(runs["slow"]), "--json",
+                                      "--fail-on-regression"])  # fmt: skip
+    assert result.exit_code == 1
+    verdicts = {r["variant"]: r for r in json.loads(result.stdout)}
+    assert verdicts["candidate"]["verdict"] == "SLOWER"
+    assert verdicts["candidate"]["change"] > 0.5  # two passes over 226 MB instead of one
+    same = CliRunner().invoke(app, ["compare", str(runs["fast"]), str(runs["fast"]), "--json"])
+    assert {r["verdict"] for r in json.loads(same.stdout)} == {"SAME"}
