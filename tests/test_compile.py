@@ -43,16 +43,12 @@ def test_every_builtin_kernel_compiles(variant, arch, tmp_path, monkeypatch):
 
 
 @pytest.mark.nvcc
-def test_compile_error_names_file_and_line(kernel_dir, tmp_path, monkeypatch):
+@pytest.mark.parametrize("name, body, message", [
+    ("broken", 'extern "C" __global__ void broken() { int x = ; }\n', r"broken\.cu\(\d+\): error"),
+    ("absent", "__global__ void mangled() {}\n", r"entry point\(s\) \['absent'\].*extern \"C\""),
+])
+def test_compile_errors_say_where_and_why(kernel_dir, tmp_path, monkeypatch, name, body, message):
     monkeypatch.setenv("CUDABENCH_CACHE", str(tmp_path / "cache"))
-    path = write_kernel(kernel_dir, "broken", 'extern "C" __global__ void broken() { int x = ; }\n')
-    with pytest.raises(CompileError, match=r"broken\.cu\(\d+\): error"):
-        compile_variant(parse_header(path, "reduce"), "sm_90")
-
-
-@pytest.mark.nvcc
-def test_missing_entry_is_a_compile_error(kernel_dir, tmp_path, monkeypatch):
-    monkeypatch.setenv("CUDABENCH_CACHE", str(tmp_path / "cache"))
-    path = write_kernel(kernel_dir, "absent", '__global__ void mangled() {}\n')
-    with pytest.raises(CompileError, match=r"entry point\(s\) \['absent'\].*extern \"C\""):
+    path = write_kernel(kernel_dir, name, body)
+    with pytest.raises(CompileError, match=message):
         compile_variant(parse_header(path, "reduce"), "sm_90")
