@@ -151,11 +151,6 @@ def find_run(path: Path | None, index: int = -1) -> Path:
     return runs[index]
 
 
-def latest_two(folder: Path = RESULTS_DIR) -> tuple[Path, Path]:
-    """The two newest runs in a folder (A the older), by their timestamped names."""
-    return find_run(folder, -2), find_run(folder, -1)
-
-
 def load(path: Path) -> tuple[RunMeta, list[ResultRow]]:
     return read_results(find_run(path))
 

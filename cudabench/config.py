@@ -1,4 +1,4 @@
-"""YAML configs -> BenchConfig -> Cases.
+"""YAML configs -> BenchConfig (the CLI turns its benchmarks into Cases).
 
 A config names one op or several, their shapes, optionally which variants, and timing:
 
@@ -24,7 +24,7 @@ from typing import Any
 import yaml
 
 from cudabench.shapes import ShapeError, parse_shape
-from cudabench.spec import Case, Shape, TimingOptions
+from cudabench.spec import Shape, TimingOptions
 
 BUILTIN_CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 _TOP_KEYS = {"op", "shapes", "variants", "timing", "benchmarks"}
@@ -51,9 +51,6 @@ class BenchConfig:
     benchmarks: tuple[Benchmark, ...]
     timing: TimingOptions
     source: str
-
-    def cases(self, benchmark: Benchmark, dtype: str = "float32") -> list[Case]:
-        return [Case(op=benchmark.op, shape=s, dtype=dtype) for s in benchmark.shapes]
 
 
 class _Lines(dict):

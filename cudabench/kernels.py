@@ -143,10 +143,7 @@ def discover(op: str, roots: Iterable[Path]) -> tuple[list[KernelVariant], list[
     problems: list[str] = []
     for root in roots:
         folder = root / op if (root / op).is_dir() else root
-        if folder != root and not folder.is_dir():
-            continue
-        files = sorted(folder.glob("*.cu")) if folder.is_dir() else []
-        for path in files:
+        for path in sorted(folder.glob("*.cu")):
             try:
                 variant = parse_header(path, op)
             except KernelHeaderError as exc:

@@ -46,14 +46,16 @@ def now_utc() -> str:
     return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
 
 
+def row_record(row: ResultRow) -> dict[str, Any]:
+    """A row as plain JSON-ready values (the status as its text)."""
+    record = dataclasses.asdict(row)
+    record["status"] = row.status.value
+    return record
+
+
 def rows_frame(rows: Iterable[ResultRow]) -> pd.DataFrame:
     """One row per ResultRow; the raw samples stay in the JSON file only."""
-    records = []
-    for row in rows:
-        record = dataclasses.asdict(row)
-        record["status"] = row.status.value
-        record.pop("samples_us")
-        records.append(record)
+    records = [{k: v for k, v in row_record(row).items() if k != "samples_us"} for row in rows]
     columns = [f.name for f in dataclasses.fields(ResultRow) if f.name != "samples_us"]
     return pd.DataFrame.from_records(records, columns=columns)
 
@@ -110,12 +112,7 @@ def write_results(stem: Path, meta: RunMeta, rows: list[ResultRow]) -> tuple[Pat
 
 
 def results_document(meta: RunMeta, rows: list[ResultRow]) -> dict[str, Any]:
-    records = []
-    for row in rows:
-        record = dataclasses.asdict(row)
-        record["status"] = row.status.value
-        records.append(record)
-    return {"meta": meta_dict(meta), "rows": records}
+    return {"meta": meta_dict(meta), "rows": [row_record(row) for row in rows]}
 
 
 def read_results(path: Path) -> tuple[RunMeta, list[ResultRow]]:
