@@ -3,8 +3,8 @@
     ncu --nvtx --nvtx-include "cudabench@reduce/float4/442368x128/" ...
 
 profiles exactly that variant at that shape. Range names never contain `/` (ncu reads it as
-nesting). Without a profiler attached a range costs well under a microsecond. If the `nvtx`
-package is missing the ranges are no-ops.
+nesting), `:` or `"` (they delimit the ranges in ncu's CSV). Without a profiler attached a
+range costs well under a microsecond. If the `nvtx` package is missing the ranges are no-ops.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ except ImportError:  # pragma: no cover - nvtx is a declared dependency
 @contextlib.contextmanager
 def nvtx_range(name: str) -> Iterator[None]:
     """A push/pop range named `name` in the cudabench domain."""
-    if "/" in name:
-        raise ValueError(f"NVTX range name {name!r} must not contain '/'")
+    if "/" in name or ":" in name or '"' in name:
+        raise ValueError(f"NVTX range name {name!r} must not contain '/', ':' or '\"'")
     if _nvtx is None:
         yield
         return

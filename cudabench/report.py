@@ -80,6 +80,47 @@ def results_table(rows: list[ResultRow], meta: RunMeta, op_label: str) -> Table:
     return table
 
 
+def profile_table(rows: list[ResultRow], meta: RunMeta, op_label: str) -> Table:
+    """cudabench's time beside Nsight Compute's metrics, one line per row."""
+    table = Table(
+        title=f"{title(meta, op_label)} | Nsight Compute, one launch a row, clocks not locked",
+        title_justify="left", header_style="bold",
+    )  # fmt: skip
+    for name in ["shape", "variant", "status", "time µs", "ncu µs", "Δ", "DRAM %", "mem %",
+                 "SM %", "occ %", "regs", "smem B", "DRAM rd MB", "wr MB", "bound"]:  # fmt: skip
+        table.add_column(name, justify="left" if name in ("shape", "variant", "status", "bound")
+                         else "right")  # fmt: skip
+    previous = None
+    for row in rows:
+        if previous is not None and (row.op, row.shape) != previous:
+            table.add_section()
+        shape = row.shape if (row.op, row.shape) != previous else ""
+        previous = (row.op, row.shape)
+        status = Text(row.status.value, style=_STATUS_STYLE[row.status])
+        if row.error and row.status is not Status.OK:
+            status.append(f" {_short(row.error, 40)}", style="dim")
+        if row.notes:
+            status.append(f" ⚠ {_short(row.notes, 40)}", style="yellow")
+        n = row.ncu
+        if n is None:
+            table.add_row(shape, row.variant, status, _num(row.time_us, ",.1f"))
+            continue
+        diff = ""
+        if row.time_us and n.duration_us:
+            diff = f"{100 * (row.time_us / n.duration_us - 1):+.0f}%"
+        occupancy = ""
+        if n.achieved_occupancy_pct is not None:
+            occupancy = f"{n.achieved_occupancy_pct:.0f}/{_num(n.theoretical_occupancy_pct, '.0f')}"
+        mb = lambda b: _num(None if b is None else b / 1e6, ",.1f")  # noqa: E731
+        table.add_row(
+            shape, row.variant, status, _num(row.time_us, ",.1f"), _num(n.duration_us, ",.1f"),
+            diff, _num(n.dram_pct, ".1f"), _num(n.memory_pct, ".1f"), _num(n.sm_pct, ".1f"),
+            occupancy, _num(n.registers, "d"), _num(n.shared_mem_bytes, ",d"),
+            mb(n.dram_read_bytes), mb(n.dram_write_bytes), n.bound,
+        )  # fmt: skip
+    return table
+
+
 def _short(error: str, limit: int = 70) -> str:
     first = error.strip().splitlines()[0] if error.strip() else ""
     return first if len(first) <= limit else first[: limit - 1] + "…"
@@ -110,10 +151,14 @@ def compare_table(pairs: list[Any], meta_a: RunMeta, meta_b: RunMeta, threshold:
         f"threshold {100 * threshold:g}%, noise = 3 standard errors",
         title_justify="left", header_style="bold",
     )  # fmt: skip
+    profiled = any(p.a and p.b and p.a.ncu and p.b.ncu for p in pairs)
     for name, justify in [("op", "left"), ("shape", "left"), ("variant", "left"),
                           ("A µs", "right"), ("B µs", "right"), ("A/B", "right"),
                           ("change", "right"), ("±noise", "right"), ("verdict", "left")]:  # fmt: skip
         table.add_column(name, justify=justify)  # type: ignore[arg-type]
+    if profiled:  # both runs went through `cudabench profile`: ncu's view of the change
+        for name in ("ncu A µs", "ncu B µs", "ncu change", "DRAM % A→B", "bound A→B"):
+            table.add_column(name, justify="right")
     for pair in pairs:
         op, variant, shape, _ = pair.key
         a_text = _cell(pair.a)
@@ -121,13 +166,26 @@ def compare_table(pairs: list[Any], meta_a: RunMeta, meta_b: RunMeta, threshold:
         verdict = pair.verdict.value
         if pair.verdict.value == "STATUS":
             verdict = f"{pair.a.status.value} -> {pair.b.status.value}"
-        table.add_row(
+        cells = [
             op, shape, variant, a_text, b_text, _num(pair.ratio, ".3f"),
             "" if pair.change is None else f"{100 * pair.change:+.1f}%",
             "" if pair.noise is None else f"{100 * pair.noise:.1f}%",
             Text(verdict, style=_VERDICT_STYLE[pair.verdict.value]),
-        )  # fmt: skip
+        ]  # fmt: skip
+        if profiled:
+            cells += _ncu_cells(pair.a.ncu if pair.a else None, pair.b.ncu if pair.b else None)
+        table.add_row(*cells)
     return table
+
+
+def _ncu_cells(a: Any, b: Any) -> list[str]:
+    """ncu's duration, DRAM throughput and bound hint, A and B (ProfileMetrics or None)."""
+    if a is None or b is None:
+        return [_num(a and a.duration_us, ",.1f"), _num(b and b.duration_us, ",.1f"), "", "", ""]
+    change = f"{100 * (b.duration_us / a.duration_us - 1):+.1f}%" if a.duration_us else ""
+    dram = f"{_num(a.dram_pct, '.0f')}→{_num(b.dram_pct, '.0f')}"
+    bound = a.bound if a.bound == b.bound else f"{a.bound}→{b.bound}"
+    return [_num(a.duration_us, ",.1f"), _num(b.duration_us, ",.1f"), change, dram, bound]
 
 
 def _cell(row: ResultRow | None) -> str:

@@ -20,7 +20,7 @@ from typing import Any
 
 import pandas as pd
 
-from cudabench.spec import DeviceInfo, ResultRow, RunMeta, Status, TimingOptions
+from cudabench.spec import DeviceInfo, ProfileMetrics, ResultRow, RunMeta, Status, TimingOptions
 
 FORMAT_VERSION = 1
 RESULTS_DIR = Path("results")
@@ -53,11 +53,26 @@ def row_record(row: ResultRow) -> dict[str, Any]:
     return record
 
 
+NCU_COLUMNS = [f"ncu_{f.name}" for f in dataclasses.fields(ProfileMetrics)]
+
+
+def _flat(row: ResultRow) -> dict[str, Any]:
+    """A CSV record: the raw samples stay in the JSON file only, ncu's metrics become
+    `ncu_*` columns."""
+    record = {k: v for k, v in row_record(row).items() if k not in ("samples_us", "ncu")}
+    for name in NCU_COLUMNS:
+        value = getattr(row.ncu, name[4:]) if row.ncu else None
+        record[name] = (json.dumps(value) if value else None) if isinstance(value, dict) else value
+    return record
+
+
 def rows_frame(rows: Iterable[ResultRow]) -> pd.DataFrame:
-    """One row per ResultRow; the raw samples stay in the JSON file only."""
-    records = [{k: v for k, v in row_record(row).items() if k != "samples_us"} for row in rows]
-    columns = [f.name for f in dataclasses.fields(ResultRow) if f.name != "samples_us"]
-    return pd.DataFrame.from_records(records, columns=columns)
+    """One row per ResultRow; the `ncu_*` columns only when some row was profiled."""
+    rows = list(rows)
+    columns = [f.name for f in dataclasses.fields(ResultRow) if f.name not in ("samples_us", "ncu")]
+    if any(row.ncu for row in rows):
+        columns += NCU_COLUMNS
+    return pd.DataFrame.from_records([_flat(row) for row in rows], columns=columns)
 
 
 def meta_dict(meta: RunMeta) -> dict[str, Any]:
@@ -130,6 +145,8 @@ def read_results(path: Path) -> tuple[RunMeta, list[ResultRow]]:
         for raw in doc["rows"]:
             raw["status"] = Status(raw["status"])
             raw["samples_us"] = tuple(raw.get("samples_us", ()))
+            if raw.get("ncu") is not None:
+                raw["ncu"] = ProfileMetrics(**raw["ncu"])
             rows.append(ResultRow(**raw))
     except FileNotFoundError as exc:
         raise ResultsError(f"{json_path}: no such results file") from exc

@@ -14,6 +14,10 @@ NVTX: the range cudabench@<op>/<variant>/<shape>/ holds, in order, the validatio
 warm-up launches, the pilot launch and the timed launches (batch x samples) of that variant,
 and nothing else: inputs, reference and checks run outside it.
 
+Profile mode (`Runner(..., profile=True)`, what `cudabench profile` runs under ncu): nothing
+is timed; validation and warm-up run outside the ranges, and each range holds exactly one call
+of its variant (all of a multi-kernel variant's launches, once), checked again after.
+
 Everything a case needs travels in `CaseJob` (plain, picklable records), so a later worker
 process can run one job with `run_job` and send back its rows.
 """
@@ -89,8 +93,10 @@ def _row(case: Case, name: str, status: Status, error: str = "", **fields: Any) 
 class Runner:
     """Runs jobs on one backend, caching each variant's compiled and loaded module."""
 
-    def __init__(self, backend: Backend, observer: Observer | None = None) -> None:
+    def __init__(self, backend: Backend, observer: Observer | None = None,
+                 profile: bool = False) -> None:  # fmt: skip
         self.backend = backend
+        self.profile = profile
         self.device: DeviceInfo = backend.device_info()
         self.observer = observer or _Silent()
         self._loaded: dict[tuple[str, str], Loaded | CompileError] = {}
@@ -101,7 +107,7 @@ class Runner:
         names = [v.name for v in job.variants] + list(job.baselines)
         needed = op.device_bytes(case.shape)
         free = self.backend.free_bytes()
-        interleave = job.timing.interleave and len(names) > 1
+        interleave = job.timing.interleave and len(names) > 1 and not self.profile
         if interleave and needed * len(names) > free:  # every variant's data at once
             interleave = False
         rows: list[ResultRow | None] = [None] * len(names)
@@ -133,6 +139,8 @@ class Runner:
         ready = self._guarded(job.case, name, lambda: self._prepare(op, job, index))
         if not isinstance(ready, Prepared) or not time_now:
             return ready
+        if self.profile:
+            return self._guarded(job.case, name, lambda: self._profiled(op, job, ready))
         return self._guarded(job.case, name, lambda: self._finish(
             op, job.case, ready, measure(self.backend, ready.call, job.timing, ready.scope),
             job.timing))  # fmt: skip
@@ -217,7 +225,7 @@ class Runner:
 
         resources = {"registers": loaded.registers, "spill_bytes": loaded.spill_bytes}
         self.backend.fill_bytes(out, NAN_POISON_BYTE)
-        with _ranges(variant.name, case):
+        with self._validation_scope(variant.name, case):
             self.backend.run(call)
             self.backend.synchronize()
         first = check_output(xp, out, ref, tol)
@@ -239,7 +247,7 @@ class Runner:
         def call() -> None:
             result[0] = library_call(inputs)
 
-        with _ranges(name, case):
+        with self._validation_scope(name, case):
             self.backend.run(call)
             self.backend.synchronize()
         first = check_output(xp, result[0], ref, tol)
@@ -248,6 +256,28 @@ class Runner:
                         max_abs_err=first.max_abs_err, tolerance=first.tolerance,
                         is_baseline=True)  # fmt: skip
         return Prepared(name, call, lambda: _ranges(name, case), first, is_baseline=True)
+
+    def _validation_scope(self, name: str, case: Case) -> contextlib.AbstractContextManager[None]:
+        """Validation runs inside the variant's ranges, except in profile mode."""
+        return contextlib.nullcontext() if self.profile else _ranges(name, case)
+
+    def _profiled(self, op: Op, job: CaseJob, p: Prepared) -> ResultRow:
+        """Profile mode: warm-up outside the ranges, then exactly one call inside them."""
+        for _ in range(job.timing.warmup):
+            self.backend.run(p.call)
+        self.backend.synchronize()
+        with p.scope():
+            self.backend.run(p.call)
+            self.backend.synchronize()
+        check = p.recheck() if p.recheck is not None else p.first
+        if not check.ok:
+            return _row(job.case, p.name, Status.FAIL, "profiled call: " + check.describe(),
+                        max_abs_err=check.max_abs_err, tolerance=check.tolerance, **p.resources)  # fmt: skip
+        return _row(
+            job.case, p.name, Status.OK, max_abs_err=check.max_abs_err,
+            tolerance=check.tolerance, samples=1, batch=1, method="ncu",
+            bytes_moved=op.bytes_moved(job.case.shape), is_baseline=p.is_baseline, **p.resources,
+        )  # fmt: skip
 
     def _finish(self, op: Op, case: Case, p: Prepared, measurement: Measurement,
                 timing: TimingOptions) -> ResultRow:  # fmt: skip

@@ -128,6 +128,27 @@ class Measurement:
 
 
 @dataclass(frozen=True)
+class ProfileMetrics:
+    """What Nsight Compute measured for one (case, variant): its NVTX range's kernels, summed
+    (times, bytes) or duration-weighted (percentages), from `cudabench profile`."""
+
+    kernels: int  # launches ncu profiled in the range (a multi-kernel call: all of them)
+    duration_us: float  # gpu__time_duration.sum, summed over the kernels
+    dram_pct: float | None = None  # DRAM throughput, % of its peak
+    memory_pct: float | None = None  # the busiest memory unit (L1, L2, DRAM), % of peak
+    sm_pct: float | None = None  # SM throughput, % of peak
+    achieved_occupancy_pct: float | None = None
+    theoretical_occupancy_pct: float | None = None
+    registers: int | None = None  # per thread (the largest of the kernels)
+    shared_mem_bytes: int | None = None  # per block, static + dynamic (the largest)
+    dram_read_bytes: float | None = None
+    dram_write_bytes: float | None = None
+    sm_clock_ghz: float | None = None  # the SM clock ncu saw (clock control off)
+    bound: str = ""  # "memory", "compute" or "latency": a hint from the throughputs
+    extra: dict[str, float] = field(default_factory=dict)  # metrics asked with --metrics
+
+
+@dataclass(frozen=True)
 class ResultRow:
     """One flat row per (case, variant), whatever happened to it."""
 
@@ -153,6 +174,7 @@ class ResultRow:
     bytes_moved: int | None = None
     is_baseline: bool = False
     notes: str = ""  # sanity warnings about the figures ("cache-resident: ...")
+    ncu: ProfileMetrics | None = None  # Nsight Compute's view of the row (`cudabench profile`)
     samples_us: tuple[float, ...] = field(default=(), repr=False)
 
 

@@ -128,3 +128,46 @@ def test_compare_finds_a_planted_slower_variant(tmp_path):
     assert verdicts["candidate"]["change"] > 0.5  # two passes over 226 MB instead of one
     same = CliRunner().invoke(app, ["compare", str(runs["fast"]), str(runs["fast"]), "--json"])
     assert {r["verdict"] for r in json.loads(same.stdout)} == {"SAME"}
+
+
+def test_interleaved_run_times_every_variant(tmp_path):
+    out = tmp_path / "inter.json"
+    result = CliRunner().invoke(app, [
+        "run", "reduce", "-s", "442368x128", "-v", "float4", "-v", "shuffle", "--interleave",
+        *QUICK, "-o", str(out)])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    doc = json.loads(out.read_text())
+    assert doc["meta"]["timing"]["interleave"] is True
+    rows = {r["variant"]: r for r in doc["rows"]}
+    assert set(rows) == {"float4", "shuffle", "cupy"}
+    assert all(r["status"] == "OK" and r["time_us"] > 0 for r in rows.values())
+    assert rows["float4"]["time_us"] < rows["cupy"]["time_us"]
+
+
+def test_profile_profiles_one_launch_per_variant_and_counts_dram_bytes(tmp_path):
+    import subprocess
+    import sys
+
+    from cudabench.ncu import NcuError, find_ncu, import_command, parse_raw_csv
+
+    try:
+        ncu = find_ncu()
+    except NcuError as exc:
+        pytest.skip(str(exc))
+    proc = subprocess.run([sys.executable, "-m", "cudabench", "profile", "reduce", "--shape",
+                           "442368x128", "--no-time", "-o", str(tmp_path)],
+                          capture_output=True, text=True)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    (report,) = tmp_path.glob("*.ncu-rep")
+    kernels = parse_raw_csv(subprocess.run(import_command(ncu, report), capture_output=True,
+                                           text=True, check=True).stdout)  # fmt: skip
+    rows = json.loads(next(tmp_path.glob("*.json")).read_text())["rows"]
+    names = [r["variant"] for r in rows]
+    assert sorted(names) == ["atomic", "cupy", "float4", "naive", "shared", "shuffle"]
+    # exactly one launch per (variant, shape), each in its own range, nothing else profiled
+    assert len(kernels) == len(rows)
+    assert sorted(k.ranges[1] for k in kernels) == sorted(names)
+    assert all(r["ncu"]["kernels"] == 1 for r in rows)
+    float4 = next(r for r in rows if r["variant"] == "float4")
+    input_bytes = 442368 * 128 * 4  # 226 MB, read once
+    assert abs(float4["ncu"]["dram_read_bytes"] / input_bytes - 1) < 0.05

@@ -148,6 +148,48 @@ def test_nvtx_ranges_hold_the_variants_launches_and_nothing_else(monkeypatch):
     assert seen["check"] == {("reduce",)}
 
 
+def test_profile_mode_puts_exactly_one_call_in_each_range(monkeypatch):
+    import contextlib
+
+    import cudabench.runner as runner_module
+
+    path: list[str] = []
+    launches: list[tuple[str, ...]] = []
+
+    @contextlib.contextmanager
+    def fake_range(name):
+        path.append(name)
+        yield
+        path.pop()
+
+    class Recording(FakeBackend):
+        def launch(self, function, grid, block, args):
+            launches.append(tuple(path))
+            super().launch(function, grid, block, args)
+
+    monkeypatch.setattr(runner_module, "nvtx_range", fake_range)
+    timing = TimingOptions(warmup=3)
+    rows = Runner(Recording(), profile=True).run_job(CaseJob(
+        Case("reduce", (8, 129)), (variant("float4", "reduce_sum_float4"),), (), timing))
+    (row,) = rows
+    assert row.status is Status.OK and row.method == "ncu" and row.time_us is None
+    inside = [p for p in launches if len(p) == 3]
+    assert inside == [("reduce", "float4", "8x129")]  # one call in its range
+    assert len(launches) == 1 + 3 + 1  # validation and warm-up outside it
+
+
+def test_profile_mode_fails_a_wrong_profiled_call():
+    calls = {"n": 0}
+
+    def right_then_wrong(grid, block, x, out, *rest):
+        calls["n"] += 1
+        (store_sum if calls["n"] == 1 else drop_tail)(grid, block, x, out)
+
+    backend = FakeBackend(kernels={"k": right_then_wrong})
+    (row,) = Runner(backend, profile=True).run_job(job((4, 64), variant("k"), baselines=()))
+    assert row.status is Status.FAIL and row.error.startswith("profiled call:")
+
+
 def test_sanity_notes_flag_cache_resident_and_impossible_rows():
     from cudabench.backends.fake import FAKE_DEVICE
     from cudabench.runner import sanity_notes

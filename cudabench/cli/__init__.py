@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import typer
 
-from cudabench.cli import check_cmd, compare_cmd, list_cmd, report_cmd, run_cmd
+from cudabench.cli import check_cmd, compare_cmd, list_cmd, profile_cmd, report_cmd, run_cmd
 
 app = typer.Typer(
     name="cudabench",
@@ -25,6 +25,7 @@ app = typer.Typer(
 app.command("list")(list_cmd.list_command)
 app.command("check")(check_cmd.check_command)
 app.command("run")(run_cmd.run_command)
+app.command("profile")(profile_cmd.profile_command_cli)
 app.command("compare")(compare_cmd.compare_command)
 app.command("report")(report_cmd.report_command)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Annotated, Optional
@@ -84,6 +85,8 @@ def compare_command(
             "a_status": p.a.status.value if p.a else None,
             "b_status": p.b.status.value if p.b else None,
             "change": p.change, "noise": p.noise, "verdict": p.verdict.value,
+            "a_ncu": dataclasses.asdict(p.a.ncu) if p.a and p.a.ncu else None,
+            "b_ncu": dataclasses.asdict(p.b.ncu) if p.b and p.b.ncu else None,
         } for p in pairs]))  # fmt: skip
     else:
         err.print(f"A: {path_a}\nB: {path_b}", soft_wrap=True, markup=False)

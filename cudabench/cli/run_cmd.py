@@ -4,84 +4,18 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import shlex
-
-
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from cudabench import __version__
-from cudabench.backends import open_backend
-from cudabench.backends.base import BackendUnavailable
-from cudabench.cli.common import KERNELS_OPTION_HELP, err, fail_usage, out, select, variants_for
-from cudabench.compile import nvcc_version
-from cudabench.config import BenchConfig, Benchmark, ConfigError, builtin_config, load_config
-from cudabench.nvtx import ncu_filter
-from cudabench.ops import UnknownName, get_op
-from cudabench.report import failure_summary, results_table
-from cudabench.results import (
-    ResultsError, check_writable, git_sha, now_utc, result_stem, results_document, write_results,
+from cudabench.cli.common import KERNELS_OPTION_HELP, err, out
+from cudabench.cli.sweep import (
+    command_line, exit_with_summary, open_gpu, plan, results_stem, run_jobs, run_meta,
 )  # fmt: skip
-from cudabench.runner import CaseJob, Runner
-from cudabench.shapes import ShapeError, parse_shape
-from cudabench.spec import Case, ResultRow, RunMeta, TimingOptions
-
-SUMMARY_LINES = 20
-
-
-def _config_for(target: str, shapes: list[str] | None) -> BenchConfig:
-    """A config file, or an op name with --shape (default: configs/<op>.yaml's shapes)."""
-    path = Path(target)
-    if target.endswith((".yaml", ".yml")) or path.is_file():
-        config = load_config(path)
-    else:
-        try:
-            op = get_op(target)
-        except UnknownName as exc:
-            fail_usage(str(exc))
-        if shapes:
-            return BenchConfig((Benchmark(op.name, ()),), TimingOptions(), "command line")
-        default = builtin_config(op.name)
-        if not default.is_file():
-            fail_usage(f"no --shape given and no {default} for {op.name!r}")
-        config = load_config(default)
-        config = dataclasses.replace(
-            config, benchmarks=tuple(b for b in config.benchmarks if b.op == op.name)
-        )
-    return config
-
-
-def _command_line(ctx: typer.Context) -> str:
-    """The command as the user could type it again (rebuilt from the parsed options, so it
-    reads the same whether run as `cudabench`, `python -m cudabench` or from a test)."""
-    words = ["cudabench", "run"]
-    for param in ctx.command.params:
-        value = ctx.params.get(param.name)
-        if value is None or value is False or value == param.default or value == []:
-            continue
-        if param.param_type_name == "argument":
-            words.append(str(value))
-            continue
-        flag = max(param.opts, key=len)
-        if param.is_flag and value is True:
-            words.append(flag)
-        elif param.name in ("cold", "interleave"):
-            words.append(param.opts[0].split("/")[0 if value else 1])
-        else:
-            for item in value if isinstance(value, (list, tuple)) else [value]:
-                words += [flag, str(item)]
-    return shlex.join(words)
-
-
-def _timing(base: TimingOptions, cold: bool | None, interleave: bool | None,
-            min_samples: int | None, min_time: float | None, max_time: float | None,
-            warmup: int | None) -> TimingOptions:  # fmt: skip
-    changes = {"cold": cold, "interleave": interleave, "min_samples": min_samples,
-               "min_time_s": min_time, "max_time_s": max_time, "warmup": warmup}  # fmt: skip
-    return dataclasses.replace(base, **{k: v for k, v in changes.items() if v is not None})
+from cudabench.nvtx import ncu_filter
+from cudabench.report import results_table
+from cudabench.results import now_utc, results_document, write_results
 
 
 def run_command(
@@ -115,6 +49,9 @@ def run_command(
     as_json: Annotated[bool, typer.Option(
         "--json", help="Print the results as JSON on stdout (the table goes to stderr).")] = False,
     device: Annotated[int, typer.Option(min=0, help="CUDA device index.")] = 0,
+    profile_mode: Annotated[bool, typer.Option(
+        "--profile-mode", hidden=True, help="What `cudabench profile` runs under ncu: no "
+        "timing, one call per variant and shape inside its NVTX range.")] = False,
 ) -> None:
     """Validate and time every variant of an op (and its library baseline) over shapes.
 
@@ -123,111 +60,31 @@ def run_command(
     1 some row failed (FAIL, COMPILE_ERROR, CRASH, ERROR), 2 bad usage, 130 interrupted
     (the results file keeps the finished rows).
     """
-    try:
-        config = _config_for(target, shape)
-        shapes = tuple(parse_shape(s) for s in shape) if shape else None
-    except (ConfigError, ShapeError) as exc:
-        fail_usage(str(exc))
-    timing = _timing(config.timing, cold, interleave, min_samples, min_time, max_time, warmup)
-    plans: list[tuple[Benchmark, CaseJob]] = []
-    problems: list[str] = []
-    for bench in config.benchmarks:
-        try:
-            op = get_op(bench.op)
-        except UnknownName as exc:
-            fail_usage(f"{config.source}: {exc}")
-        found, bad = variants_for(op.name, kernels)
-        problems += bad
-        chosen, baselines = select(found, list(variant or bench.variants), list(op.baselines()))
-        for s in shapes or bench.shapes:
-            try:
-                op.check_shape(s)
-            except ValueError as exc:
-                fail_usage(f"shape {'x'.join(map(str, s))}: {exc}")
-            case = Case(op=op.name, shape=s)
-            plans.append((bench, CaseJob(case, tuple(chosen), tuple(baselines), timing)))
-    for problem in problems:
+    work = plan(target, shape, variant, kernels, cold=cold, interleave=interleave,
+                min_samples=min_samples, min_time_s=min_time, max_time_s=max_time,
+                warmup=warmup)  # fmt: skip
+    for problem in work.problems:
         err.print(f"[red]error:[/] {problem}", soft_wrap=True)
-
-    try:
-        backend = open_backend(device=device)
-    except BackendUnavailable as exc:
-        fail_usage(str(exc))
-    info = backend.device_info()
-    for _, job in plans:
-        need = get_op(job.case.op).device_bytes(job.case.shape)
-        if need > info.total_memory_bytes:
-            fail_usage(f"shape {job.case.shape_text} needs {need / 1e9:.1f} GB of GPU memory; "
-                       f"{info.name} has {info.total_memory_bytes / 1e9:.1f} GB")  # fmt: skip
-    op_label = "+".join(dict.fromkeys(job.case.op for _, job in plans))
+    backend = open_gpu(device, work.jobs)
     started = now_utc()
-    stem = result_stem(output, op_label, started)
-    try:
-        check_writable(stem)
-    except ResultsError as exc:
-        fail_usage(str(exc))
-    versions = backend.versions()
-    meta = RunMeta(
-        device=info, timing_mode=timing.mode, command=_command_line(ctx),
-        started=started, cudabench_version=__version__,
-        cupy_version=versions.get("cupy", ""), nvcc_version=nvcc_version(),
-        git_sha=git_sha(), timing=timing, complete=False,
-    )  # fmt: skip
-
-    rows: list[ResultRow] = []  # finished cases, speedups filled in
-    pending: list[ResultRow] = []  # rows of the case under way
-    total = sum(len(job.variants) + len(job.baselines) for _, job in plans)
-    progress = Progress(
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        console=err, transient=True,
-    )  # fmt: skip
-    try:
-        with progress:
-            task = progress.add_task("starting", total=total)
-
-            class Observer:
-                def started(self, case: Case, name: str) -> None:
-                    progress.update(task, description=f"{case.op} {case.shape_text} {name}")
-
-                def finished(self, row: ResultRow) -> None:
-                    progress.advance(task)
-                    pending.append(row)
-                    write_results(stem, meta, rows + pending)  # every row saved as it ends
-
-            runner = Runner(backend, Observer())
-            for _, job in plans:
-                rows += runner.run_job(job)
-                pending.clear()
-                write_results(stem, meta, rows)
-    except KeyboardInterrupt:
-        saved = rows + pending
-        write_results(stem, meta, saved)  # complete: false
-        err.print(f"interrupted: {len(saved)} finished rows kept in {stem.with_suffix('.json')} "
-                  "(marked incomplete)", soft_wrap=True, markup=False)  # fmt: skip
-        raise typer.Exit(130) from None
+    stem = results_stem(output, work.op_label, started)
+    meta = run_meta(backend, work.timing, command_line(ctx), started)
+    rows = run_jobs(work, backend, stem, meta, profile=profile_mode)
     meta = dataclasses.replace(meta, complete=True)
     csv_path, json_path = write_results(stem, meta, rows)
 
-    table = results_table(rows, meta, op_label)
+    table = results_table(rows, meta, work.op_label)
     (err if as_json else out).print(table)
     if as_json:
         out.print_json(json.dumps(results_document(meta, rows)))
-    failed = failure_summary(rows)
-    console = err
-    console.print(f"results: {csv_path}  {json_path}", soft_wrap=True)
-    if plans:
-        job = plans[0][1]
-        if job.variants:
-            console.print(
-                "profile one case: ncu --nvtx --nvtx-include "
-                f"\"{ncu_filter(job.case.op, job.variants[0].name, job.case.shape_text)}\" "
-                "-c 1 --clock-control none " + meta.command, soft_wrap=True, markup=False,
-            )  # fmt: skip
-    if failed or problems:
-        console.print(f"[bold red]{len(failed) + len(problems)} failed:[/]")
-        lines = problems + failed
-        for line in lines[:SUMMARY_LINES]:
-            console.print(f"  {line}", soft_wrap=True, markup=False)
-        if len(lines) > SUMMARY_LINES:
-            console.print(f"  ... and {len(lines) - SUMMARY_LINES} more (see the results file)")
-        raise typer.Exit(1)
+    err.print(f"results: {csv_path}  {json_path}", soft_wrap=True)
+    first = next((job for job in work.jobs if job.variants), None)
+    if first and not profile_mode:
+        err.print(
+            "profile it: cudabench profile "
+            f"{target} --shape {first.case.shape_text} --variant {first.variants[0].name}"
+            f"   (or by hand: ncu --nvtx --nvtx-include "
+            f"\"{ncu_filter(first.case.op, first.variants[0].name, first.case.shape_text)}\" "
+            f"-c 1 --clock-control none {meta.command})", soft_wrap=True, markup=False,
+        )  # fmt: skip
+    exit_with_summary(rows, work.problems)

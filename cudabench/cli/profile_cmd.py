@@ -1,0 +1,207 @@
+"""`cudabench profile`: run the asked cases under Nsight Compute, one launch each, and table
+ncu's metrics beside cudabench's own time.
+
+Steps: plan the cases as `run` does; run `ncu ... python -m cudabench run ... --profile-mode`
+(ncu.profile_command); read the report's raw page back (ncu.parse_raw_csv) and join its
+kernels to the rows by NVTX range; time the same cases normally (unless --no-time); write
+the results files (rows with their `ncu` metrics) and the report `<stem>.ncu-rep` side by side.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from cudabench.cli.common import KERNELS_OPTION_HELP, err, fail_usage, out
+from cudabench.cli.sweep import (
+    Plan, command_line, exit_with_summary, open_gpu, plan, results_stem, run_jobs, run_meta,
+)  # fmt: skip
+from cudabench.ncu import (
+    NcuError, find_ncu, import_command, metrics_by_case, ncu_messages, parse_raw_csv,
+    profile_command,
+)  # fmt: skip
+from cudabench.report import profile_table
+from cudabench.results import ResultsError, now_utc, read_results, write_results
+from cudabench.spec import ProfileMetrics, ResultRow, Status
+
+NO_KERNELS = "No kernels were profiled"
+
+
+def _child_command(ctx: typer.Context, work: Plan, rows_path: Path, device: int,
+                   warmup: int) -> list[str]:  # fmt: skip
+    """cudabench itself in profile mode, on exactly the planned cases."""
+    command = [sys.executable, "-m", "cudabench", "run", ctx.params["target"]]
+    for shape in dict.fromkeys(job.case.shape_text for job in work.jobs):
+        command += ["--shape", shape]
+    for name in ctx.params.get("variant") or []:
+        command += ["--variant", name]
+    for folder in ctx.params.get("kernels") or []:
+        command += ["--kernels", str(folder)]
+    return command + ["--device", str(device), "--warmup", str(warmup), "--profile-mode",
+                      "--output", str(rows_path)]  # fmt: skip
+
+
+def _cases(work: Plan) -> list[tuple[str, str, str]]:
+    return [
+        (job.case.op, name, job.case.shape_text)
+        for job in work.jobs for name in [*(v.name for v in job.variants), *job.baselines]
+    ]  # fmt: skip
+
+
+def _run_ncu(command: list[str], report: Path) -> None:
+    """Run ncu; exit 1 with its own message if it fails or profiles nothing."""
+    with err.status(f"profiling under ncu ({len(command)} arguments) ..."):
+        try:
+            proc = subprocess.run(command, capture_output=True, text=True)
+        except OSError as exc:
+            fail_usage(f"cannot start {command[0]}: {exc.strerror}")
+    output = proc.stdout + proc.stderr
+    messages = ncu_messages(output)
+    # the exit status is cudabench's own (1 when a row failed; the rows say which)
+    refused = any(m.startswith("==ERROR==") for m in messages)
+    if refused or not report.exists() or NO_KERNELS in output:
+        lines = messages or output.strip().splitlines()[-10:] or [f"exit status {proc.returncode}"]
+        err.print(f"[bold red]error:[/] ncu did not profile the cases (exit status "
+                  f"{proc.returncode}):", soft_wrap=True)  # fmt: skip
+        for line in lines:
+            err.print(f"  {line}", markup=False, soft_wrap=True)
+        raise typer.Exit(1)
+
+
+def _read_report(ncu: str, report: Path, extra: list[str]) -> dict[tuple[str, str, str], ProfileMetrics]:
+    proc = subprocess.run(import_command(ncu, report), capture_output=True, text=True)
+    if proc.returncode != 0:
+        err.print(f"[bold red]error:[/] ncu could not read {report}: "
+                  f"{' '.join(ncu_messages(proc.stdout + proc.stderr)) or proc.stderr.strip()}",
+                  soft_wrap=True)  # fmt: skip
+        raise typer.Exit(1)
+    try:
+        return metrics_by_case(parse_raw_csv(proc.stdout, extra), extra)
+    except NcuError as exc:
+        err.print(f"[bold red]error:[/] {exc}", soft_wrap=True)
+        raise typer.Exit(1) from None
+
+
+def _join(rows: list[ResultRow], metrics: dict[tuple[str, str, str], ProfileMetrics],
+          launches: dict[str, int]) -> list[ResultRow]:  # fmt: skip
+    """Each row with its range's metrics; a note where ncu saw no kernel, or an unexpected
+    number of them (a variant's header says how many launches a call makes)."""
+    joined = []
+    for row in rows:
+        found = metrics.get((row.op, row.variant, row.shape))
+        note = ""
+        if found is None and row.status is Status.OK:
+            note = "ncu profiled no kernel in this row's range"
+        elif found and row.variant in launches and found.kernels != launches[row.variant]:
+            note = f"ncu saw {found.kernels} kernels, the variant launches {launches[row.variant]}"
+        notes = "; ".join(n for n in (row.notes, note) if n)
+        joined.append(dataclasses.replace(row, ncu=found, notes=notes))
+    return joined
+
+
+def profile_command_cli(
+    ctx: typer.Context,
+    target: Annotated[str, typer.Argument(
+        help="An op name (e.g. reduce) or a YAML config file.")],
+    shape: Annotated[Optional[list[str]], typer.Option(
+        "--shape", "-s", help="Shape such as 442368x128 or 2^30; repeatable. "
+        "Default: the shapes in configs/<op>.yaml.")] = None,
+    variant: Annotated[Optional[list[str]], typer.Option(
+        "--variant", "-v", help="Only these variants (repeatable); baselines always run.")] = None,
+    kernels: Annotated[Optional[list[Path]], typer.Option(help=KERNELS_OPTION_HELP)] = None,
+    section_set: Annotated[Optional[str], typer.Option(
+        "--set", help="ncu section set to collect as well (e.g. full, detailed); the report "
+        "keeps it for `ncu-ui`.")] = None,
+    section: Annotated[Optional[list[str]], typer.Option(
+        help="ncu section to collect as well (e.g. MemoryWorkloadAnalysis); repeatable.")] = None,
+    metrics: Annotated[Optional[str], typer.Option(
+        help="Extra ncu metrics, comma-separated; kept in the results under ncu.extra.")] = None,
+    cold: Annotated[bool, typer.Option(
+        "--cold/--hot", help="Cold (default): ncu flushes the caches before each kernel "
+        "(--cache-control all) and cudabench's own timing flushes L2 before each sample. "
+        "Hot: neither.")] = True,
+    time_it: Annotated[bool, typer.Option(
+        "--time/--no-time", help="Also time the cases normally, to show cudabench's time "
+        "beside ncu's.")] = True,
+    warmup: Annotated[int, typer.Option(
+        min=0, help="Launches before the profiled one, outside its range.")] = 1,
+    ncu: Annotated[Optional[str], typer.Option(
+        "--ncu", help="The ncu executable (default: ncu on PATH or in the CUDA toolkit).")] = None,
+    print_command: Annotated[bool, typer.Option(
+        "--print-command", help="Print the ncu command line (to run by hand) and exit.")] = False,
+    output: Annotated[Optional[Path], typer.Option(
+        "--output", "-o", help="Folder for the result files and report, or a file stem "
+        "(default results/<timestamp>_<op>.csv/.json/.ncu-rep).")] = None,
+    device: Annotated[int, typer.Option(min=0, help="CUDA device index.")] = 0,
+) -> None:
+    """Profile exactly the asked cases with Nsight Compute, one launch each, and show its
+    metrics (duration, DRAM / memory / SM throughput, occupancy, registers, shared memory,
+    DRAM bytes, a bound-by hint) beside cudabench's own time.
+
+    Examples: `cudabench profile reduce --shape 442368x128`, `cudabench profile reduce
+    --shape 2^30 --variant shuffle --set full`, `... --print-command`. ncu runs with
+    --clock-control none: the GPU's own clocks, as cudabench times. Exit status: 0, 1 if ncu
+    failed or a row failed, 2 bad usage.
+    """
+    extra = [m.strip() for m in (metrics or "").split(",") if m.strip()]
+    work = plan(target, shape, variant, kernels, cold=cold)
+    for problem in work.problems:
+        err.print(f"[red]error:[/] {problem}", soft_wrap=True)
+    started = now_utc()
+    try:
+        ncu_path = find_ncu(ncu)
+    except NcuError as exc:
+        if not print_command:
+            fail_usage(str(exc))
+        ncu_path = ncu or "ncu"
+    stem = results_stem(output, work.op_label, started)
+    report = stem.with_suffix(".ncu-rep")
+    scratch = Path(tempfile.gettempdir()) / f"cudabench-profile-{stem.name}"
+    child = _child_command(ctx, work, scratch / "profiled.json", device, warmup)
+    command = profile_command(
+        ncu_path, _cases(work), report, child, cold=cold, section_set=section_set,
+        sections=section or [], metrics=extra,
+    )  # fmt: skip
+    if print_command:
+        out.print(shlex.join(command), markup=False, soft_wrap=True)
+        return
+
+    cases = _cases(work)
+    err.print(f"ncu: {len(cases)} cases, one launch each; --clock-control none (the GPU's own "
+              f"clocks, as cudabench times), --cache-control {'all' if cold else 'none'} "
+              f"({'caches flushed before each kernel' if cold else 'hot caches'})",
+              soft_wrap=True, markup=False)  # fmt: skip
+    report.unlink(missing_ok=True)
+    _run_ncu(command, report)
+    metrics_found = _read_report(ncu_path, report, extra)
+    try:
+        child_meta, child_rows = read_results(scratch / "profiled.json")
+    except ResultsError as exc:
+        err.print(f"[bold red]error:[/] the profiled run left no results: {exc}", soft_wrap=True)
+        raise typer.Exit(1) from None
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+    if time_it:
+        backend = open_gpu(device, work.jobs)
+        meta = run_meta(backend, work.timing, command_line(ctx), started)
+        rows = run_jobs(work, backend, stem, meta)
+    else:
+        meta = dataclasses.replace(child_meta, command=command_line(ctx), started=started)
+        rows = child_rows
+    launches = {v.name: len(v.launches) for job in work.jobs for v in job.variants}
+    rows = _join(rows, metrics_found, launches)
+    meta = dataclasses.replace(meta, complete=True)
+    csv_path, json_path = write_results(stem, meta, rows)
+    out.print(profile_table(rows, meta, work.op_label))
+    err.print(f"results: {csv_path}  {json_path}\nncu report: {report} (open with ncu-ui, or "
+              f"ncu --import {report} --page details)", soft_wrap=True, markup=False)  # fmt: skip
+    exit_with_summary(rows, work.problems)

@@ -1,0 +1,209 @@
+"""What `run` and `profile` share: turning a target and flags into jobs, opening the GPU,
+running the jobs with a progress bar while saving every finished row, and the closing summary.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from cudabench import __version__
+from cudabench.backends import open_backend
+from cudabench.backends.base import Backend, BackendUnavailable
+from cudabench.cli.common import err, fail_usage, select, variants_for
+from cudabench.compile import nvcc_version
+from cudabench.config import BenchConfig, Benchmark, ConfigError, builtin_config, load_config
+from cudabench.ops import UnknownName, get_op
+from cudabench.report import failure_summary
+from cudabench.results import (
+    ResultsError, check_writable, git_sha, now_utc, result_stem, write_results,
+)  # fmt: skip
+from cudabench.runner import CaseJob, Runner
+from cudabench.shapes import ShapeError, parse_shape
+from cudabench.spec import Case, ResultRow, RunMeta, TimingOptions
+
+SUMMARY_LINES = 20
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The jobs of one command, and the kernel files that could not be loaded."""
+
+    jobs: list[CaseJob]
+    problems: list[str]
+    timing: TimingOptions
+
+    @property
+    def op_label(self) -> str:
+        return "+".join(dict.fromkeys(job.case.op for job in self.jobs))
+
+    @property
+    def rows_expected(self) -> int:
+        return sum(len(job.variants) + len(job.baselines) for job in self.jobs)
+
+
+def _config_for(target: str, shapes: list[str] | None) -> BenchConfig:
+    """A config file, or an op name with --shape (default: configs/<op>.yaml's shapes)."""
+    path = Path(target)
+    if target.endswith((".yaml", ".yml")) or path.is_file():
+        config = load_config(path)
+    else:
+        try:
+            op = get_op(target)
+        except UnknownName as exc:
+            fail_usage(str(exc))
+        if shapes:
+            return BenchConfig((Benchmark(op.name, ()),), TimingOptions(), "command line")
+        default = builtin_config(op.name)
+        if not default.is_file():
+            fail_usage(f"no --shape given and no {default} for {op.name!r}")
+        config = load_config(default)
+        config = dataclasses.replace(
+            config, benchmarks=tuple(b for b in config.benchmarks if b.op == op.name)
+        )
+    return config
+
+
+def command_line(ctx: typer.Context, hidden: tuple[str, ...] = ()) -> str:
+    """The command as the user could type it again (rebuilt from the parsed options, so it
+    reads the same whether run as `cudabench`, `python -m cudabench` or from a test)."""
+    words = ["cudabench", ctx.command.name or ""]
+    for param in ctx.command.params:
+        value = ctx.params.get(param.name)
+        if param.name in hidden or value is None or value == param.default or value == []:
+            continue
+        if param.param_type_name == "argument":
+            words.append(str(value))
+            continue
+        flag = max(param.opts, key=len)
+        if isinstance(value, bool) and param.secondary_opts:  # --cold/--hot
+            words.append(param.opts[0] if value else param.secondary_opts[0])
+        elif isinstance(value, bool):
+            words += [flag] if value else []
+        else:
+            for item in value if isinstance(value, (list, tuple)) else [value]:
+                words += [flag, str(item)]
+    return shlex.join(words)
+
+
+def plan(target: str, shapes: list[str] | None, variants: list[str] | None,
+         kernels: list[Path] | None, **timing: object) -> Plan:  # fmt: skip
+    """Jobs for a target (op name or config file); `timing` overrides the config's options
+    (None keeps them). Bad usage exits 2 with one line."""
+    try:
+        config = _config_for(target, shapes)
+        parsed = tuple(parse_shape(s) for s in shapes) if shapes else None
+    except (ConfigError, ShapeError) as exc:
+        fail_usage(str(exc))
+    options = dataclasses.replace(
+        config.timing, **{k: v for k, v in timing.items() if v is not None}
+    )  # type: ignore[arg-type]
+    jobs: list[CaseJob] = []
+    problems: list[str] = []
+    for bench in config.benchmarks:
+        try:
+            op = get_op(bench.op)
+        except UnknownName as exc:
+            fail_usage(f"{config.source}: {exc}")
+        found, bad = variants_for(op.name, kernels)
+        problems += bad
+        chosen, baselines = select(found, list(variants or bench.variants), list(op.baselines()))
+        for shape in parsed or bench.shapes:
+            try:
+                op.check_shape(shape)
+            except ValueError as exc:
+                fail_usage(f"shape {'x'.join(map(str, shape))}: {exc}")
+            case = Case(op=op.name, shape=shape)
+            jobs.append(CaseJob(case, tuple(chosen), tuple(baselines), options))
+    return Plan(jobs, problems, options)
+
+
+def open_gpu(device: int, jobs: list[CaseJob]) -> Backend:
+    """The GPU backend; exit 2 if there is none or a shape cannot fit in its memory."""
+    try:
+        backend = open_backend(device=device)
+    except BackendUnavailable as exc:
+        fail_usage(str(exc))
+    info = backend.device_info()
+    for job in jobs:
+        need = get_op(job.case.op).device_bytes(job.case.shape)
+        if need > info.total_memory_bytes:
+            fail_usage(f"shape {job.case.shape_text} needs {need / 1e9:.1f} GB of GPU memory; "
+                       f"{info.name} has {info.total_memory_bytes / 1e9:.1f} GB")  # fmt: skip
+    return backend
+
+
+def results_stem(output: Path | None, op_label: str, started: str) -> Path:
+    """Where the run's files go; exit 2 if that folder cannot be written."""
+    stem = result_stem(output, op_label, started)
+    try:
+        check_writable(stem)
+    except ResultsError as exc:
+        fail_usage(str(exc))
+    return stem
+
+
+def run_meta(backend: Backend, timing: TimingOptions, command: str, started: str) -> RunMeta:
+    """The run's metadata, marked incomplete until the last row is in."""
+    versions = backend.versions()
+    return RunMeta(
+        device=backend.device_info(), timing_mode=timing.mode, command=command,
+        started=started, cudabench_version=__version__,
+        cupy_version=versions.get("cupy", ""), nvcc_version=nvcc_version(),
+        git_sha=git_sha(), timing=timing, complete=False,
+    )  # fmt: skip
+
+
+def run_jobs(plan_: Plan, backend: Backend, stem: Path, meta: RunMeta,
+             profile: bool = False) -> list[ResultRow]:  # fmt: skip
+    """Run every job with a progress bar, rewriting the results files after every row.
+    Ctrl-C keeps the finished rows (marked incomplete) and exits 130."""
+    rows: list[ResultRow] = []  # finished cases, speedups filled in
+    pending: list[ResultRow] = []  # rows of the case under way
+    progress = Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        console=err, transient=True,
+    )  # fmt: skip
+    try:
+        with progress:
+            task = progress.add_task("starting", total=plan_.rows_expected)
+
+            class Observer:
+                def started(self, case: Case, name: str) -> None:
+                    progress.update(task, description=f"{case.op} {case.shape_text} {name}")
+
+                def finished(self, row: ResultRow) -> None:
+                    progress.advance(task)
+                    pending.append(row)
+                    write_results(stem, meta, rows + pending)  # every row saved as it ends
+
+            runner = Runner(backend, Observer(), profile=profile)
+            for job in plan_.jobs:
+                rows += runner.run_job(job)
+                pending.clear()
+                write_results(stem, meta, rows)
+    except KeyboardInterrupt:
+        saved = rows + pending
+        write_results(stem, meta, saved)  # complete: false
+        err.print(f"interrupted: {len(saved)} finished rows kept in {stem.with_suffix('.json')} "
+                  "(marked incomplete)", soft_wrap=True, markup=False)  # fmt: skip
+        raise typer.Exit(130) from None
+    return rows
+
+
+def exit_with_summary(rows: list[ResultRow], problems: list[str]) -> None:
+    """Name the failed rows and kernel files and exit 1, if there are any."""
+    failed = failure_summary(rows)
+    if failed or problems:
+        err.print(f"[bold red]{len(failed) + len(problems)} failed:[/]")
+        lines = problems + failed
+        for line in lines[:SUMMARY_LINES]:
+            err.print(f"  {line}", soft_wrap=True, markup=False)
+        if len(lines) > SUMMARY_LINES:
+            err.print(f"  ... and {len(lines) - SUMMARY_LINES} more (see the results file)")
+        raise typer.Exit(1)

@@ -1,0 +1,131 @@
+"""`cudabench profile` end to end without a GPU: the fake backend runs the kernels and
+tests/fake_ncu.py stands in for Nsight Compute (it runs the profiled child and writes a raw
+CSV page built from a real one)."""
+
+import json
+import os
+import stat
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from cudabench.cli import app
+
+runner = CliRunner()
+FAKE_NCU = Path(__file__).parent / "fake_ncu.py"
+QUICK = ["--min-samples", "2", "--min-time", "0", "--max-time", "0.01", "--warmup", "0"]
+
+
+@pytest.fixture
+def ncu(tmp_path: Path) -> str:
+    script = tmp_path / "bin" / "ncu"
+    script.parent.mkdir()
+    script.write_text(f"#!/bin/sh\nexec {sys.executable} {FAKE_NCU} \"$@\"\n")
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    return str(script)
+
+
+def profile(*args: str, mode: str = ""):
+    env = {"CUDABENCH_BACKEND": "fake", "FAKE_NCU": mode,
+           "PYTHONPATH": os.pathsep.join([str(Path.cwd()), os.environ.get("PYTHONPATH", "")])}
+    return runner.invoke(app, ["profile", *args], env=env)
+
+
+def rows_of(folder: Path) -> list[dict]:
+    (path,) = folder.glob("*.json")
+    return json.loads(path.read_text())["rows"]
+
+
+def test_profile_joins_ncu_metrics_to_timed_rows(ncu, tmp_path):
+    out = tmp_path / "res"
+    result = profile("reduce", "-s", "64x129", "-v", "float4", "-v", "shuffle", "--ncu", ncu,
+                     "-o", str(out))
+    assert result.exit_code == 0, result.output
+    rows = rows_of(out)
+    assert [r["variant"] for r in rows] == ["float4", "shuffle", "cupy"]
+    for row in rows:
+        assert row["status"] == "OK" and row["time_us"] > 0  # timed by cudabench as well
+        assert row["ncu"]["duration_us"] > 0 and row["ncu"]["bound"] == "memory"
+    assert [r["ncu"]["kernels"] for r in rows] == [1, 1, 2]  # the baseline makes two
+    assert not rows[0]["notes"]
+    assert len(list(out.glob("*.ncu-rep"))) == 1 and len(list(out.glob("*.csv"))) == 1
+    csv_text = next(out.glob("*.csv")).read_text()
+    assert "ncu_duration_us" in csv_text.splitlines()[0]
+    assert "ncu µs" in result.stdout and "--clock-control none" in result.stderr
+
+
+def test_no_time_takes_the_profiled_rows(ncu, tmp_path):
+    result = profile("reduce", "-s", "3x5", "-v", "atomic", "--no-time", "--ncu", ncu,
+                     "-o", str(tmp_path))
+    assert result.exit_code == 0, result.output
+    rows = rows_of(tmp_path)
+    assert all(r["method"] == "ncu" and r["time_us"] is None for r in rows)
+    assert all(r["ncu"]["kernels"] >= 1 for r in rows)
+
+
+def test_a_failing_variant_is_a_row_and_exit_1(ncu, tmp_path, kernel_dir):
+    from conftest import write_kernel
+
+    write_kernel(kernel_dir, "mine", "")  # the fake backend has no such kernel: COMPILE_ERROR
+    result = profile("reduce", "-s", "8x64", "-v", "mine", "-v", "float4", "--kernels",
+                     str(kernel_dir), "--ncu", ncu, "-o", str(tmp_path / "r"))
+    assert result.exit_code == 1, result.output
+    rows = {r["variant"]: r for r in rows_of(tmp_path / "r")}
+    assert rows["mine"]["status"] == "COMPILE_ERROR" and rows["mine"]["ncu"] is None
+    assert rows["float4"]["status"] == "OK" and rows["float4"]["ncu"]["kernels"] == 1
+    assert "mine: COMPILE_ERROR" in result.stderr
+
+
+def test_ncu_refusing_gives_its_message_and_exit_1(ncu, tmp_path):
+    result = profile("reduce", "-s", "3x5", "--ncu", ncu, "-o", str(tmp_path), mode="refuse")
+    assert result.exit_code == 1
+    assert "ERR_NVGPUCTRPERM" in result.stderr and "Traceback" not in result.output
+
+
+def test_nothing_profiled_is_an_error(ncu, tmp_path):
+    result = profile("reduce", "-s", "3x5", "--ncu", ncu, "-o", str(tmp_path), mode="none")
+    assert result.exit_code == 1
+    assert "No kernels were profiled" in result.stderr
+
+
+def test_missing_ncu_is_one_line_and_exit_2(tmp_path):
+    result = profile("reduce", "-s", "3x5", "--ncu", str(tmp_path / "nope"))
+    assert result.exit_code == 2 and "--ncu" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_print_command(tmp_path):
+    result = profile("reduce", "-s", "442368x128", "-v", "float4", "--set", "full",
+                     "--section", "SpeedOfLight", "--metrics", "l1tex__t_bytes.sum",
+                     "--ncu", sys.executable, "--print-command", "-o", str(tmp_path))
+    assert result.exit_code == 0, result.output
+    text = result.stdout.replace("\n", " ")
+    assert text.count("--nvtx-include") == 2  # float4 and the cupy baseline
+    for part in ("cudabench@reduce/float4/442368x128/", "--clock-control none",
+                 "--cache-control all", "--set full", "--section SpeedOfLight",
+                 "l1tex__t_bytes.sum", "--profile-mode", "--variant float4", ".ncu-rep"):
+        assert part in text
+    assert not list(tmp_path.glob("*.json"))  # nothing was run
+
+
+def test_compare_diffs_ncu_metrics_of_two_profiled_runs(ncu, tmp_path):
+    for name in ("a", "b"):
+        result = profile("reduce", "-s", "64x129", "-v", "float4", "--ncu", ncu,
+                         "-o", str(tmp_path / name))
+        assert result.exit_code == 0, result.output
+    (a,), (b,) = (tmp_path / "a").glob("*.json"), (tmp_path / "b").glob("*.json")
+    env = {"COLUMNS": "250"}
+    shown = runner.invoke(app, ["compare", str(a), str(b)], env=env)
+    assert shown.exit_code == 0, shown.output
+    assert "ncu A µs" in shown.stdout and "DRAM % A→B" in shown.stdout
+    as_json = runner.invoke(app, ["compare", str(a), str(b), "--json"])
+    pairs = json.loads(as_json.stdout)
+    assert all(p["a_ncu"]["duration_us"] > 0 and p["b_ncu"]["kernels"] >= 1 for p in pairs)
+    plain = tmp_path / "plain.json"
+    ran = runner.invoke(app, ["run", "reduce", "-s", "64x129", "-v", "float4", "--cold", *QUICK,
+                              "-o", str(plain)], env={"CUDABENCH_BACKEND": "fake"})
+    assert ran.exit_code == 0, ran.output
+    mixed = runner.invoke(app, ["compare", str(plain), str(b)], env=env)
+    assert mixed.exit_code == 0 and "ncu A µs" not in mixed.stdout  # only one run profiled
