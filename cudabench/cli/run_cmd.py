@@ -29,7 +29,7 @@ def run_command(
         "--variant", "-v", help="Only these variants (repeatable); baselines always run.")] = None,
     kernels: Annotated[Optional[list[Path]], typer.Option(help=KERNELS_OPTION_HELP)] = None,
     cold: Annotated[Optional[bool], typer.Option(
-        "--cold/--hot", help="Cold: flush L2 (a memset of 2x its size) before every sample. "
+        "--cold/--hot", help="Cold: flush L2 (a kernel reads 2x its size) before every sample. "
         "Default hot: launches under 50 us timed back to back in CUDA-graph batches, longer "
         "ones singly, isolated.")] = None,
     interleave: Annotated[Optional[bool], typer.Option(
