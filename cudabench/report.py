@@ -14,7 +14,8 @@ from cudabench.spec import ResultRow, RunMeta, Status
 
 _STATUS_STYLE = {
     Status.OK: "green", Status.FAIL: "bold red", Status.COMPILE_ERROR: "bold red",
-    Status.CRASH: "bold red", Status.ERROR: "bold red", Status.N_A: "dim", Status.SKIPPED: "yellow",
+    Status.CRASH: "bold red", Status.TIMEOUT: "bold red", Status.ERROR: "bold red",
+    Status.N_A: "dim", Status.SKIPPED: "yellow",
 }  # fmt: skip
 
 

@@ -140,6 +140,7 @@ def read_results(path: Path) -> tuple[RunMeta, list[ResultRow]]:
                                if k != "dram_peak_gbps"})  # fmt: skip
         meta_raw.pop("format_version", None)
         timing = TimingOptions(**meta_raw.pop("timing"))
+        meta_raw["devices"] = tuple(meta_raw.get("devices", (0,)))
         meta = RunMeta(device=device, timing=timing, **meta_raw)
         rows = []
         for raw in doc["rows"]:
@@ -147,6 +148,9 @@ def read_results(path: Path) -> tuple[RunMeta, list[ResultRow]]:
             raw["samples_us"] = tuple(raw.get("samples_us", ()))
             if raw.get("ncu") is not None:
                 raw["ncu"] = ProfileMetrics(**raw["ncu"])
+            for name in ("sm_mhz", "mem_mhz"):
+                if raw.get(name) is not None:
+                    raw[name] = tuple(raw[name])
             rows.append(ResultRow(**raw))
     except FileNotFoundError as exc:
         raise ResultsError(f"{json_path}: no such results file") from exc

@@ -38,7 +38,7 @@ from cudabench.nvtx import nvtx_range
 from cudabench.ops import get_op
 from cudabench.ops.base import Check, Op, check_output
 from cudabench.spec import (
-    Case, DeviceInfo, KernelVariant, Measurement, ResultRow, Status, TimingOptions,
+    Case, Clocks, DeviceInfo, KernelVariant, Measurement, ResultRow, Status, TimingOptions,
 )
 
 NAN_POISON_BYTE = 0xFF  # 0xFFFFFFFF is a NaN in float32
@@ -100,6 +100,7 @@ class Runner:
         self.device: DeviceInfo = backend.device_info()
         self.observer = observer or _Silent()
         self._loaded: dict[tuple[str, str], Loaded | CompileError] = {}
+        self._floor: dict[str, float | None] = {}  # L2 mode -> launch floor, us
 
     def run_job(self, job: CaseJob) -> list[ResultRow]:
         op = get_op(job.case.op)
@@ -131,7 +132,7 @@ class Runner:
                 for index, row in self._interleaved(op, case, prepared, job.timing):
                     rows[index] = row
                     self.observer.finished(row)
-        return _with_speedups([r for r in rows if r is not None], job.baselines)
+        return with_speedups([r for r in rows if r is not None], job.baselines)
 
     def _run_one(self, op: Op, job: CaseJob, index: int, name: str,
                  time_now: bool) -> ResultRow | Prepared:  # fmt: skip
@@ -141,23 +142,32 @@ class Runner:
             return ready
         if self.profile:
             return self._guarded(job.case, name, lambda: self._profiled(op, job, ready))
-        return self._guarded(job.case, name, lambda: self._finish(
-            op, job.case, ready, measure(self.backend, ready.call, job.timing, ready.scope),
-            job.timing))  # fmt: skip
+
+        def timed() -> ResultRow:
+            before = self.backend.clocks()
+            measurement = measure(self.backend, ready.call, job.timing, ready.scope)
+            after = self.backend.clocks()
+            return _with_clocks(self._finish(op, job.case, ready, measurement, job.timing),
+                                before, after)  # fmt: skip
+
+        return self._guarded(job.case, name, timed)
 
     def _interleaved(self, op: Op, case: Case, prepared: list[tuple[int, Prepared]],
                      timing: TimingOptions) -> list[tuple[int, ResultRow]]:  # fmt: skip
         """Time the prepared calls of one shape with their samples taken in turn."""
         calls = [(p.call, p.scope) for _, p in prepared]
         try:
+            before = self.backend.clocks()
             measurements = measure_interleaved(self.backend, calls, timing)
+            after = self.backend.clocks()
         except KernelCrash as exc:  # the context is gone: no row of this shape can finish
             return [(i, _row(case, p.name, Status.CRASH, str(exc))) for i, p in prepared]
         except Exception as exc:
             error = f"{type(exc).__name__}: {exc}"
             return [(i, _row(case, p.name, Status.ERROR, error)) for i, p in prepared]
         return [
-            (i, self._guarded(case, p.name, lambda p=p, m=m: self._finish(op, case, p, m, timing)))
+            (i, _with_clocks(self._guarded(
+                case, p.name, lambda p=p, m=m: self._finish(op, case, p, m, timing)), before, after))
             for (i, p), m in zip(prepared, measurements)
         ]  # type: ignore[misc]
 
@@ -303,8 +313,22 @@ class Runner:
             samples=len(m.samples_ms), batch=m.batch, method=m.method,
             gbps=gbps, pct_peak=100.0 * gbps / self.device.dram_peak_gbps if gbps else None,
             bytes_moved=moved, samples_us=tuple(s * 1e3 for s in m.samples_ms),
-            notes=sanity_notes(gbps, moved, self.device, timing), **resources,
+            notes=sanity_notes(gbps, moved, self.device, timing, m.median_ms * 1e3,
+                               self._launch_floor_us(timing)),
+            **resources,
         )  # fmt: skip
+
+    def _launch_floor_us(self, timing: TimingOptions) -> float | None:
+        """The median time of an empty kernel, timed as the rows are (once per L2 mode)."""
+        if timing.mode not in self._floor:
+            quick = dataclasses.replace(timing, warmup=1, min_samples=5, min_time_s=0.001,
+                                        max_time_s=0.05, interleave=False)  # fmt: skip
+            try:
+                m = measure(self.backend, self.backend.empty_call(), quick, contextlib.nullcontext)
+                self._floor[timing.mode] = m.median_ms * 1e3
+            except Exception:  # the floor is a hint: without it, no hint
+                self._floor[timing.mode] = None
+        return self._floor[timing.mode]
 
 
 @contextlib.contextmanager
@@ -316,15 +340,35 @@ def _ranges(name: str, case: Case) -> Iterator[None]:
         yield
 
 
-def sanity_notes(gbps: float | None, moved: int, device: DeviceInfo,
-                 timing: TimingOptions) -> str:  # fmt: skip
+FLOOR_FACTOR = 2.0  # a time within this factor of the empty kernel's measures the launch
+
+
+def sanity_notes(gbps: float | None, moved: int, device: DeviceInfo, timing: TimingOptions,
+                 time_us: float | None = None, floor_us: float | None = None) -> str:  # fmt: skip
     """Warnings that the figures may not mean what they seem."""
     notes = []
     if gbps and gbps > device.dram_peak_gbps:
         notes.append("above the DRAM peak: cached, or bytes miscounted")
     elif not timing.cold and moved <= device.l2_bytes:
         notes.append("fits in L2: --cold would be honest")
+    if time_us is not None and floor_us and time_us < FLOOR_FACTOR * floor_us:
+        notes.append(f"within {FLOOR_FACTOR:g}x of the launch floor ({floor_us:.1f} us): "
+                     "mostly launch overhead")  # fmt: skip
     return "; ".join(notes)
+
+
+def _with_clocks(row: ResultRow, before: Clocks | None, after: Clocks | None) -> ResultRow:
+    """The clocks around a row's samples, and a note if the GPU throttled."""
+    if before is None or after is None or row.status is not Status.OK:
+        return row
+    reasons = tuple(dict.fromkeys(before.throttle + after.throttle))
+    notes = row.notes
+    if reasons:
+        notes = "; ".join(n for n in (notes, f"GPU throttled ({', '.join(reasons)})") if n)
+    return dataclasses.replace(
+        row, sm_mhz=(before.sm_mhz, after.sm_mhz), mem_mhz=(before.mem_mhz, after.mem_mhz),
+        throttle=", ".join(reasons), notes=notes,
+    )  # fmt: skip
 
 
 def _seed(case: Case, name: str) -> int:
@@ -332,7 +376,7 @@ def _seed(case: Case, name: str) -> int:
     return zlib.crc32(f"{case.seed}/{case.id}/{name}".encode())
 
 
-def _with_speedups(rows: list[ResultRow], baselines: tuple[str, ...]) -> list[ResultRow]:
+def with_speedups(rows: list[ResultRow], baselines: tuple[str, ...]) -> list[ResultRow]:
     """Speedup over the first baseline that timed OK (baseline time / row time)."""
     base = next((r for r in rows if r.variant in baselines and r.time_us), None)
     if base is None:

@@ -20,7 +20,8 @@ class Status(str, enum.Enum):
     OK = "OK"
     FAIL = "FAIL"  # ran, but the result disagrees with the float64 reference
     COMPILE_ERROR = "COMPILE_ERROR"  # nvcc rejected the file; its message is the row's error
-    CRASH = "CRASH"  # the launch raised a CUDA error
+    CRASH = "CRASH"  # the launch raised a CUDA error, or the worker process died
+    TIMEOUT = "TIMEOUT"  # the row ran past the time limit; its worker was killed
     N_A = "N/A"  # the variant's header says it cannot serve this shape
     SKIPPED = "SKIPPED"  # not run (e.g. the shape does not fit in GPU memory)
     ERROR = "ERROR"  # anything else that went wrong around the kernel (a bug to report)
@@ -28,7 +29,8 @@ class Status(str, enum.Enum):
     @property
     def is_failure(self) -> bool:
         """Statuses that make `cudabench run` exit 1."""
-        return self in (Status.FAIL, Status.COMPILE_ERROR, Status.CRASH, Status.ERROR)
+        return self in (Status.FAIL, Status.COMPILE_ERROR, Status.CRASH, Status.TIMEOUT,
+                        Status.ERROR)
 
 
 @dataclass(frozen=True)
@@ -175,6 +177,10 @@ class ResultRow:
     is_baseline: bool = False
     notes: str = ""  # sanity warnings about the figures ("cache-resident: ...")
     ncu: ProfileMetrics | None = None  # Nsight Compute's view of the row (`cudabench profile`)
+    device: int | None = None  # the CUDA device index the row ran on
+    sm_mhz: tuple[int, int] | None = None  # SM clock before and after the timed samples (NVML)
+    mem_mhz: tuple[int, int] | None = None  # memory clock, likewise
+    throttle: str = ""  # NVML throttle reasons seen before or after the samples
     samples_us: tuple[float, ...] = field(default=(), repr=False)
 
 
@@ -204,6 +210,15 @@ class DeviceInfo:
 
 
 @dataclass(frozen=True)
+class Clocks:
+    """A reading of the GPU's clocks (NVML): what it ran at, and why it was held back."""
+
+    sm_mhz: int
+    mem_mhz: int
+    throttle: tuple[str, ...] = ()  # active reasons that slow the GPU (power cap, thermal...)
+
+
+@dataclass(frozen=True)
 class RunMeta:
     """Everything needed to tell later where and how a results file was made."""
 
@@ -217,3 +232,4 @@ class RunMeta:
     git_sha: str
     timing: TimingOptions
     complete: bool = True  # False while a run is still going (or was cut off)
+    devices: tuple[int, ...] = (0,)  # the CUDA devices the rows ran on (one worker each)

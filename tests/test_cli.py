@@ -15,6 +15,14 @@ from conftest import write_kernel
 runner = CliRunner()
 FAKE = {"CUDABENCH_BACKEND": "fake"}
 QUICK = ["--min-samples", "2", "--min-time", "0", "--max-time", "0.01", "--warmup", "0"]
+HEADER = """\
+// cudabench:
+//   variant: {name}
+//   entry: {entry}
+//   block: 256
+//   grid: segments
+//   about: a fault the fake backend plays
+"""
 
 
 def run(*args, env=FAKE):
@@ -126,18 +134,31 @@ def test_no_gpu_is_one_line_and_exit_2():
     assert result.exit_code == 2 and "unknown backend" in result.stderr
 
 
-def test_ctrl_c_keeps_finished_rows_marked_incomplete(tmp_path, monkeypatch):
-    from cudabench.backends import fake
+def test_ctrl_c_keeps_finished_rows_marked_incomplete(tmp_path, kernel_dir):
+    import signal
+    import time
 
-    def interrupt(*args):
-        raise KeyboardInterrupt
-
-    monkeypatch.setitem(fake.EMULATED, "reduce_sum_shuffle", interrupt)
-    result = run("run", "reduce", "-s", "8", "-s", "9", *QUICK, "-o", str(tmp_path / "r.json"))
-    assert result.exit_code == 130 and "interrupted: 4 finished rows kept" in result.stderr
-    doc = json.loads((tmp_path / "r.json").read_text())
+    write_kernel(kernel_dir, "stuck", "", header=HEADER.format(name="stuck", entry="fake_hang"))
+    out = tmp_path / "r.json"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cudabench", "run", "reduce", "-s", "8", "-v", "float4", "-v",
+         "naive", "-v", "stuck", "--kernels", str(kernel_dir), *QUICK, "-o", str(out)],
+        env={**os.environ, **FAKE, "PYTHONPATH": str(Path.cwd())}, stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:  # until the two rows before the hanging one are saved
+        if out.exists() and len(json.loads(out.read_text())["rows"]) == 2:
+            break
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    started = time.monotonic()
+    _, stderr = proc.communicate(timeout=20)
+    assert time.monotonic() - started < 5  # promptly, hanging worker or not
+    assert proc.returncode == 130 and "interrupted: 2 finished rows kept" in stderr
+    doc = json.loads(out.read_text())
     assert doc["meta"]["complete"] is False
-    assert [r["variant"] for r in doc["rows"]] == ["atomic", "float4", "naive", "shared"]
+    assert [r["variant"] for r in doc["rows"]] == ["float4", "naive"]
     assert all(r["status"] == "OK" for r in doc["rows"])
 
 
@@ -146,3 +167,44 @@ def test_interleave_flag_reaches_the_table_and_the_file(tmp_path):
     assert result.exit_code == 0 and "interleaved" in result.stdout
     doc = json.loads((tmp_path / "r.json").read_text())
     assert doc["meta"]["timing"]["interleave"] is True and "--interleave" in doc["meta"]["command"]
+
+
+def test_planted_faults_in_one_sweep_cost_one_row_each(tmp_path, kernel_dir):
+    for name, entry in (("oob", "fake_crash"), ("gone", "fake_die"), ("stuck", "fake_hang"),
+                        ("noisy", "fake_garbage")):
+        write_kernel(kernel_dir, name, "", header=HEADER.format(name=name, entry=entry))
+    write_kernel(kernel_dir, "broken", "", header="// cudabench:\n//   variant: [unclosed\n")
+    result = run("run", "reduce", "-s", "8x64", "-s", "7", "--kernels", str(kernel_dir),
+                 "--timeout", "2", *QUICK, "-o", str(tmp_path / "r.json"))
+    assert result.exit_code == 1, result.output
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert doc["meta"]["complete"] is True
+    status = {(r["shape"], r["variant"]): r["status"] for r in doc["rows"]}
+    assert len(status) == 2 * 10  # 5 built-in + 4 faults + cupy, at both shapes
+    for shape in ("8x64", "7"):
+        assert status[(shape, "oob")] == "CRASH" and status[(shape, "gone")] == "CRASH"
+        assert status[(shape, "stuck")] == "TIMEOUT" and status[(shape, "noisy")] == "ERROR"
+        for good in ("atomic", "float4", "naive", "shared", "shuffle", "cupy"):
+            assert status[(shape, good)] == "OK"
+    assert "broken.cu:2" in result.stderr  # the bad header: file and line, the others ran
+    assert "reduce 8x64 stuck: TIMEOUT" in result.stderr and "Traceback" not in result.output
+
+
+def test_devices_all_spreads_the_cases(tmp_path):
+    env = {**FAKE, "CUDABENCH_FAKE_DEVICES": "2"}
+    result = run("run", "reduce", "-s", "8", "-s", "9", "-s", "10", "-s", "11", "--devices",
+                 "all", *QUICK, "-o", str(tmp_path / "r.json"), env=env)
+    assert result.exit_code == 0, result.output
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert doc["meta"]["devices"] == [0, 1]
+    assert {r["device"] for r in doc["rows"]} == {0, 1}
+    assert [r["shape"] for r in doc["rows"]][::6] == ["8", "9", "10", "11"]  # in case order
+
+
+@pytest.mark.parametrize("value, message", [
+    ("x", "GPU indices"), ("0,0", "distinct"), ("-1", "distinct"), ("5", "GPU 5 does not exist"),
+])
+def test_bad_devices_are_usage_errors(value, message):
+    result = run("run", "reduce", "-s", "8", "--devices", value)
+    assert result.exit_code == 2 and message in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1

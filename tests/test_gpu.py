@@ -171,3 +171,72 @@ def test_profile_profiles_one_launch_per_variant_and_counts_dram_bytes(tmp_path)
     float4 = next(r for r in rows if r["variant"] == "float4")
     input_bytes = 442368 * 128 * 4  # 226 MB, read once
     assert abs(float4["ncu"]["dram_read_bytes"] / input_bytes - 1) < 0.05
+
+
+FAULT_HEADER = """\
+// cudabench:
+//   variant: {name}
+//   entry: {entry}
+//   block: 256
+//   grid: segments
+//   about: planted fault ({name})
+"""
+FAULTS = {
+    "oob": ("oob", """
+extern "C" __global__ void oob(const float* x, float* out, float* p, unsigned* c, long long rows,
+                               long long cols, int group, int chunks) {
+  out[rows + (1ll << 36)] = 1.0f;  // far past the end: an illegal address
+}"""),
+    "spin": ("spin", """
+extern "C" __global__ void spin(const float* x, float* out, float* p, unsigned* c, long long rows,
+                                long long cols, int group, int chunks) {
+  while (clock64() >= 0) {}  // never ends
+}"""),
+    "broken": ("broken", """
+extern "C" __global__ void broken(const float* x) { this is not C++ }"""),
+    "noentry": ("not_in_this_file", """
+extern "C" __global__ void something_else(const float* x) {}"""),
+}
+
+
+def test_planted_faults_in_one_sweep_beside_good_variants(tmp_path, kernel_dir):
+    import subprocess
+    import sys
+
+    kernel_dir.mkdir()
+    for name, (entry, body) in FAULTS.items():
+        (kernel_dir / f"{name}.cu").write_text(FAULT_HEADER.format(name=name, entry=entry) + body)
+    (kernel_dir / "droptail.cu").write_text(DROP_TAIL)
+    (kernel_dir / "badheader.cu").write_text("// cudabench:\n//   variant: [x\n//   entry: y\n")
+    out = tmp_path / "faults.json"
+    proc = subprocess.run([sys.executable, "-m", "cudabench", "run", "reduce", "-s", "4096x129",
+                           "-s", "1000003", "--kernels", str(kernel_dir), "--timeout", "20",
+                           *QUICK, "-o", str(out)], capture_output=True, text=True)  # fmt: skip
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    doc = json.loads(out.read_text())
+    assert doc["meta"]["complete"] is True
+    rows = {(r["shape"], r["variant"]): r for r in doc["rows"]}
+    for shape in ("4096x129", "1000003"):
+        assert rows[(shape, "oob")]["status"] == "CRASH"
+        assert "cudaErrorIllegalAddress" in rows[(shape, "oob")]["error"]
+        assert rows[(shape, "spin")]["status"] == "TIMEOUT"
+        assert rows[(shape, "droptail")]["status"] == "FAIL"
+        assert rows[(shape, "broken")]["status"] == "COMPILE_ERROR"
+        assert "broken.cu(" in rows[(shape, "broken")]["error"]  # nvcc's file and line
+        assert rows[(shape, "noentry")]["status"] == "COMPILE_ERROR"
+        for good in ("atomic", "float4", "naive", "shared", "shuffle", "cupy"):
+            assert rows[(shape, good)]["status"] == "OK", rows[(shape, good)]["error"]
+    assert "badheader.cu:2" in proc.stderr
+
+
+def test_multi_gpu_sweep_uses_every_gpu(tmp_path):
+    import cupy
+
+    if cupy.cuda.runtime.getDeviceCount() < 2:
+        pytest.skip("one GPU: --devices all runs on it alone")
+    out = tmp_path / "multi.json"
+    result = CliRunner().invoke(app, ["run", "reduce", "-s", "2^24", "-s", "2^25", "-s", "2^26",
+                                      "-s", "2^27", "--devices", "all", *QUICK, "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(out.read_text())
+    assert len({r["device"] for r in doc["rows"]}) >= 2

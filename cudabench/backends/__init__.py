@@ -22,5 +22,8 @@ def open_backend(name: str | None = None, device: int = 0) -> Backend:
     if name == "fake":
         from cudabench.backends.fake import FakeBackend
 
-        return FakeBackend()
+        count = int(os.environ.get("CUDABENCH_FAKE_DEVICES", "1"))
+        if not 0 <= device < count:
+            raise BackendUnavailable(f"GPU {device} does not exist (this machine has {count})")
+        return FakeBackend(devices=count)
     raise BackendUnavailable(f"unknown backend {name!r} (choose cupy or fake)")

@@ -8,7 +8,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from cudabench.spec import DeviceInfo, KernelVariant
+from cudabench.spec import Clocks, DeviceInfo, KernelVariant
 
 
 # Entered around each timed launch (the runner's NVTX ranges), and around nothing else.
@@ -69,6 +69,15 @@ class Backend(Protocol):
 
     def synchronize(self) -> None:
         """Wait for the device; raises KernelCrash if a launch failed."""
+
+    def device_count(self) -> int:
+        """How many GPUs this backend can see (for `--devices all`)."""
+
+    def clocks(self) -> Clocks | None:
+        """The SM and memory clocks and the active throttle reasons now (None: no NVML)."""
+
+    def empty_call(self) -> Callable[[], None]:
+        """A call that launches an empty kernel: the launch floor is its time."""
 
     def sampler(self, call: Callable[[], None], batch: int, cold: bool, scope: Scope) -> Sampler:
         """Prepare timed samples of `call` repeated `batch` times (cold: L2 flushed first);

@@ -38,7 +38,7 @@ except ImportError as exc:  # pragma: no cover - depends on the machine
 
 from cudabench.backends.base import BackendUnavailable, KernelCrash, Loaded, Scope
 from cudabench.compile import compile_variant
-from cudabench.spec import DeviceInfo, KernelVariant
+from cudabench.spec import Clocks, DeviceInfo, KernelVariant
 
 _CUDA_ERRORS = (cp.cuda.runtime.CUDARuntimeError, cp.cuda.driver.CUDADriverError)
 SPIN_US = 50.0  # longer than Python takes to queue an event, a launch and an event
@@ -62,6 +62,14 @@ extern "C" __global__ void cudabench_flush(const float4* buffer, long long count
 }
 """
 FLUSH_BLOCKS_PER_SM = 16
+_EMPTY_SOURCE = 'extern "C" __global__ void cudabench_empty() {}'
+
+# NVML clock event ("throttle") reasons that mean the GPU was held below the clock it wanted
+# (nvmlClocksEventReason*; idle, application clocks and sync boost are not slowdowns)
+THROTTLE_REASONS = {
+    0x4: "sw power cap", 0x8: "hw slowdown", 0x20: "sw thermal", 0x40: "hw thermal",
+    0x80: "hw power brake",
+}  # fmt: skip
 
 
 def crash_from(exc: BaseException) -> KernelCrash:
@@ -113,6 +121,8 @@ class CupyBackend:
         self._info: DeviceInfo | None = None
         self._flush: Any = None
         self._spin: Any = None
+        self._empty: Any = None
+        self._nvml: Any = None  # (pynvml, handle) once opened; False where NVML is missing
 
     def device_info(self) -> DeviceInfo:
         if self._info is None:
@@ -137,6 +147,40 @@ class CupyBackend:
 
     def versions(self) -> dict[str, str]:
         return {"cupy": cp.__version__}
+
+    def device_count(self) -> int:
+        return int(cp.cuda.runtime.getDeviceCount())
+
+    def clocks(self) -> Clocks | None:
+        """NVML's current SM and memory clocks and throttle reasons for this GPU."""
+        if self._nvml is None:
+            try:
+                import pynvml
+
+                pynvml.nvmlInit()
+                handle = pynvml.nvmlDeviceGetHandleByPciBusId(self.device.pci_bus_id.encode())
+                self._nvml = (pynvml, handle)
+            except Exception:  # no NVML library, or the GPU is hidden from it
+                self._nvml = False
+        if not self._nvml:
+            return None
+        nvml, handle = self._nvml
+        try:
+            sm = nvml.nvmlDeviceGetClockInfo(handle, nvml.NVML_CLOCK_SM)
+            mem = nvml.nvmlDeviceGetClockInfo(handle, nvml.NVML_CLOCK_MEM)
+            reasons_of = getattr(nvml, "nvmlDeviceGetCurrentClocksEventReasons", None) or \
+                nvml.nvmlDeviceGetCurrentClocksThrottleReasons
+            mask = int(reasons_of(handle))
+        except Exception:
+            return None
+        active = tuple(name for bit, name in THROTTLE_REASONS.items() if mask & bit)
+        return Clocks(int(sm), int(mem), active)
+
+    def empty_call(self) -> Callable[[], None]:
+        if self._empty is None:
+            kernel = cp.RawKernel(_EMPTY_SOURCE, "cudabench_empty")
+            self._empty = lambda: kernel((1,), (1,), ())
+        return self._empty
 
     def free_bytes(self) -> int:
         pool = cp.get_default_memory_pool()

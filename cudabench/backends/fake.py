@@ -10,14 +10,16 @@ Nothing here is a measurement: the fake exists to test the plumbing.
 from __future__ import annotations
 
 import contextlib
+import os
+import time
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from cudabench.backends.base import Loaded, Scope
+from cudabench.backends.base import KernelCrash, Loaded, Scope
 from cudabench.compile import CompileError
-from cudabench.spec import DeviceInfo, KernelVariant
+from cudabench.spec import Clocks, DeviceInfo, KernelVariant
 
 FakeKernel = Callable[..., None]  # called as kernel(grid, block, *args)
 
@@ -37,10 +39,36 @@ EMULATED: dict[str, FakeKernel] = {
     "reduce_sum_shuffle": _row_sum_store,
     "reduce_sum_float4": _row_sum_store,
 }
+def _crash(grid: int, block: int, *args: Any) -> None:
+    raise KernelCrash("cudaErrorIllegalAddress", "an illegal memory access was encountered")
+
+
+def _die(grid: int, block: int, *args: Any) -> None:
+    os._exit(9)  # the process vanishes, as with a segfault in a driver
+
+
+def _hang(grid: int, block: int, *args: Any) -> None:
+    time.sleep(3600)
+
+
+def _garbage(grid: int, block: int, *args: Any) -> None:
+    from cudabench import worker
+
+    if worker.CHANNEL is not None:  # bytes that are not a message, on the worker's channel
+        worker.CHANNEL.send_bytes(b"\x80not a pickle")
+    _row_sum_store(grid, block, *args)
+
+
+# Faults for the worker tests (a .cu header naming these entries gets them): a CUDA error,
+# a process that dies, a kernel that never returns, a worker that sends garbage.
+FAULTS: dict[str, FakeKernel] = {
+    "fake_crash": _crash, "fake_die": _die, "fake_hang": _hang, "fake_garbage": _garbage,
+}  # fmt: skip
 FAKE_TIMES_MS = {
     "reduce_sum_naive": 0.9, "reduce_sum_shared": 0.12, "reduce_sum_shuffle": 0.1,
-    "reduce_sum_float4": 0.06, "reduce_sum_atomic": 0.07,
+    "reduce_sum_float4": 0.06, "reduce_sum_atomic": 0.07, "empty": 0.002,
 }  # fmt: skip
+FAKE_CLOCKS = Clocks(sm_mhz=1980, mem_mhz=3201)
 FAKE_DEVICE = DeviceInfo(
     name="Fake GPU (no hardware)", compute_capability="9.0", sm_count=132,
     memory_clock_mhz=3201.0, bus_width_bits=6016, l2_bytes=60 << 20,
@@ -59,8 +87,10 @@ class FakeBackend:
 
     def __init__(self, kernels: dict[str, FakeKernel] | None = None,
                  clock: Callable[[str], float] | None = None,
-                 free_bytes: int = 100 << 30) -> None:  # fmt: skip
-        self.kernels = EMULATED if kernels is None else kernels
+                 free_bytes: int = 100 << 30, devices: int = 1,
+                 clocks: Callable[[], Clocks | None] = lambda: FAKE_CLOCKS) -> None:  # fmt: skip
+        self.kernels = {**EMULATED, **FAULTS} if kernels is None else kernels
+        self._devices, self._clocks = devices, clocks
         self.clock = clock or (lambda name: FAKE_TIMES_MS.get(name, 0.1))
         self._free = free_bytes
         self._last = "baseline"
@@ -74,6 +104,18 @@ class FakeBackend:
 
     def free_bytes(self) -> int:
         return self._free
+
+    def device_count(self) -> int:
+        return self._devices
+
+    def clocks(self) -> Clocks | None:
+        return self._clocks()
+
+    def empty_call(self) -> Callable[[], None]:
+        def empty() -> None:
+            self._last = "empty"
+
+        return empty
 
     def load(self, variant: KernelVariant) -> Loaded:
         missing = [e for e in variant.entries if e not in self.kernels]

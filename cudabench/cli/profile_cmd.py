@@ -22,8 +22,9 @@ import typer
 
 from cudabench.cli.common import KERNELS_OPTION_HELP, err, fail_usage, out
 from cudabench.cli.sweep import (
-    Plan, command_line, exit_with_summary, open_gpu, plan, results_stem, run_jobs, run_meta,
+    Plan, command_line, exit_with_summary, open_workers, plan, results_stem, run_jobs, run_meta,
 )  # fmt: skip
+from cudabench.pool import DEFAULT_TIMEOUT_S
 from cudabench.ncu import (
     NcuError, find_ncu, import_command, metrics_by_case, ncu_messages, parse_raw_csv,
     profile_command,
@@ -141,6 +142,9 @@ def profile_command_cli(
         "--output", "-o", help="Folder for the result files and report, or a file stem "
         "(default results/<timestamp>_<op>.csv/.json/.ncu-rep).")] = None,
     device: Annotated[int, typer.Option(min=0, help="CUDA device index.")] = 0,
+    timeout: Annotated[float, typer.Option(
+        min=1.0, help="Seconds a variant may take in the timed run before it is TIMEOUT.")
+    ] = DEFAULT_TIMEOUT_S,
 ) -> None:
     """Profile exactly the asked cases with Nsight Compute, one launch each, and show its
     metrics (duration, DRAM / memory / SM throughput, occupancy, registers, shared memory,
@@ -191,9 +195,10 @@ def profile_command_cli(
         shutil.rmtree(scratch, ignore_errors=True)
 
     if time_it:
-        backend = open_gpu(device, work.jobs)
-        meta = run_meta(backend, work.timing, command_line(ctx), started)
-        rows = run_jobs(work, backend, stem, meta)
+        pool = open_workers([device], timeout, work.jobs)
+        meta = run_meta(pool.info, pool.versions, work.timing, command_line(ctx), started,
+                        pool.devices)  # type: ignore[arg-type]
+        rows = run_jobs(work, pool, stem, meta)
     else:
         meta = dataclasses.replace(child_meta, command=command_line(ctx), started=started)
         rows = child_rows

@@ -11,8 +11,10 @@ import typer
 
 from cudabench.cli.common import KERNELS_OPTION_HELP, err, out
 from cudabench.cli.sweep import (
-    command_line, exit_with_summary, open_gpu, plan, results_stem, run_jobs, run_meta,
+    command_line, exit_with_summary, open_gpu, open_workers, parse_devices, plan, results_stem,
+    run_in_process, run_jobs, run_meta,
 )  # fmt: skip
+from cudabench.pool import DEFAULT_TIMEOUT_S
 from cudabench.nvtx import ncu_filter
 from cudabench.report import results_table
 from cudabench.results import now_utc, results_document, write_results
@@ -48,7 +50,12 @@ def run_command(
         "(default results/<timestamp>_<op>.csv/.json).")] = None,
     as_json: Annotated[bool, typer.Option(
         "--json", help="Print the results as JSON on stdout (the table goes to stderr).")] = False,
-    device: Annotated[int, typer.Option(min=0, help="CUDA device index.")] = 0,
+    devices: Annotated[str, typer.Option(
+        "--devices", "--device", help="GPUs to run on: 0, 0,1 or all. One worker process "
+        "per GPU takes cases from one queue; each row records its GPU.")] = "0",
+    timeout: Annotated[float, typer.Option(
+        min=1.0, help="Seconds a variant may take (compile, validate, time) before its "
+        "worker is killed and the row is TIMEOUT.")] = DEFAULT_TIMEOUT_S,
     profile_mode: Annotated[bool, typer.Option(
         "--profile-mode", hidden=True, help="What `cudabench profile` runs under ncu: no "
         "timing, one call per variant and shape inside its NVTX range.")] = False,
@@ -65,11 +72,20 @@ def run_command(
                 warmup=warmup)  # fmt: skip
     for problem in work.problems:
         err.print(f"[red]error:[/] {problem}", soft_wrap=True)
-    backend = open_gpu(device, work.jobs)
+    chosen = parse_devices(devices)
     started = now_utc()
-    stem = results_stem(output, work.op_label, started)
-    meta = run_meta(backend, work.timing, command_line(ctx), started)
-    rows = run_jobs(work, backend, stem, meta, profile=profile_mode)
+    if profile_mode:  # under ncu: in this process, on one GPU
+        backend = open_gpu(chosen[0] if chosen else 0, work.jobs)
+        stem = results_stem(output, work.op_label, started)
+        meta = run_meta(backend.device_info(), backend.versions(), work.timing,
+                        command_line(ctx), started, chosen or [0])  # fmt: skip
+        rows = run_in_process(work, backend, stem, meta, profile=True)
+    else:
+        pool = open_workers(chosen, timeout, work.jobs)
+        stem = results_stem(output, work.op_label, started)
+        meta = run_meta(pool.info, pool.versions, work.timing, command_line(ctx), started,
+                        pool.devices)  # type: ignore[arg-type]
+        rows = run_jobs(work, pool, stem, meta)
     meta = dataclasses.replace(meta, complete=True)
     csv_path, json_path = write_results(stem, meta, rows)
 

@@ -4,6 +4,7 @@ running the jobs with a progress bar while saving every finished row, and the cl
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import shlex
 from dataclasses import dataclass
@@ -25,7 +26,8 @@ from cudabench.results import (
 )  # fmt: skip
 from cudabench.runner import CaseJob, Runner
 from cudabench.shapes import ShapeError, parse_shape
-from cudabench.spec import Case, ResultRow, RunMeta, TimingOptions
+from cudabench.pool import PoolError, WorkerPool
+from cudabench.spec import Case, DeviceInfo, ResultRow, RunMeta, TimingOptions
 
 SUMMARY_LINES = 20
 
@@ -123,18 +125,50 @@ def plan(target: str, shapes: list[str] | None, variants: list[str] | None,
     return Plan(jobs, problems, options)
 
 
-def open_gpu(device: int, jobs: list[CaseJob]) -> Backend:
-    """The GPU backend; exit 2 if there is none or a shape cannot fit in its memory."""
+def parse_devices(text: str) -> list[int] | None:
+    """`0`, `0,1` or `all` (None: every GPU of the host); exit 2 on anything else."""
+    if text.strip().lower() == "all":
+        return None
     try:
-        backend = open_backend(device=device)
-    except BackendUnavailable as exc:
-        fail_usage(str(exc))
-    info = backend.device_info()
+        devices = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        fail_usage(f"--devices {text!r}: give GPU indices like 0 or 0,1, or 'all'")
+    if not devices or any(d < 0 for d in devices) or len(set(devices)) != len(devices):
+        fail_usage(f"--devices {text!r}: give distinct GPU indices like 0 or 0,1, or 'all'")
+    return devices
+
+
+def _check_fits(info: DeviceInfo, jobs: list[CaseJob]) -> None:
     for job in jobs:
         need = get_op(job.case.op).device_bytes(job.case.shape)
         if need > info.total_memory_bytes:
             fail_usage(f"shape {job.case.shape_text} needs {need / 1e9:.1f} GB of GPU memory; "
                        f"{info.name} has {info.total_memory_bytes / 1e9:.1f} GB")  # fmt: skip
+
+
+def open_workers(devices: list[int] | None, timeout_s: float, jobs: list[CaseJob]) -> WorkerPool:
+    """One worker process per GPU; exit 2 if there is no GPU or a shape cannot fit."""
+    pool = WorkerPool(devices, timeout_s)
+    try:
+        info = pool.open()
+    except PoolError as exc:
+        pool.close(graceful=False)
+        fail_usage(str(exc))
+    try:
+        _check_fits(info, jobs)
+    except typer.Exit:
+        pool.close(graceful=False)
+        raise
+    return pool
+
+
+def open_gpu(device: int, jobs: list[CaseJob]) -> Backend:
+    """The GPU backend in this process (profile mode); exit 2 if there is none."""
+    try:
+        backend = open_backend(device=device)
+    except BackendUnavailable as exc:
+        fail_usage(str(exc))
+    _check_fits(backend.device_info(), jobs)
     return backend
 
 
@@ -148,27 +182,78 @@ def results_stem(output: Path | None, op_label: str, started: str) -> Path:
     return stem
 
 
-def run_meta(backend: Backend, timing: TimingOptions, command: str, started: str) -> RunMeta:
+def run_meta(info: DeviceInfo, versions: dict[str, str], timing: TimingOptions, command: str,
+             started: str, devices: list[int]) -> RunMeta:  # fmt: skip
     """The run's metadata, marked incomplete until the last row is in."""
-    versions = backend.versions()
     return RunMeta(
-        device=backend.device_info(), timing_mode=timing.mode, command=command,
+        device=info, timing_mode=timing.mode, command=command,
         started=started, cudabench_version=__version__,
         cupy_version=versions.get("cupy", ""), nvcc_version=nvcc_version(),
-        git_sha=git_sha(), timing=timing, complete=False,
+        git_sha=git_sha(), timing=timing, complete=False, devices=tuple(devices),
     )  # fmt: skip
 
 
-def run_jobs(plan_: Plan, backend: Backend, stem: Path, meta: RunMeta,
-             profile: bool = False) -> list[ResultRow]:  # fmt: skip
-    """Run every job with a progress bar, rewriting the results files after every row.
-    Ctrl-C keeps the finished rows (marked incomplete) and exits 130."""
-    rows: list[ResultRow] = []  # finished cases, speedups filled in
-    pending: list[ResultRow] = []  # rows of the case under way
-    progress = Progress(
+def _progress() -> Progress:
+    return Progress(
         TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
         console=err, transient=True,
     )  # fmt: skip
+
+
+def _interrupted(stem: Path, meta: RunMeta, saved: list[ResultRow]) -> typer.Exit:
+    write_results(stem, meta, saved)  # complete: false
+    err.print(f"interrupted: {len(saved)} finished rows kept in {stem.with_suffix('.json')} "
+              "(marked incomplete)", soft_wrap=True, markup=False)  # fmt: skip
+    return typer.Exit(130)
+
+
+def run_jobs(plan_: Plan, pool: WorkerPool, stem: Path, meta: RunMeta) -> list[ResultRow]:
+    """Run every job on the workers with a progress bar, rewriting the results files after
+    every row. Ctrl-C keeps the finished rows (marked incomplete) and exits 130."""
+    done: dict[int, list[ResultRow]] = {}  # finished jobs, speedups filled in
+    pending: dict[int, list[ResultRow]] = collections.defaultdict(list)  # jobs under way
+    multi = len(pool.devices) > 1
+
+    def rows() -> list[ResultRow]:
+        return [r for i in range(len(plan_.jobs)) for r in done.get(i, pending.get(i, []))]
+
+    progress = _progress()
+    with progress, pool:
+        task = progress.add_task("starting", total=plan_.rows_expected)
+
+        class Events:
+            def started(self, case: Case, name: str, device: int) -> None:
+                where = f" [GPU {device}]" if multi else ""
+                progress.update(task, description=f"{case.op} {case.shape_text} {name}{where}")
+
+            def row(self, job_index: int, row: ResultRow) -> None:
+                progress.advance(task)
+                pending[job_index].append(row)
+                write_results(stem, meta, rows())  # every row saved as it ends
+
+            def job_done(self, job_index: int, finished: list[ResultRow]) -> None:
+                done[job_index] = finished
+                pending.pop(job_index, None)
+                write_results(stem, meta, rows())
+
+        try:
+            pool.run(plan_.jobs, Events())
+        except KeyboardInterrupt:
+            raise _interrupted(stem, meta, rows()) from None
+        except PoolError as exc:  # a replacement worker would not start
+            write_results(stem, meta, rows())
+            err.print(f"[bold red]error:[/] {exc}; the finished rows are kept in "
+                      f"{stem.with_suffix('.json')}", soft_wrap=True)  # fmt: skip
+            raise typer.Exit(1) from None
+    return rows()
+
+
+def run_in_process(plan_: Plan, backend: Backend, stem: Path, meta: RunMeta,
+                   profile: bool = False) -> list[ResultRow]:  # fmt: skip
+    """Run every job in this process (profile mode, under ncu), saving rows as they end."""
+    rows: list[ResultRow] = []
+    pending: list[ResultRow] = []
+    progress = _progress()
     try:
         with progress:
             task = progress.add_task("starting", total=plan_.rows_expected)
@@ -180,7 +265,7 @@ def run_jobs(plan_: Plan, backend: Backend, stem: Path, meta: RunMeta,
                 def finished(self, row: ResultRow) -> None:
                     progress.advance(task)
                     pending.append(row)
-                    write_results(stem, meta, rows + pending)  # every row saved as it ends
+                    write_results(stem, meta, rows + pending)
 
             runner = Runner(backend, Observer(), profile=profile)
             for job in plan_.jobs:
@@ -188,11 +273,7 @@ def run_jobs(plan_: Plan, backend: Backend, stem: Path, meta: RunMeta,
                 pending.clear()
                 write_results(stem, meta, rows)
     except KeyboardInterrupt:
-        saved = rows + pending
-        write_results(stem, meta, saved)  # complete: false
-        err.print(f"interrupted: {len(saved)} finished rows kept in {stem.with_suffix('.json')} "
-                  "(marked incomplete)", soft_wrap=True, markup=False)  # fmt: skip
-        raise typer.Exit(130) from None
+        raise _interrupted(stem, meta, rows + pending) from None
     return rows
 
 

@@ -1,0 +1,103 @@
+"""The worker process: runs jobs on one GPU for the parent (pool.py), over a pipe.
+
+    python -m cudabench.worker --device N --read FD --write FD
+
+Messages are pickled tuples on `multiprocessing.connection` channels (not stdout: a kernel's
+printf or a library's warning must not corrupt them):
+
+    worker -> parent  ("ready", DeviceInfo, versions, device_count)   once, at start
+                      ("unavailable", message)                        no GPU: then it exits
+                      ("started", job_id, name)                       a variant begins
+                      ("row", job_id, ResultRow)                      a variant ends
+                      ("done", job_id)                                the job is finished
+    parent -> worker  ("job", job_id, CaseJob) | ("stop",)
+
+A CUDA error leaves the process's context unusable (and CuPy may still exit 0), so after a
+CRASH row the worker says so by sending that row, then exits with CONTEXT_LOST: the parent
+starts a fresh worker for the rest of the job.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import sys
+from multiprocessing.connection import Connection
+from typing import Any
+
+from cudabench.spec import Case, ResultRow, Status
+
+CONTEXT_LOST = 3  # exit status after a CRASH row
+CHANNEL: Connection | None = None  # the parent-bound channel (the fake backend's fault kernels use it)
+
+
+class _ContextLost(Exception):
+    """Raised from the observer after a CRASH row: nothing more can run in this process."""
+
+
+class _Reporter:
+    """Runner observer that sends progress and rows to the parent as they happen."""
+
+    def __init__(self, channel: Connection, job_id: int, device: int) -> None:
+        self.channel, self.job_id, self.device = channel, job_id, device
+
+    def started(self, case: Case, name: str) -> None:
+        self.channel.send(("started", self.job_id, name))
+
+    def finished(self, row: ResultRow) -> None:
+        self.channel.send(("row", self.job_id, dataclasses.replace(row, device=self.device)))
+        if row.status is Status.CRASH:
+            raise _ContextLost(row.error)
+
+
+def serve(device: int, inbox: Connection, outbox: Connection) -> int:
+    """Open the backend, say ready, then run jobs until told to stop. Returns the exit status."""
+    from cudabench.backends import open_backend
+    from cudabench.backends.base import BackendUnavailable
+    from cudabench.runner import Runner
+
+    try:
+        backend = open_backend(device=device)
+        info = backend.device_info()
+    except BackendUnavailable as exc:
+        outbox.send(("unavailable", str(exc)))
+        return 2
+    outbox.send(("ready", info, backend.versions(), backend.device_count()))
+    runner = Runner(backend)
+    while True:
+        try:
+            message: Any = inbox.recv()
+        except EOFError:  # the parent went away
+            return 0
+        if message[0] == "stop":
+            return 0
+        _, job_id, job = message
+        runner.observer = _Reporter(outbox, job_id, device)
+        try:
+            runner.run_job(job)
+        except _ContextLost:
+            return CONTEXT_LOST
+        outbox.send(("done", job_id))
+
+
+def main(argv: list[str] | None = None) -> int:
+    global CHANNEL
+    parser = argparse.ArgumentParser(description="cudabench worker (started by cudabench run)")
+    parser.add_argument("--device", type=int, required=True)
+    parser.add_argument("--read", type=int, required=True, help="fd of the parent's channel")
+    parser.add_argument("--write", type=int, required=True, help="fd of the channel back")
+    args = parser.parse_args(argv)
+    inbox = Connection(args.read, writable=False)
+    outbox = Connection(args.write, readable=False)
+    CHANNEL = outbox
+    status = serve(args.device, inbox, outbox)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)  # skip CuPy's teardown: a dead context can fail or hang in it
+
+
+if __name__ == "__main__":  # run as cudabench.worker, so that CHANNEL is that module's
+    from cudabench.worker import main as _main
+
+    _main()

@@ -1,0 +1,125 @@
+"""The worker pool with the fake backend in real worker processes: a worker that crashes,
+dies, hangs or sends garbage costs one row, never the sweep."""
+
+import time
+
+import pytest
+
+from cudabench.pool import PoolError, WorkerPool
+from cudabench.runner import CaseJob
+from cudabench.spec import Case, KernelVariant, Launch, Status, TimingOptions
+
+QUICK = TimingOptions(warmup=0, min_samples=2, min_time_s=0.0, max_time_s=0.01)
+
+
+@pytest.fixture(autouse=True)
+def fake_backend(monkeypatch):
+    monkeypatch.setenv("CUDABENCH_BACKEND", "fake")
+
+
+def variant(name, entry=None):
+    return KernelVariant("reduce", name, f"/k/{name}.cu",
+                         (Launch(entry or f"reduce_sum_{name}", 256, "segments"),), "test")
+
+
+def job(shape, *variants, baselines=("cupy",)):
+    return CaseJob(Case("reduce", shape), tuple(variants), baselines, QUICK)
+
+
+class Events:
+    def __init__(self):
+        self.rows, self.done, self.begun = [], {}, []
+
+    def started(self, case, name, device):
+        self.begun.append((case.shape_text, name, device))
+
+    def row(self, job_index, row):
+        self.rows.append(row)
+
+    def job_done(self, job_index, rows):
+        self.done[job_index] = rows
+
+    def by_name(self):
+        return {(r.shape, r.variant): r for rows in self.done.values() for r in rows}
+
+
+def sweep(jobs, timeout_s=60.0, devices=(0,)):
+    events = Events()
+    with WorkerPool(list(devices) if devices else None, timeout_s) as pool:
+        pool.open()
+        pool.run(jobs, events)
+        started = pool.started_workers
+    return events, started
+
+
+def test_good_sweep_reuses_one_worker_and_fills_speedups():
+    events, started = sweep([job((8, 64), variant("float4"), variant("shared")),
+                             job((16,), variant("float4"))])
+    assert started == 1
+    rows = events.by_name()
+    assert len(rows) == 5 and all(r.status is Status.OK for r in rows.values())
+    assert rows[("8x64", "float4")].speedup > rows[("8x64", "shared")].speedup
+    assert all(r.device == 0 for r in rows.values())
+    assert [len(events.done[i]) for i in (0, 1)] == [3, 2]
+
+
+def test_crash_is_a_row_and_a_fresh_worker_finishes_the_job():
+    events, started = sweep([
+        job((8, 64), variant("float4"), variant("oob", "fake_crash"), variant("shared")),
+        job((9,), variant("float4")),
+    ])
+    rows = events.by_name()
+    assert rows[("8x64", "oob")].status is Status.CRASH
+    assert "cudaErrorIllegalAddress" in rows[("8x64", "oob")].error
+    assert rows[("8x64", "shared")].status is Status.OK  # after the crash, in a new worker
+    assert rows[("8x64", "cupy")].status is Status.OK and rows[("9", "float4")].status is Status.OK
+    assert [r.variant for r in events.done[0]] == ["float4", "oob", "shared", "cupy"]  # job order
+    assert started == 2
+
+
+def test_a_worker_that_dies_gets_a_crash_row_with_its_exit():
+    events, started = sweep([job((8, 64), variant("gone", "fake_die"), variant("float4"))])
+    rows = events.by_name()
+    assert rows[("8x64", "gone")].status is Status.CRASH
+    assert "worker died (exit status 9)" in rows[("8x64", "gone")].error
+    assert rows[("8x64", "float4")].status is Status.OK and started == 2
+
+
+def test_a_hanging_kernel_times_out_and_the_sweep_goes_on():
+    begin = time.monotonic()
+    events, started = sweep([job((8, 64), variant("float4"), variant("stuck", "fake_hang"),
+                                 variant("shared"))], timeout_s=1.5)
+    rows = events.by_name()
+    assert rows[("8x64", "stuck")].status is Status.TIMEOUT
+    assert "1.5 s" in rows[("8x64", "stuck")].error
+    assert rows[("8x64", "shared")].status is Status.OK and rows[("8x64", "cupy")].status is Status.OK
+    assert time.monotonic() - begin < 20 and started == 2
+
+
+def test_garbage_on_the_channel_is_an_error_row():
+    events, _ = sweep([job((8, 64), variant("noisy", "fake_garbage"), variant("float4"))])
+    rows = events.by_name()
+    assert rows[("8x64", "noisy")].status is Status.ERROR
+    assert "garbage" in rows[("8x64", "noisy")].error
+    assert rows[("8x64", "float4")].status is Status.OK
+
+
+def test_jobs_spread_over_every_gpu(monkeypatch):
+    monkeypatch.setenv("CUDABENCH_FAKE_DEVICES", "2")
+    jobs = [job((n, 64), variant("float4"), variant("shared")) for n in (8, 9, 10, 11, 12, 13)]
+    events, started = sweep(jobs, devices=None)
+    rows = events.by_name()
+    assert started == 2 and len(rows) == 18
+    assert {r.device for r in rows.values()} == {0, 1}
+    assert all(r.status is Status.OK for r in rows.values())
+
+
+def test_a_missing_gpu_is_a_pool_error():
+    with pytest.raises(PoolError, match="GPU 3 does not exist"):
+        sweep([job((8,), variant("float4"))], devices=(3,))
+
+
+def test_no_backend_is_a_pool_error(monkeypatch):
+    monkeypatch.setenv("CUDABENCH_BACKEND", "nosuch")
+    with pytest.raises(PoolError, match="unknown backend"):
+        sweep([job((8,), variant("float4"))])
