@@ -5,6 +5,7 @@ A config names one op or several, their shapes, optionally which variants, and t
     op: reduce                      # one benchmark: op / shapes / variants at the top level
     shapes: [442368x128, 2^30, 1000003]
     variants: [shuffle, float4]     # optional; default: every variant (and the baselines)
+    dtype: float32                  # optional; the only element type the ops implement now
     timing: {cold: false, min_samples: 10, max_time_s: 10}
 
     benchmarks:                     # or several
@@ -27,8 +28,9 @@ from cudabench.shapes import ShapeError, parse_shape
 from cudabench.spec import Shape, TimingOptions
 
 BUILTIN_CONFIGS = Path(__file__).resolve().parent.parent / "configs"
-_TOP_KEYS = {"op", "shapes", "variants", "timing", "benchmarks"}
-_BENCH_KEYS = {"op", "shapes", "variants"}
+_TOP_KEYS = {"op", "shapes", "variants", "dtype", "timing", "benchmarks"}
+_BENCH_KEYS = {"op", "shapes", "variants", "dtype"}
+DTYPES = ("float32",)  # the element types the ops implement
 _TIMING_TYPES: dict[str, type] = {
     f.name: (float if f.type in ("float", float) else int if f.type in ("int", int) else bool)
     for f in dataclasses.fields(TimingOptions)
@@ -44,6 +46,7 @@ class Benchmark:
     op: str
     shapes: tuple[Shape, ...]
     variants: tuple[str, ...] = ()  # empty: all
+    dtype: str = "float32"
 
 
 @dataclass(frozen=True)
@@ -122,7 +125,11 @@ def _benchmark(raw: Any, where: str) -> Benchmark:
     except ShapeError as exc:
         raise ConfigError(f"{at}: {exc}") from exc
     variants = _names(raw.get("variants", []), _at(where, raw, "variants"), "variants")
-    return Benchmark(op=raw["op"], shapes=shapes, variants=variants)
+    dtype = raw.get("dtype", "float32")
+    if dtype not in DTYPES:
+        raise ConfigError(f"{_at(where, raw, 'dtype')}: unknown dtype {dtype!r} "
+                          f"(supported: {', '.join(DTYPES)})")  # fmt: skip
+    return Benchmark(op=raw["op"], shapes=shapes, variants=variants, dtype=dtype)
 
 
 def timing_from(raw: Any, where: str, base: TimingOptions | None = None) -> TimingOptions:

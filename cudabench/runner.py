@@ -180,6 +180,8 @@ class Runner:
         except CompileError as exc:
             return _row(case, name, Status.COMPILE_ERROR, str(exc))
         except Exception as exc:  # a failure around the kernel: a row, not a dead run
+            if type(exc).__name__ == "OutOfMemoryError":  # CuPy's, with the bytes it wanted
+                return _row(case, name, Status.SKIPPED, f"out of GPU memory: {exc}")
             return _row(case, name, Status.ERROR, f"{type(exc).__name__}: {exc}")
 
     def _load(self, variant: KernelVariant) -> Loaded:

@@ -31,6 +31,11 @@ def test_single_benchmark_form(tmp_path):
     assert [Case("reduce", shape).id for shape in bench.shapes] == ["3x5/float32", "1048576/float32"]
 
 
+def test_dtype_reaches_the_benchmark(tmp_path):
+    config = load_config(write(tmp_path, "op: reduce\nshapes: [8]\ndtype: float32\n"))
+    assert config.benchmarks[0].dtype == "float32"
+
+
 def test_several_benchmarks(tmp_path):
     config = load_config(write(tmp_path, "benchmarks:\n  - {op: reduce, shapes: [1]}\n"
                                           "  - {op: reduce, shapes: [2, 3]}\n"))
@@ -53,6 +58,7 @@ def test_several_benchmarks(tmp_path):
         ("- a\n- b\n", r"must be a mapping"),
         ("benchmarks: []\n", r"non-empty list"),
         ("benchmarks:\n  - {op: reduce, shapes: [1], extra: 1}\n", r"unknown key 'extra' in a benchmark"),
+        ("op: reduce\nshapes: [1]\ndtype: float16\n", r"c.yaml:3: unknown dtype 'float16'"),
     ],
 )
 def test_config_errors_name_file_and_line(tmp_path, text, message):

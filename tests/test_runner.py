@@ -95,6 +95,21 @@ def test_shape_too_big_for_free_memory_is_skipped():
     assert "GB of GPU memory" in rows[0].error
 
 
+def test_out_of_memory_while_preparing_is_skipped_with_the_bytes(monkeypatch):
+    from cudabench.ops.reduce import Reduce
+
+    class OutOfMemoryError(Exception):  # CuPy's name for it
+        pass
+
+    def no_room(self, xp, shape, seed):
+        raise OutOfMemoryError("Out of memory allocating 4,294,967,296 bytes")
+
+    monkeypatch.setattr(Reduce, "make_inputs", no_room)
+    rows = Runner(FakeBackend()).run_job(job((8, 64), variant("float4", "reduce_sum_float4")))
+    assert [r.status for r in rows] == [Status.SKIPPED, Status.SKIPPED]
+    assert "4,294,967,296 bytes" in rows[0].error
+
+
 def test_a_broken_baseline_is_an_error_row():
     backend = FakeBackend(kernels=EMULATED)
     rows = Runner(backend).run_job(job((8, 8), variant("float4", "reduce_sum_float4"),

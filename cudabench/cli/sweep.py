@@ -120,7 +120,7 @@ def plan(target: str, shapes: list[str] | None, variants: list[str] | None,
                 op.check_shape(shape)
             except ValueError as exc:
                 fail_usage(f"shape {'x'.join(map(str, shape))}: {exc}")
-            case = Case(op=op.name, shape=shape)
+            case = Case(op=op.name, shape=shape, dtype=bench.dtype)
             jobs.append(CaseJob(case, tuple(chosen), tuple(baselines), options))
     return Plan(jobs, problems, options)
 
