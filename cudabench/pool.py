@@ -134,20 +134,28 @@ class WorkerPool:
     # ------------------------------------------------------------------ workers
 
     def open(self) -> DeviceInfo:
-        """Start one worker per device (the first tells how many GPUs there are)."""
-        first = self.requested[0] if self.requested else 0
-        count = self._start(first)
-        self.devices = list(self.requested) if self.requested else list(range(count))
+        """Start one worker per device, in parallel (with `all`, the first one tells how
+        many GPUs there are)."""
+        if self.requested:
+            self.devices = list(self.requested)
+            spawned = [self._spawn(device) for device in self.devices]
+            counts = [self._await_ready(worker) for worker in spawned]
+        else:
+            counts = [self._await_ready(self._spawn(0))]
+            self.devices = list(range(counts[0]))
+            counts += [self._await_ready(w) for w in [self._spawn(d) for d in self.devices[1:]]]
         for device in self.devices:
-            if device >= count:
-                raise PoolError(f"GPU {device} does not exist (this machine has {count})")
-            if device not in self.workers:
-                self._start(device)
+            if device >= min(counts):
+                raise PoolError(f"GPU {device} does not exist (this machine has {min(counts)})")
         assert self.info is not None
         return self.info
 
     def _start(self, device: int) -> int:
         """Start the worker for `device` and wait for it to say ready; returns the GPU count."""
+        return self._await_ready(self._spawn(device))
+
+    def _spawn(self, device: int) -> _Worker:
+        """Start the worker process for `device` (it says ready later)."""
         to_worker_r, to_worker_w = os.pipe()
         to_parent_r, to_parent_w = os.pipe()
         log = tempfile.TemporaryFile(prefix=f"cudabench-worker{device}-")
@@ -165,6 +173,12 @@ class WorkerPool:
         worker = _Worker(device, proc, Connection(to_parent_r, writable=False),
                          Connection(to_worker_w, readable=False), log)  # fmt: skip
         self.started_workers += 1
+        self.workers[device] = worker  # registered now, so that close() kills it whatever happens
+        return worker
+
+    def _await_ready(self, worker: _Worker) -> int:
+        """Wait for the worker's hello; returns the GPU count it sees. PoolError if none."""
+        device, proc = worker.device, worker.proc
         if not worker.inbox.poll(self.startup_s):
             self._kill(worker)
             raise PoolError(f"the worker for GPU {device} did not start in {self.startup_s:.0f} s"
@@ -185,7 +199,6 @@ class WorkerPool:
             self._kill(worker)
             raise PoolError(f"GPU {device} is a {info.name}, GPU {self.devices[0]} a "
                             f"{self.info.name}: one run needs identical GPUs")  # fmt: skip
-        self.workers[device] = worker
         return int(count)
 
     def _kill(self, worker: _Worker) -> None:

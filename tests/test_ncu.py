@@ -143,3 +143,13 @@ def test_ncu_messages_prefers_errors():
     assert ncu_messages(out) == ["==ERROR== ERR_NVGPUCTRPERM - The user does not have permission"]
     assert ncu_messages("==WARNING== No kernels were profiled.\n") == [
         "==WARNING== No kernels were profiled."]
+
+
+def test_profile_page_has_one_kernel_per_case():
+    cases = metrics_by_case(parse_raw_csv(read("profile_reduce.csv")))
+    variants = {"atomic", "float4", "naive", "shared", "shuffle", "cupy"}
+    assert set(cases) == {("reduce", v, "442368x128") for v in variants}
+    assert all(m.kernels == 1 for m in cases.values())
+    float4 = cases[("reduce", "float4", "442368x128")]
+    assert abs(float4.dram_read_bytes / (442368 * 128 * 4) - 1) < 0.01  # the input, once
+    assert float4.bound == "memory" and cases[("reduce", "naive", "442368x128")].bound == "latency"

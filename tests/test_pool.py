@@ -123,3 +123,10 @@ def test_no_backend_is_a_pool_error(monkeypatch):
     monkeypatch.setenv("CUDABENCH_BACKEND", "nosuch")
     with pytest.raises(PoolError, match="unknown backend"):
         sweep([job((8,), variant("float4"))])
+
+
+def test_a_list_of_gpus_starts_their_workers_together(monkeypatch):
+    monkeypatch.setenv("CUDABENCH_FAKE_DEVICES", "2")
+    events, started = sweep([job((n,), variant("float4")) for n in (8, 9, 10, 11)],
+                            devices=(1, 0))
+    assert started == 2 and {r.device for rows in events.done.values() for r in rows} == {0, 1}
