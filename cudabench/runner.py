@@ -308,6 +308,7 @@ class Runner:
                    resources: dict[str, Any], timing: TimingOptions) -> ResultRow:  # fmt: skip
         moved = op.bytes_moved(case.shape)
         gbps = moved / (m.median_ms * 1e-3) / 1e9 if m.median_ms > 0 else None
+        floor = self._launch_floor_us(timing)
         return _row(
             case, name, Status.OK,
             max_abs_err=check.max_abs_err, tolerance=check.tolerance,
@@ -315,9 +316,8 @@ class Runner:
             samples=len(m.samples_ms), batch=m.batch, method=m.method,
             gbps=gbps, pct_peak=100.0 * gbps / self.device.dram_peak_gbps if gbps else None,
             bytes_moved=moved, samples_us=tuple(s * 1e3 for s in m.samples_ms),
-            notes=sanity_notes(gbps, moved, self.device, timing, m.median_ms * 1e3,
-                               self._launch_floor_us(timing)),
-            **resources,
+            notes=sanity_notes(gbps, moved, self.device, timing, m.median_ms * 1e3, floor),
+            floor_us=floor, **resources,
         )  # fmt: skip
 
     def _launch_floor_us(self, timing: TimingOptions) -> float | None:

@@ -181,6 +181,7 @@ class ResultRow:
     sm_mhz: tuple[int, int] | None = None  # SM clock before and after the timed samples (NVML)
     mem_mhz: tuple[int, int] | None = None  # memory clock, likewise
     throttle: str = ""  # NVML throttle reasons seen before or after the samples
+    floor_us: float | None = None  # an empty kernel's time, measured the same way (launch floor)
     samples_us: tuple[float, ...] = field(default=(), repr=False)
 
 

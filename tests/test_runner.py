@@ -261,3 +261,26 @@ def test_interleave_falls_back_to_sequential_when_memory_is_short():
     rows = Runner(backend).run_job(interleave_job((8, 8), variant("a"), variant("b")))
     assert [r.status for r in rows] == [Status.OK, Status.OK]
     assert backend.launched[-3:] == ["b", "b", "b"]
+
+
+def test_rows_near_the_launch_floor_are_flagged_with_the_floor():
+    backend = FakeBackend(clock=lambda name: {"empty": 0.002}.get(name, 0.003))
+    (row,) = Runner(backend).run_job(job((8,), variant("float4", "reduce_sum_float4"),
+                                         baselines=()))
+    assert row.floor_us == pytest.approx(2.0)
+    assert "within 2x of the launch floor (2.0 us)" in row.notes
+    slow = FakeBackend(clock=lambda name: {"empty": 0.002}.get(name, 0.05))
+    (row,) = Runner(slow).run_job(job((8,), variant("float4", "reduce_sum_float4"), baselines=()))
+    assert "launch floor" not in row.notes
+
+
+def test_clocks_and_throttling_are_recorded():
+    from cudabench.spec import Clocks
+
+    readings = iter([Clocks(1980, 3201), Clocks(1410, 3201, ("sw power cap", "hw slowdown"))])
+    backend = FakeBackend(clocks=lambda: next(readings, Clocks(1980, 3201)))
+    (row,) = Runner(backend).run_job(job((8, 64), variant("float4", "reduce_sum_float4"),
+                                         baselines=()))
+    assert row.sm_mhz == (1980, 1410) and row.mem_mhz == (3201, 3201)
+    assert row.throttle == "sw power cap, hw slowdown"
+    assert "GPU throttled (sw power cap, hw slowdown)" in row.notes
