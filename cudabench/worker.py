@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
+import signal
 import sys
 from multiprocessing.connection import Connection
 from typing import Any
@@ -81,8 +82,24 @@ def serve(device: int, inbox: Connection, outbox: Connection) -> int:
         outbox.send(("done", job_id))
 
 
+def _die_with_parent() -> None:
+    """Linux: be killed when the parent dies (even by SIGKILL), so that no worker is left
+    spinning on a GPU after the tool is gone. Best effort elsewhere: EOF on the pipe ends an
+    idle worker anyway."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        if os.getppid() == 1:  # the parent is already gone
+            os._exit(0)
+    except (OSError, AttributeError):
+        pass
+
+
 def main(argv: list[str] | None = None) -> int:
     global CHANNEL
+    _die_with_parent()
     parser = argparse.ArgumentParser(description="cudabench worker (started by cudabench run)")
     parser.add_argument("--device", type=int, required=True)
     parser.add_argument("--read", type=int, required=True, help="fd of the parent's channel")

@@ -208,3 +208,39 @@ def test_bad_devices_are_usage_errors(value, message):
     result = run("run", "reduce", "-s", "8", "--devices", value)
     assert result.exit_code == 2 and message in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def _ppid(proc_dir: Path) -> int | None:
+    try:
+        return int(proc_dir.joinpath("stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
+def test_killing_the_tool_kills_its_workers_and_keeps_the_rows(tmp_path, kernel_dir):
+    import signal
+    import time
+
+    write_kernel(kernel_dir, "stuck", "", header=HEADER.format(name="stuck", entry="fake_hang"))
+    out = tmp_path / "r.json"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cudabench", "run", "reduce", "-s", "8", "-v", "float4", "-v",
+         "stuck", "--kernels", str(kernel_dir), *QUICK, "-o", str(out)],
+        env={**os.environ, **FAKE, "PYTHONPATH": str(Path.cwd())}, stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if out.exists() and len(json.loads(out.read_text())["rows"]) == 1:
+            break
+        time.sleep(0.05)
+    workers = [int(d.name) for d in Path("/proc").iterdir() if d.name.isdigit()
+               and _ppid(d) == proc.pid]
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    time.sleep(1.0)
+    alive = [p for p in workers if Path(f"/proc/{p}").exists()
+             and "cudabench.worker" in Path(f"/proc/{p}/cmdline").read_text(errors="replace")]
+    assert workers and not alive  # the hanging worker went with its parent
+    doc = json.loads(out.read_text())
+    assert doc["meta"]["complete"] is False and [r["variant"] for r in doc["rows"]] == ["float4"]
