@@ -8,7 +8,7 @@ first line that is not a comment, or is an empty `//`:
     //   entry: reduce_sum_shuffle
     //   block: 256
     //   grid: segments           # a rule the op defines by name; never eval() of text
-    //   init: zero               # zero the output before every launch (optional)
+    //   init: zero               # zero (or `nan`: fill with NaN) the output before every launch
     //   requires: {cols_multiple_of: 4}   # constraints the op checks (optional)
     //   about: warp-shuffle reduction (seed 001, 002, 004)
 
@@ -35,7 +35,7 @@ HEADER_START = "// cudabench:"
 _KEYS = {"variant", "entry", "block", "grid", "launches", "about", "init", "requires"}
 _LAUNCH_KEYS = {"entry", "block", "grid"}
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_\-]*$")
-_INITS = ("none", "zero")
+_INITS = ("none", "zero", "nan")  # nan: 0xFF bytes, the empty value of a CAS-loop max
 
 
 class KernelHeaderError(ValueError):

@@ -59,33 +59,38 @@ def collect(sample: Callable[[], float], batch: int, options: TimingOptions) -> 
 
 
 def measure(backend: Backend, call: Callable[[], None], options: TimingOptions,
-            scope: Scope = contextlib.nullcontext) -> Measurement:  # fmt: skip
+            scope: Scope = contextlib.nullcontext,
+            reset: Callable[[], None] | None = None) -> Measurement:  # fmt: skip
     """Time `call` (one launch of the thing measured) on `backend`. `scope()` is entered
     around every launch of `call` (the NVTX ranges) and around nothing else: the L2 flush or
-    the spin a sample needs stays outside."""
-    sampler = _prepare(backend, call, options, scope)
+    the spin a sample needs stays outside, as does `reset` (an in-place op's input restored
+    before every sample)."""
+    sampler = _prepare(backend, call, options, scope, reset)
     samples = collect(sampler, sampler.batch, options)
     return Measurement(samples_ms=tuple(samples), batch=sampler.batch, method=sampler.method)
 
 
 def _prepare(backend: Backend, call: Callable[[], None], options: TimingOptions,
-             scope: Scope) -> Sampler:  # fmt: skip
+             scope: Scope, reset: Callable[[], None] | None = None) -> Sampler:  # fmt: skip
     """Warm up, take the pilot, and return the sampler with its batch size."""
     for _ in range(options.warmup):
         with scope():
             backend.run(call)
     backend.synchronize()
-    pilot_sampler = backend.sampler(call, 1, options.cold, scope)
+    pilot_sampler = backend.sampler(call, 1, options.cold, scope, reset)
     pilot = min(pilot_sampler() for _ in range(PILOT_SAMPLES))
-    return backend.sampler(call, batch_size(pilot, options), options.cold, scope)
+    return backend.sampler(call, batch_size(pilot, options), options.cold, scope, reset)
 
 
-def measure_interleaved(backend: Backend, calls: list[tuple[Callable[[], None], Scope]],
-                        options: TimingOptions) -> list[Measurement]:  # fmt: skip
+def measure_interleaved(
+    backend: Backend,
+    calls: list[tuple[Callable[[], None], Scope, Callable[[], None] | None]],
+    options: TimingOptions,
+) -> list[Measurement]:
     """Time several calls (the variants of one shape) with their samples taken in turn,
     A B C A B C ..., so that clock and thermal drift fall on all of them alike. Each call
     keeps its own batch size and stopping rule; one that is done drops out of the rotation."""
-    samplers = [_prepare(backend, call, options, scope) for call, scope in calls]
+    samplers = [_prepare(backend, call, options, scope, reset) for call, scope, reset in calls]
     samples: list[list[float]] = [[] for _ in samplers]
     spent_s = [0.0] * len(samplers)
     done = [False] * len(samplers)

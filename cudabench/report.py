@@ -38,7 +38,8 @@ def title(meta: RunMeta, op_label: str) -> str:
     d = meta.device
     return (
         f"{op_label} on {d.name} (sm_{d.compute_capability.replace('.', '')}, "
-        f"{d.sm_count} SMs, DRAM peak {d.dram_peak_gbps:,.0f} GB/s) | "
+        f"{d.sm_count} SMs, DRAM peak {d.dram_peak_gbps:,.0f} GB/s, "
+        f"fp32 peak {d.fp32_peak_gflops:,.0f} GFLOP/s) | "
         f"{meta.timing_mode} L2{', interleaved' if meta.timing.interleave else ''} | "
         "median of samples"
     )
@@ -50,10 +51,11 @@ def results_table(rows: list[ResultRow], meta: RunMeta, op_label: str) -> Table:
     baseline_names = sorted({r.variant for r in rows if r.is_baseline})
     vs = f"vs {baseline_names[0]}" if baseline_names else "speedup"
     table = Table(title=title(meta, op_label), title_justify="left", header_style="bold")
+    flops = any(r.gflops for r in rows)  # a compute-bound op: % peak is of the fp32 peak
     for name, justify in [
         ("shape", "left"), ("variant", "left"), ("status", "left"), ("time µs", "right"),
-        ("±spread", "right"), ("GB/s", "right"), ("% peak", "right"), (vs, "right"),
-        ("regs", "right"), ("timing", "left"),
+        ("±spread", "right"), ("GB/s", "right"), *([("GFLOP/s", "right")] if flops else []),
+        ("% peak", "right"), (vs, "right"), ("regs", "right"), ("timing", "left"),
     ]:  # fmt: skip
         table.add_column(name, justify=justify)  # type: ignore[arg-type]
     groups: dict[tuple[str, str], list[ResultRow]] = defaultdict(list)
@@ -74,7 +76,8 @@ def results_table(rows: list[ResultRow], meta: RunMeta, op_label: str) -> Table:
             table.add_row(
                 shape if position == 0 else "", ("★ " if star else "  ") + row.variant, status,
                 _num(row.time_us, ",.1f"), _num(row.spread and 100 * row.spread, ".1f") + ("%" if row.spread is not None else ""),
-                _num(row.gbps, ",.0f"), _num(row.pct_peak, ".1f"),
+                _num(row.gbps, ",.0f"), *([_num(row.gflops, ",.0f")] if flops else []),
+                _num(row.pct_peak, ".1f"),
                 _num(row.speedup, ".2f") + ("×" if row.speedup else ""),
                 _num(row.registers, "d"), timing, style=style,
             )  # fmt: skip

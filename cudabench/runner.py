@@ -71,6 +71,7 @@ class Prepared:
     scope: Scope  # the NVTX ranges of this variant and shape
     first: Check  # the validation before timing
     recheck: Callable[[], Check] | None = None  # checks the last timed output (variants)
+    reset: Callable[[], None] | None = None  # restores an in-place op's input (untimed)
     resources: dict[str, Any] = field(default_factory=dict)
     is_baseline: bool = False
 
@@ -145,7 +146,7 @@ class Runner:
 
         def timed() -> ResultRow:
             before = self.backend.clocks()
-            measurement = measure(self.backend, ready.call, job.timing, ready.scope)
+            measurement = measure(self.backend, ready.call, job.timing, ready.scope, ready.reset)
             after = self.backend.clocks()
             return _with_clocks(self._finish(op, job.case, ready, measurement, job.timing),
                                 before, after)  # fmt: skip
@@ -155,7 +156,7 @@ class Runner:
     def _interleaved(self, op: Op, case: Case, prepared: list[tuple[int, Prepared]],
                      timing: TimingOptions) -> list[tuple[int, ResultRow]]:  # fmt: skip
         """Time the prepared calls of one shape with their samples taken in turn."""
-        calls = [(p.call, p.scope) for _, p in prepared]
+        calls = [(p.call, p.scope, p.reset) for _, p in prepared]
         try:
             before = self.backend.clocks()
             measurements = measure_interleaved(self.backend, calls, timing)
@@ -230,13 +231,22 @@ class Runner:
             launches.append((function, geometry.grid, geometry.block, args))
 
         def call() -> None:
-            if variant.init == "zero":
-                self.backend.fill_bytes(out, 0)
+            if variant.init != "none":  # part of the call: the kernel relies on it
+                self.backend.fill_bytes(out, 0 if variant.init == "zero" else NAN_POISON_BYTE)
             for function, grid, block, args in launches:
                 self.backend.launch(function, grid, block, args)
 
         resources = {"registers": loaded.registers, "spill_bytes": loaded.spill_bytes}
-        self.backend.fill_bytes(out, NAN_POISON_BYTE)
+        reset = None
+        if getattr(op, "in_place", False):  # the kernel works on `out`, a copy of the input
+            source = inputs[0]
+
+            def reset() -> None:
+                self.backend.copy(out, source)
+
+            reset()
+        else:
+            self.backend.fill_bytes(out, NAN_POISON_BYTE)
         with self._validation_scope(variant.name, case):
             self.backend.run(call)
             self.backend.synchronize()
@@ -246,7 +256,7 @@ class Runner:
                         max_abs_err=first.max_abs_err, tolerance=first.tolerance, **resources)  # fmt: skip
         return Prepared(
             variant.name, call, lambda: _ranges(variant.name, case), first,
-            recheck=lambda: check_output(xp, out, ref, tol), resources=resources,
+            recheck=lambda: check_output(xp, out, ref, tol), resources=resources, reset=reset,
         )  # fmt: skip
 
     def _prepare_baseline(self, op: Op, case: Case, name: str, seed: int) -> Prepared | ResultRow:
@@ -277,6 +287,8 @@ class Runner:
         """Profile mode: warm-up outside the ranges, then exactly one call inside them."""
         for _ in range(job.timing.warmup):
             self.backend.run(p.call)
+        if p.reset is not None:
+            p.reset()
         self.backend.synchronize()
         with p.scope():
             self.backend.run(p.call)
@@ -307,14 +319,21 @@ class Runner:
     def _timed_row(self, op: Op, case: Case, name: str, m: Any, check: Any,
                    resources: dict[str, Any], timing: TimingOptions) -> ResultRow:  # fmt: skip
         moved = op.bytes_moved(case.shape)
-        gbps = moved / (m.median_ms * 1e-3) / 1e9 if m.median_ms > 0 else None
+        seconds = m.median_ms * 1e-3
+        gbps = moved / seconds / 1e9 if seconds > 0 else None
+        flops = op.flops(case.shape) if hasattr(op, "flops") else None
+        gflops = flops / seconds / 1e9 if flops and seconds > 0 else None
+        if gflops is not None:  # compute-bound op: % of the fp32 peak
+            pct = 100.0 * gflops / self.device.fp32_peak_gflops
+        else:
+            pct = 100.0 * gbps / self.device.dram_peak_gbps if gbps else None
         floor = self._launch_floor_us(timing)
         return _row(
             case, name, Status.OK,
             max_abs_err=check.max_abs_err, tolerance=check.tolerance,
             time_us=m.median_ms * 1e3, min_us=m.min_ms * 1e3, spread=m.spread,
             samples=len(m.samples_ms), batch=m.batch, method=m.method,
-            gbps=gbps, pct_peak=100.0 * gbps / self.device.dram_peak_gbps if gbps else None,
+            gbps=gbps, gflops=gflops, pct_peak=pct,
             bytes_moved=moved, samples_us=tuple(s * 1e3 for s in m.samples_ms),
             notes=sanity_notes(gbps, moved, self.device, timing, m.median_ms * 1e3, floor),
             floor_us=floor, **resources,

@@ -169,7 +169,8 @@ class ResultRow:
     batch: int | None = None
     method: str | None = None
     gbps: float | None = None  # effective bandwidth: bytes that must move / median time
-    pct_peak: float | None = None  # of the theoretical DRAM peak
+    gflops: float | None = None  # for compute-bound ops (the op counts the flops)
+    pct_peak: float | None = None  # of the theoretical DRAM peak (fp32 peak for GFLOP/s rows)
     speedup: float | None = None  # baseline time / this time
     registers: int | None = None
     spill_bytes: int | None = None
@@ -199,6 +200,18 @@ class DeviceInfo:
     driver_version: str
     runtime_version: str
     max_threads_per_sm: int = 2048
+    sm_clock_mhz: float = 0.0  # the highest SM clock (boost)
+
+    @property
+    def fp32_lanes_per_sm(self) -> int:
+        """FP32 units per SM: 64 on sm_60/70/75/80, 128 on sm_86 and later."""
+        major, minor = (int(x) for x in self.compute_capability.split("."))
+        return 64 if (major, minor) <= (8, 0) else 128
+
+    @property
+    def fp32_peak_gflops(self) -> float:
+        """Theoretical fp32 peak: SMs x FP32 lanes x 2 (an FMA) x the boost clock."""
+        return self.sm_count * self.fp32_lanes_per_sm * 2 * self.sm_clock_mhz / 1e3
 
     @property
     def arch(self) -> str:

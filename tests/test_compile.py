@@ -4,6 +4,7 @@ import pytest
 
 from cudabench.compile import CompileError, compile_variant, parse_ptxas
 from cudabench.kernels import BUILTIN_KERNELS, discover, parse_header
+from cudabench.ops import OPS
 from conftest import write_kernel
 
 REPORT = """ptxas info    : Compiling entry function 'reduce_sum_float4' for 'sm_90'
@@ -25,12 +26,18 @@ def test_parse_ptxas_report():
     assert found["other"].registers == 16 and found["other"].spill_bytes == 0
 
 
-BUILTIN, _ = discover("reduce", [BUILTIN_KERNELS])
+BUILTIN = [v for op in sorted(OPS) for v in discover(op, [BUILTIN_KERNELS])[0]]
+
+
+def test_every_op_has_kernels_and_no_header_problems():
+    for op in OPS:
+        variants, problems = discover(op, [BUILTIN_KERNELS])
+        assert variants and not problems, (op, problems)
 
 
 @pytest.mark.nvcc
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
-@pytest.mark.parametrize("variant", BUILTIN, ids=lambda v: v.name)
+@pytest.mark.parametrize("variant", BUILTIN, ids=lambda v: f"{v.op}/{v.name}")
 def test_every_builtin_kernel_compiles(variant, arch, tmp_path, monkeypatch):
     monkeypatch.setenv("CUDABENCH_CACHE", str(tmp_path))
     compiled = compile_variant(variant, arch)

@@ -49,7 +49,7 @@ class ScriptedBackend:
     def synchronize(self):
         pass
 
-    def sampler(self, call, batch, cold, scope):
+    def sampler(self, call, batch, cold, scope, reset=None):
         backend = self
 
         class S:

@@ -79,6 +79,11 @@ class Backend(Protocol):
     def empty_call(self) -> Callable[[], None]:
         """A call that launches an empty kernel: the launch floor is its time."""
 
-    def sampler(self, call: Callable[[], None], batch: int, cold: bool, scope: Scope) -> Sampler:
+    def copy(self, dst: Any, src: Any) -> None:
+        """Device-to-device copy of src's bytes into dst (no kernel launch)."""
+
+    def sampler(self, call: Callable[[], None], batch: int, cold: bool, scope: Scope,
+                reset: Callable[[], None] | None = None) -> Sampler:  # fmt: skip
         """Prepare timed samples of `call` repeated `batch` times (cold: L2 flushed first);
-        the launches, and only they, run inside `scope()`."""
+        the launches, and only they, run inside `scope()`; `reset()` runs before every
+        sample, untimed."""

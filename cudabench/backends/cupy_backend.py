@@ -142,6 +142,7 @@ class CupyBackend:
                 driver_version=_driver_release() or _version(rt.driverGetVersion()),
                 runtime_version=_version(rt.runtimeGetVersion()),
                 max_threads_per_sm=int(props["maxThreadsPerMultiProcessor"]),
+                sm_clock_mhz=rt.deviceGetAttribute(13, self.device.id) / 1e3,  # ClockRate, kHz
             )
         return self._info
 
@@ -246,12 +247,17 @@ class CupyBackend:
             self._flush = lambda: kernel(grid, (256,), (buffer, count, sink))
         return self._flush
 
+    def copy(self, dst: Any, src: Any) -> None:
+        cp.cuda.runtime.memcpyAsync(dst.data.ptr, src.data.ptr, src.nbytes,
+                                    cp.cuda.runtime.memcpyDeviceToDevice, self.stream.ptr)  # fmt: skip
+
     def sampler(self, call: Callable[[], None], batch: int, cold: bool,
-                scope: Scope = contextlib.nullcontext) -> "_Sampler":  # fmt: skip
+                scope: Scope = contextlib.nullcontext,
+                reset: Callable[[], None] | None = None) -> "_Sampler":  # fmt: skip
         if cold:
-            return _Sampler(self, call, 1, "single", scope, before=self._flusher())
+            return _Sampler(self, call, 1, "single", scope, before=_then(reset, self._flusher()))
         if batch == 1:
-            return _Sampler(self, call, 1, "single", scope, before=self._hold())
+            return _Sampler(self, call, 1, "single", scope, before=_then(reset, self._hold()))
         try:
             self.stream.begin_capture()
             try:
@@ -260,12 +266,24 @@ class CupyBackend:
             finally:
                 graph = self.stream.end_capture()
             graph.upload(self.stream)
-            return _Sampler(self, call, batch, "graph", scope, graph=graph)
+            return _Sampler(self, call, batch, "graph", scope, graph=graph, before=reset)
         except _CUDA_ERRORS as exc:
             raise crash_from(exc) from exc
         except Exception:  # a call that cannot be captured (e.g. it synchronizes)
             self.synchronize()
-            return _Sampler(self, call, batch, "loop", scope)
+            return _Sampler(self, call, batch, "loop", scope, before=reset)
+
+
+def _then(first: Callable[[], None] | None, second: Callable[[], None]) -> Callable[[], None]:
+    """`first` (an input restore), then `second` (the flush or the spin), as one hook."""
+    if first is None:
+        return second
+
+    def both() -> None:
+        first()
+        second()
+
+    return both
 
 
 class _Sampler:

@@ -32,7 +32,26 @@ def _row_sum_store(grid: int, block: int, x: Any, out: Any, *rest: Any) -> None:
     out[...] = x.sum(axis=-1, dtype=np.float32)
 
 
+def _row_max(grid: Any, block: Any, x: Any, out: Any, *rest: Any) -> None:
+    out[...] = x.reshape(out.shape[0], -1).max(axis=-1)
+
+
+def _add(grid: Any, block: Any, a: Any, b: Any, out: Any, n: Any) -> None:
+    out[...] = a + b
+
+
+def _sigmoid(grid: Any, block: Any, x: Any, out: Any, n: Any) -> None:
+    out[...] = 1 / (1 + np.exp(-x))
+
+
+def _relu(grid: Any, block: Any, x: Any, out: Any, n: Any) -> None:
+    out[...] = np.maximum(x, np.float32(0))
+
+
 EMULATED: dict[str, FakeKernel] = {
+    "add_naive": _add, "add_float4": _add, "sigmoid_naive": _sigmoid,
+    "sigmoid_float4": _sigmoid, "relu_naive": _relu, "relu_float4": _relu,
+    "reduce_max_x4": _row_max, "reduce_max_atomic": _row_max, "reduce_max_shuffle": _row_max,
     "reduce_sum_naive": _row_sum,
     "reduce_sum_atomic": _row_sum_store,
     "reduce_sum_shared": _row_sum_store,
@@ -73,6 +92,7 @@ FAKE_DEVICE = DeviceInfo(
     name="Fake GPU (no hardware)", compute_capability="9.0", sm_count=132,
     memory_clock_mhz=3201.0, bus_width_bits=6016, l2_bytes=60 << 20,
     total_memory_bytes=140 << 30, driver_version="0.0", runtime_version="0.0",
+    sm_clock_mhz=1980.0,
 )  # fmt: skip
 
 
@@ -140,18 +160,25 @@ class FakeBackend:
     def synchronize(self) -> None:
         pass
 
+    def copy(self, dst: Any, src: Any) -> None:
+        dst.reshape(-1).view(np.uint8)[...] = src.reshape(-1).view(np.uint8)
+
     def sampler(self, call: Callable[[], None], batch: int, cold: bool,
-                scope: Scope = contextlib.nullcontext) -> "_FakeSampler":  # fmt: skip
-        return _FakeSampler(self, call, 1 if cold else batch, scope)
+                scope: Scope = contextlib.nullcontext,
+                reset: Callable[[], None] | None = None) -> "_FakeSampler":  # fmt: skip
+        return _FakeSampler(self, call, 1 if cold else batch, scope, reset)
 
 
 class _FakeSampler:
     def __init__(self, backend: FakeBackend, call: Callable[[], None], batch: int,
-                 scope: Scope) -> None:  # fmt: skip
+                 scope: Scope, reset: Callable[[], None] | None = None) -> None:  # fmt: skip
         self.backend, self.call, self.batch, self.scope = backend, call, batch, scope
+        self.reset = reset
         self.method = "single" if batch == 1 else "graph"
 
     def __call__(self) -> float:
+        if self.reset is not None:
+            self.reset()
         self.backend._last = "baseline"
         with self.scope():
             self.call()  # once: the result is the same, and tests stay fast

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import difflib
 
-from cudabench.ops import reduce
+from cudabench.ops import elementwise, reduce, reduce_max
 from cudabench.ops.base import Op
 
-OPS: dict[str, Op] = {reduce.OP.name: reduce.OP}
+OPS: dict[str, Op] = {
+    op.name: op
+    for op in (reduce.OP, reduce_max.OP, elementwise.ADD, elementwise.SIGMOID, elementwise.RELU)
+}
 
 
 class UnknownName(KeyError):

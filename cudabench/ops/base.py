@@ -15,13 +15,17 @@ from typing import Any, Protocol
 from cudabench.spec import DeviceInfo, KernelVariant, Launch, Shape
 
 
+Dim = int | tuple[int, ...]  # a launch dimension: 256, or (32, 8) / (grid_x, grid_y)
+
+
 @dataclass(frozen=True)
 class Geometry:
-    """How one launch covers the problem: grid and block, plus the scalar arguments the grid
-    rule decided (passed to the kernel after the op's fixed arguments)."""
+    """How one launch covers the problem: grid and block (ints, or tuples for 2-D launches:
+    the grid rule turns the header's thread count into a block shape), plus the scalar
+    arguments the grid rule decided (passed after the op's fixed arguments)."""
 
-    grid: int
-    block: int
+    grid: Dim
+    block: Dim
     scalars: tuple[int, ...] = ()
     # scratch arrays the kernel takes: name -> (element count, dtype), zeroed once
     workspace: dict[str, tuple[int, str]] = field(default_factory=dict)
@@ -86,13 +90,18 @@ class Op(Protocol):
     def baselines(self) -> dict[str, Callable[[tuple[Any, ...]], Any]]:
         """Library calls a user would otherwise make: name -> f(inputs) -> output array."""
 
+    # Optional (getattr with a default): `in_place = True` when the kernel overwrites its
+    # input (the runner hands it a copy as `out`, restored before every call it times), and
+    # `flops(shape) -> int` for compute-bound ops (the table then shows GFLOP/s and % of the
+    # fp32 peak).
+
 
 def check_output(xp: Any, out: Any, ref: Any, tol: Any) -> Check:
     """Compare an output with the float64 reference; NaN (the poison) never passes."""
     got = out.reshape(-1).astype(xp.float64)
     ref = ref.reshape(-1)
     tol = tol.reshape(-1)
-    err = xp.abs(got - ref)
+    err = xp.where(got == ref, 0.0, xp.abs(got - ref))  # equal infinities are right
     err = xp.where(xp.isnan(err), xp.inf, err)
     ratio = err / tol
     where = int(xp.argmax(ratio))

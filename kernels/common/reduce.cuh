@@ -1,4 +1,6 @@
-// Device-side building blocks for row reductions, shared by every reduce variant.
+// Device-side building blocks for row reductions, shared by the reduce and reduce_max
+// variants. Every piece takes the combining operation as a template argument (`Sum`, the
+// default, or `Max`): an identity and a combine function.
 //
 // The row mapping (grid rule "segments", cudabench/ops/reduce.py) has two modes, told apart
 // by the `group` argument:
@@ -21,27 +23,50 @@ namespace cb {
 constexpr unsigned kFullMask = 0xffffffffu;
 constexpr int kWarpRows = 4;  // rows per warp in short-row mode; ops/reduce.py: WARP_ROWS
 
-// Sum over the warp with xor shuffles (a butterfly): every lane ends with the total.
-__device__ __forceinline__ float warp_sum(float v) {
+struct Sum {
+  static __device__ __forceinline__ float identity() { return 0.0f; }
+  static __device__ __forceinline__ float combine(float a, float b) { return a + b; }
+};
+
+// Max with -inf as the identity: right for all-negative rows and for rows holding -inf or
+// +inf (seed 001 starts from FLT_MIN, the smallest *positive* float, which is wrong for them).
+struct Max {
+  static __device__ __forceinline__ float identity() { return -__int_as_float(0x7f800000); }
+  static __device__ __forceinline__ float combine(float a, float b) { return fmaxf(a, b); }
+};
+
+// Combine over the warp with xor shuffles (a butterfly): every lane ends with the total.
+template <class Op = Sum>
+__device__ __forceinline__ float warp_reduce(float v) {
 #pragma unroll
-  for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_xor_sync(kFullMask, v, offset);
+  for (int offset = 16; offset > 0; offset >>= 1)
+    v = Op::combine(v, __shfl_xor_sync(kFullMask, v, offset));
   return v;
 }
+__device__ __forceinline__ float warp_sum(float v) { return warp_reduce<Sum>(v); }
 
-// Sum over the whole block: each warp sums, warp leaders meet in `scratch` (32 floats of
-// shared memory), and every warp sums those. Every thread ends with the total. All threads of
-// the block must call it.
-__device__ __forceinline__ float block_sum(float v, float* scratch) {
+// Combine over the whole block: each warp reduces, warp leaders meet in `scratch` (32 floats
+// of shared memory), and every warp reduces those. Every thread ends with the total. All
+// threads of the block must call it.
+template <class Op = Sum>
+__device__ __forceinline__ float block_reduce(float v, float* scratch) {
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int warps = (blockDim.x + 31) >> 5;
-  v = warp_sum(v);
+  v = warp_reduce<Op>(v);
   __syncthreads();  // a previous call may still be reading scratch
   if (lane == 0) scratch[warp] = v;
   __syncthreads();
-  return warp_sum(lane < warps ? scratch[lane] : 0.0f);
+  return warp_reduce<Op>(lane < warps ? scratch[lane] : Op::identity());
+}
+__device__ __forceinline__ float block_sum(float v, float* scratch) {
+  return block_reduce<Sum>(v, scratch);
 }
 
-__device__ __forceinline__ float hsum(float4 v) { return (v.x + v.y) + (v.z + v.w); }
+template <class Op = Sum>
+__device__ __forceinline__ float hreduce(float4 v) {
+  return Op::combine(Op::combine(v.x, v.y), Op::combine(v.z, v.w));
+}
+__device__ __forceinline__ float hsum(float4 v) { return hreduce<Sum>(v); }
 
 // A 16-byte load for data read once: through the read-only path (.nc: x is not written while
 // the kernel runs) without allocating in L1 (L1::no_allocate), so a stream of them does not
@@ -74,43 +99,47 @@ __device__ __forceinline__ WarpRows first_warp_rows() {
 
 __device__ __forceinline__ void next_warp_rows(WarpRows& w) { w.row0 += w.step; }
 
-// Each lane's partial sums of rows row0 .. row0 + kWarpRows - 1 (rows past the end add 0),
-// plain 4-byte loads: lane l reads columns l, l + 32, ...
+// Each lane's partials of rows row0 .. row0 + kWarpRows - 1 (rows past the end give the
+// identity), plain 4-byte loads: lane l reads columns l, l + 32, ...
+template <class Op = Sum>
 __device__ __forceinline__ void warp_rows_sum(const float* __restrict__ x, long long rows,
                                               long long cols, const WarpRows& w,
                                               float (&acc)[kWarpRows]) {
 #pragma unroll
-  for (int r = 0; r < kWarpRows; ++r) acc[r] = 0.0f;
+  for (int r = 0; r < kWarpRows; ++r) acc[r] = Op::identity();
   for (long long c = w.lane; c < cols; c += 32) {
     float v[kWarpRows];
 #pragma unroll
-    for (int r = 0; r < kWarpRows; ++r) v[r] = w.row0 + r < rows ? x[(w.row0 + r) * cols + c] : 0.f;
+    for (int r = 0; r < kWarpRows; ++r)
+      v[r] = w.row0 + r < rows ? x[(w.row0 + r) * cols + c] : Op::identity();
 #pragma unroll
-    for (int r = 0; r < kWarpRows; ++r) acc[r] += v[r];
+    for (int r = 0; r < kWarpRows; ++r) acc[r] = Op::combine(acc[r], v[r]);
   }
 }
 
 // The same with 16-byte float4 loads. Needs every row to start on a 16-byte boundary
 // (cols % 4 == 0 and x aligned); otherwise it reads plain floats, so any shape is correct.
+template <class Op = Sum>
 __device__ __forceinline__ void warp_rows_sum_vec4(const float* __restrict__ x, long long rows,
                                                    long long cols, const WarpRows& w,
                                                    float (&acc)[kWarpRows]) {
   if ((cols & 3) || (reinterpret_cast<unsigned long long>(x) & 15)) {
-    warp_rows_sum(x, rows, cols, w, acc);
+    warp_rows_sum<Op>(x, rows, cols, w, acc);
     return;
   }
 #pragma unroll
-  for (int r = 0; r < kWarpRows; ++r) acc[r] = 0.0f;
+  for (int r = 0; r < kWarpRows; ++r) acc[r] = Op::identity();
   const long long n4 = cols / 4;
+  const float e = Op::identity();
   for (long long j = w.lane; j < n4; j += 32) {
     float4 v[kWarpRows];
 #pragma unroll
     for (int r = 0; r < kWarpRows; ++r)
       v[r] = w.row0 + r < rows
                  ? load_stream(reinterpret_cast<const float4*>(x + (w.row0 + r) * cols) + j)
-                 : make_float4(0.f, 0.f, 0.f, 0.f);
+                 : make_float4(e, e, e, e);
 #pragma unroll
-    for (int r = 0; r < kWarpRows; ++r) acc[r] += hsum(v[r]);
+    for (int r = 0; r < kWarpRows; ++r) acc[r] = Op::combine(acc[r], hreduce<Op>(v[r]));
   }
 }
 
@@ -121,6 +150,7 @@ __device__ __forceinline__ void warp_rows_sum_vec4(const float* __restrict__ x, 
 // cost log2(kWarpRows) + log2(kLanesPerRow) = 5 + ... shuffles in all (6 for 4 rows), not
 // 5 per row (20).
 constexpr int kLanesPerRow = 32 / kWarpRows;
+template <class Op = Sum>
 __device__ __forceinline__ float warp_rows_total(const WarpRows& w, float (&acc)[kWarpRows]) {
 #pragma unroll
   for (int half = kWarpRows / 2, offset = 16; half >= 1; half /= 2, offset /= 2) {
@@ -129,35 +159,36 @@ __device__ __forceinline__ float warp_rows_total(const WarpRows& w, float (&acc)
     for (int i = 0; i < half; ++i) {
       const float keep = upper ? acc[i + half] : acc[i];
       const float send = upper ? acc[i] : acc[i + half];
-      acc[i] = keep + __shfl_xor_sync(kFullMask, send, offset);
+      acc[i] = Op::combine(keep, __shfl_xor_sync(kFullMask, send, offset));
     }
   }
   float total = acc[0];
 #pragma unroll
   for (int offset = kLanesPerRow / 2; offset > 0; offset /= 2)
-    total += __shfl_xor_sync(kFullMask, total, offset);
+    total = Op::combine(total, __shfl_xor_sync(kFullMask, total, offset));
   return total;
 }
 
-// Write the warp's row sums: the first lane of each row's lane group writes it.
+// Write the warp's row totals: the first lane of each row's lane group writes it.
+template <class Op = Sum>
 __device__ __forceinline__ void warp_rows_store(float* __restrict__ out, long long rows,
                                                 const WarpRows& w, float (&acc)[kWarpRows]) {
-  const float total = warp_rows_total(w, acc);
+  const float total = warp_rows_total<Op>(w, acc);
   const long long row = w.row0 + w.lane / kLanesPerRow;
   if (w.lane % kLanesPerRow == 0 && row < rows) out[row] = total;
 }
 
 // Short-row mode, whole: every warp of the grid takes kWarpRows rows at a time, sums them
 // (with float4 loads when kVec4 and the rows are 16-byte aligned) and stores the totals.
-template <bool kVec4>
+template <bool kVec4, class Op = Sum>
 __device__ __forceinline__ void reduce_short_rows(const float* __restrict__ x,
                                                   float* __restrict__ out, long long rows,
                                                   long long cols) {
   for (WarpRows w = first_warp_rows(); w.row0 < rows; next_warp_rows(w)) {
     float acc[kWarpRows];
-    if (kVec4) warp_rows_sum_vec4(x, rows, cols, w, acc);
-    else warp_rows_sum(x, rows, cols, w, acc);
-    warp_rows_store(out, rows, w, acc);
+    if (kVec4) warp_rows_sum_vec4<Op>(x, rows, cols, w, acc);
+    else warp_rows_sum<Op>(x, rows, cols, w, acc);
+    warp_rows_store<Op>(out, rows, w, acc);
   }
 }
 
@@ -179,15 +210,17 @@ __device__ __forceinline__ Segment segment_of_block(int chunks) {
 // round issues all its loads (the ones past `end` predicated off) before adding any, so the
 // last, partial round costs one memory latency, not one per element.
 constexpr int kLoads = 4;
+template <class Op = Sum>
 __device__ __forceinline__ float strided_sum(const float* __restrict__ p, long long begin,
                                              long long end, long long stride) {
-  float a = 0.0f;
+  float a = Op::identity();
   for (long long i = begin; i < end; i += kLoads * stride) {
     float v[kLoads];
 #pragma unroll
-    for (int k = 0; k < kLoads; ++k) v[k] = i + k * stride < end ? p[i + k * stride] : 0.0f;
+    for (int k = 0; k < kLoads; ++k)
+      v[k] = i + k * stride < end ? p[i + k * stride] : Op::identity();
 #pragma unroll
-    for (int k = 0; k < kLoads; ++k) a += v[k];
+    for (int k = 0; k < kLoads; ++k) a = Op::combine(a, v[k]);
   }
   return a;
 }
@@ -198,6 +231,7 @@ __device__ __forceinline__ float strided_sum(const float* __restrict__ p, long l
 // and up to 3 after the last whole float4 (the tail) are read as plain floats by the row's
 // first threads. Nothing past p[n - 1] is ever read (seed 002's reduce_v4 reads a float4
 // wherever idx < N).
+template <class Op = Sum>
 __device__ __forceinline__ float vec4_sum(const float* __restrict__ p, long long n,
                                           long long index, long long stride) {
   const int misalign = (int)((reinterpret_cast<unsigned long long>(p) >> 2) & 3);
@@ -205,21 +239,22 @@ __device__ __forceinline__ float vec4_sum(const float* __restrict__ p, long long
   const float4* __restrict__ body = reinterpret_cast<const float4*>(p + head);
   const long long n4 = (n - head) / 4;
   const long long tail = head + 4 * n4;
-  float4 a = make_float4(0.f, 0.f, 0.f, 0.f);
+  const float e = Op::identity();
+  float4 a = make_float4(e, e, e, e);
   for (long long i = index; i < n4; i += kLoads * stride) {  // as strided_sum, in float4s
     float4 v[kLoads];
 #pragma unroll
     for (int k = 0; k < kLoads; ++k)
-      v[k] = i + k * stride < n4 ? load_stream(body + i + k * stride)
-                                 : make_float4(0.f, 0.f, 0.f, 0.f);
+      v[k] = i + k * stride < n4 ? load_stream(body + i + k * stride) : make_float4(e, e, e, e);
 #pragma unroll
     for (int k = 0; k < kLoads; ++k) {
-      a.x += v[k].x; a.y += v[k].y; a.z += v[k].z; a.w += v[k].w;
+      a.x = Op::combine(a.x, v[k].x); a.y = Op::combine(a.y, v[k].y);
+      a.z = Op::combine(a.z, v[k].z); a.w = Op::combine(a.w, v[k].w);
     }
   }
-  float acc = hsum(a);
-  if (index < head) acc += p[index];
-  if (index < n - tail) acc += p[tail + index];
+  float acc = hreduce<Op>(a);
+  if (index < head) acc = Op::combine(acc, p[index]);
+  if (index < n - tail) acc = Op::combine(acc, p[tail + index]);
   return acc;
 }
 
@@ -237,6 +272,7 @@ __device__ __forceinline__ bool take_last_ticket(unsigned* counter, int chunks) 
 // result is the same run after run), writes out[row] and resets the counter for the next
 // launch (threadFenceReduction in the CUDA samples). One launch, no second kernel, no memset.
 // `counters` must be zero before the first launch.
+template <class Op = Sum>
 __device__ __forceinline__ void finish_row(float v, const Segment& s, int chunks,
                                            float* __restrict__ out, float* partials,
                                            unsigned* counters) {
@@ -251,9 +287,10 @@ __device__ __forceinline__ void finish_row(float v, const Segment& s, int chunks
   }
   __syncthreads();
   if (!is_last || threadIdx.x >= 32) return;  // one warp adds the partials
-  float acc = 0.0f;
-  for (int i = threadIdx.x; i < chunks; i += 32) acc += __ldcg(&partials[s.row * chunks + i]);
-  acc = warp_sum(acc);
+  float acc = Op::identity();
+  for (int i = threadIdx.x; i < chunks; i += 32)
+    acc = Op::combine(acc, __ldcg(&partials[s.row * chunks + i]));
+  acc = warp_reduce<Op>(acc);
   if (threadIdx.x == 0) {
     out[s.row] = acc;
     counters[s.row] = 0;

@@ -1,0 +1,49 @@
+"""`reduce_max`: max along the last axis, float32 in and out.
+
+The same shapes, grid rules and kernel arguments as `reduce` (ops/reduce.py); the inputs are
+built to catch a wrong starting value: besides rows of uniform [-1, 1) values, every third row
+is all negative, and some rows hold -inf or +inf. (Seed 001 starts its max from FLT_MIN, the
+smallest positive float: an all-negative row then comes out as 1.2e-38.) A max is exact, so
+the reference must be matched exactly, infinities included.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from cudabench.ops.reduce import Reduce, _rows_cols
+from cudabench.spec import Shape
+
+NEGATIVE_EVERY = 3  # rows r with r % 3 == 1 are all negative
+MINUS_INF_EVERY = 7  # rows r with r % 7 == 2 hold a -inf
+PLUS_INF_EVERY = 11  # rows r with r % 11 == 5 hold a +inf
+
+
+class ReduceMax(Reduce):
+    name = "reduce_max"
+    about = "max along the last axis, float32 (1-D: one value; RxC: R row maxima)"
+
+    def make_inputs(self, xp: Any, shape: Shape, seed: int) -> tuple[Any, ...]:
+        (x,) = super().make_inputs(xp, shape, seed)  # uniform [-1, 1)
+        rows, cols = _rows_cols(shape)
+        view = x.reshape(rows, cols)
+        if rows == 1:  # a 1-D input: all negative, with a -inf in the middle
+            view -= 2
+            view[0, cols // 2] = -xp.inf
+            return (x,)
+        view[1::NEGATIVE_EVERY] -= 2  # in [-3, -1)
+        view[2::MINUS_INF_EVERY, cols // 3] = -xp.inf
+        view[5::PLUS_INF_EVERY, (2 * cols) // 3] = xp.inf
+        return (x,)
+
+    def reference(self, xp: Any, inputs: tuple[Any, ...]) -> tuple[Any, Any]:
+        (x,) = inputs
+        ref = x.max(axis=-1).astype(xp.float64).reshape(-1)
+        return ref, xp.full(ref.shape, 1e-30)  # exact: only equal values pass
+
+    def baselines(self) -> dict[str, Callable[[tuple[Any, ...]], Any]]:
+        return {"cupy": lambda inputs: inputs[0].max(axis=-1)}
+
+
+OP = ReduceMax()
