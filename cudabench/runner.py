@@ -228,13 +228,14 @@ class Runner:
             workspace = {name: xp.zeros(count, dtype=dtype)
                          for name, (count, dtype) in geometry.workspace.items()}  # fmt: skip
             args = op.kernel_args(inputs, out, workspace, geometry)
-            launches.append((function, geometry.grid, geometry.block, args))
+            launches.append((function, geometry.grid, geometry.block, args,
+                             geometry.shared_bytes))  # fmt: skip
 
         def call() -> None:
             if variant.init != "none":  # part of the call: the kernel relies on it
                 self.backend.fill_bytes(out, 0 if variant.init == "zero" else NAN_POISON_BYTE)
-            for function, grid, block, args in launches:
-                self.backend.launch(function, grid, block, args)
+            for function, grid, block, args, shared in launches:
+                self.backend.launch(function, grid, block, args, shared)
 
         resources = {"registers": loaded.registers, "spill_bytes": loaded.spill_bytes}
         reset = None

@@ -152,9 +152,9 @@ def test_nvtx_ranges_hold_the_variants_launches_and_nothing_else(monkeypatch):
         return real_check(*args)
 
     class Recording(FakeBackend):
-        def launch(self, function, grid, block, args):
+        def launch(self, function, grid, block, args, shared=0):
             seen["launch"].add(tuple(path))
-            super().launch(function, grid, block, args)
+            super().launch(function, grid, block, args, shared)
 
     monkeypatch.setattr(runner_module, "nvtx_range", fake_range)
     monkeypatch.setattr(runner_module, "check_output", check)
@@ -178,9 +178,9 @@ def test_profile_mode_puts_exactly_one_call_in_each_range(monkeypatch):
         path.pop()
 
     class Recording(FakeBackend):
-        def launch(self, function, grid, block, args):
+        def launch(self, function, grid, block, args, shared=0):
             launches.append(tuple(path))
-            super().launch(function, grid, block, args)
+            super().launch(function, grid, block, args, shared)
 
     monkeypatch.setattr(runner_module, "nvtx_range", fake_range)
     timing = TimingOptions(warmup=3)

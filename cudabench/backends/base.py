@@ -59,7 +59,10 @@ class Backend(Protocol):
     def load(self, variant: KernelVariant) -> Loaded:
         """Compile (cached) and load; raises compile.CompileError."""
 
-    def launch(self, function: Any, grid: int, block: int, args: tuple[Any, ...]) -> None: ...
+    def launch(self, function: Any, grid: Any, block: Any, args: tuple[Any, ...],
+               shared_bytes: int = 0) -> None:  # fmt: skip
+        """Launch on the backend's stream; grid and block are ints or (x, y[, z]) tuples,
+        shared_bytes the dynamic shared memory."""
 
     def run(self, call: Callable[[], None]) -> None:
         """Run a call (launches or library calls) on the backend's stream."""

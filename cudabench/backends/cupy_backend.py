@@ -208,9 +208,10 @@ class CupyBackend:
         return max(1, int(cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(
             function.kernel.ptr, block, 0)))  # fmt: skip
 
-    def launch(self, function: Any, grid: int, block: int, args: tuple[Any, ...]) -> None:
-        try:
-            function((grid,), (block,), args)  # on the current stream: self.stream
+    def launch(self, function: Any, grid: Any, block: Any, args: tuple[Any, ...],
+               shared_bytes: int = 0) -> None:  # fmt: skip
+        try:  # on the current stream: self.stream
+            function(_dim(grid), _dim(block), args, shared_mem=shared_bytes)
         except _CUDA_ERRORS as exc:
             raise crash_from(exc) from exc
 
@@ -272,6 +273,10 @@ class CupyBackend:
         except Exception:  # a call that cannot be captured (e.g. it synchronizes)
             self.synchronize()
             return _Sampler(self, call, batch, "loop", scope, before=reset)
+
+
+def _dim(value: Any) -> tuple[int, ...]:
+    return tuple(value) if isinstance(value, tuple) else (value,)
 
 
 def _then(first: Callable[[], None] | None, second: Callable[[], None]) -> Callable[[], None]:

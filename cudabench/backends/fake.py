@@ -145,7 +145,8 @@ class FakeBackend:
         occupancy = tuple(FAKE_DEVICE.max_threads_per_sm // l.block for l in variant.launches)
         return Loaded(functions, occupancy, registers=32, spill_bytes=0)
 
-    def launch(self, function: _Function, grid: int, block: int, args: tuple[Any, ...]) -> None:
+    def launch(self, function: _Function, grid: Any, block: Any, args: tuple[Any, ...],
+               shared_bytes: int = 0) -> None:  # fmt: skip
         self._last = function.entry
         self.launched.append(function.entry)
         function.kernel(grid, block, *args)

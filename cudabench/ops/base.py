@@ -29,6 +29,7 @@ class Geometry:
     scalars: tuple[int, ...] = ()
     # scratch arrays the kernel takes: name -> (element count, dtype), zeroed once
     workspace: dict[str, tuple[int, str]] = field(default_factory=dict)
+    shared_bytes: int = 0  # dynamic shared memory per block
 
 
 @dataclass(frozen=True)
