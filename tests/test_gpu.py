@@ -56,6 +56,80 @@ def test_every_builtin_variant_is_right(runner, shape):
     assert all(r.time_us > 0 and r.max_abs_err <= r.tolerance for r in rows)
 
 
+CATALOGUE_SHAPES = {
+    "reduce_max": [(1,), (3, 5), (1000003,), (442367, 129), (4099, 2053), (1 << 24,)],
+    "reduce_scale": [(7, 3), (1001, 130), (513, 1023), (33, 4097), (64, 8192), (4096, 128)],
+    "softmax": [(3, 5), (1001, 129), (77, 1024), (31, 4099), (5, 32768), (1000003,), (1 << 22,)],
+    "add": [(1,), (3,), (1000003,), (1 << 24,)],
+    "sigmoid": [(1,), (1000003,), (1 << 24,)],
+    "relu": [(1,), (1000003,), (1 << 24,)],
+    "transpose": [(1, 1), (33, 31), (1, 1000), (4097, 1025), (2048, 2048)],
+    "gemv": [(1, 1), (100003, 3), (3, 100003), (4097, 1023), (1024, 4096)],
+    "sgemm": [(1, 1, 1), (129, 127, 3), (1000, 1001, 999), (256, 384, 512), (3, 300, 1000)],
+}
+CATALOGUE = [(op, shape) for op, shapes in CATALOGUE_SHAPES.items() for shape in shapes]
+
+
+@pytest.mark.parametrize("op, shape", CATALOGUE,
+                         ids=[f"{op}-{'x'.join(map(str, s))}" for op, s in CATALOGUE])
+def test_every_catalogue_variant_is_right_on_odd_shapes(runner, op, shape):
+    from cudabench.kernels import BUILTIN_KERNELS, discover
+    from cudabench.ops import get_op
+    from cudabench.runner import CaseJob
+
+    variants, problems = discover(op, [BUILTIN_KERNELS])
+    assert variants and not problems
+    baselines = tuple(get_op(op).baselines())
+    rows = runner.run_job(CaseJob(Case(op, shape), tuple(variants), baselines, ONCE))
+    bad = [(r.variant, r.status.value, r.error) for r in rows if r.status not in (Status.OK, Status.N_A)]
+    assert not bad
+    ran = [r for r in rows if r.status is Status.OK and not r.is_baseline]
+    assert ran and all(r.time_us > 0 and r.max_abs_err <= r.tolerance for r in ran)
+
+
+FLT_MIN_MAX = """\
+// cudabench:
+//   variant: fltmin
+//   entry: fltmin
+//   block: 256
+//   grid: segments
+//   about: planted bug - seed 001's start value FLT_MIN for a max
+#include <cfloat>
+#include "common/reduce.cuh"
+
+extern "C" __global__ void fltmin(const float* x, float* out, float* p, unsigned* c,
+                                  long long rows, long long cols, int group, int chunks) {
+  const long long row = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (group == 32) {  // a thread per row, serially: enough to show the wrong start
+    for (long long r = row; r < rows; r += (long long)gridDim.x * blockDim.x) {
+      float m = FLT_MIN;
+      for (long long k = 0; k < cols; ++k) m = fmaxf(m, x[r * cols + k]);
+      out[r] = m;
+    }
+  } else if (blockIdx.x == 0 && threadIdx.x == 0) {
+    for (long long r = 0; r < rows; ++r) {
+      float m = FLT_MIN;
+      for (long long k = 0; k < cols; ++k) m = fmaxf(m, x[r * cols + k]);
+      out[r] = m;
+    }
+  }
+}
+"""
+
+
+def test_flt_min_start_value_fails_on_negative_rows(kernel_dir, tmp_path):
+    kernel_dir.mkdir()
+    (kernel_dir / "fltmin.cu").write_text(FLT_MIN_MAX)
+    out = tmp_path / "m.json"
+    result = CliRunner().invoke(app, ["run", "reduce_max", "-s", "3000x64", "-s", "1000",
+                                      "--kernels", str(kernel_dir), *QUICK, "-o", str(out)])
+    assert result.exit_code == 1
+    rows = {(r["shape"], r["variant"]): r for r in json.loads(out.read_text())["rows"]}
+    assert rows[("3000x64", "fltmin")]["status"] == "FAIL"
+    assert rows[("1000", "fltmin")]["status"] == "FAIL"  # a 1-D input is all negative
+    assert rows[("3000x64", "x4")]["status"] == "OK"
+
+
 def test_planted_tail_dropper_fails_and_exit_is_1(kernel_dir, tmp_path):
     (kernel_dir).mkdir()
     (kernel_dir / "droptail.cu").write_text(DROP_TAIL)

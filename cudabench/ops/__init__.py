@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import difflib
 
-from cudabench.ops import elementwise, reduce, reduce_max
+from cudabench.ops import elementwise, gemv, reduce, reduce_max, reduce_scale, sgemm, softmax, transpose
 from cudabench.ops.base import Op
 
 OPS: dict[str, Op] = {
     op.name: op
-    for op in (reduce.OP, reduce_max.OP, elementwise.ADD, elementwise.SIGMOID, elementwise.RELU)
+    for op in (
+        reduce.OP, reduce_max.OP, reduce_scale.OP, softmax.OP, elementwise.ADD,
+        elementwise.SIGMOID, elementwise.RELU, transpose.OP, gemv.OP, sgemm.OP,
+    )
 }
 
 

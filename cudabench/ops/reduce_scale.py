@@ -1,0 +1,89 @@
+"""`reduce_scale` (seed 000): per row, x /= max(|x|), in place, float32.
+
+Kernel arguments: `(float* x, long long rows, long long cols)`; the kernel overwrites x. The
+runner hands it a copy of the input as `out` and restores it before every validation and
+every timed sample (outside the timing). Grid rules: `row_block` (a block per row) and
+`warp_rows` (a warp per row). Bytes that must move: the matrix read once and written once.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from cudabench.ops import torch_baselines
+from cudabench.ops.base import Geometry
+from cudabench.ops.matrix import (
+    UNIT_ROUNDOFF, check_grid, need_dims, requirement, rows_cols, uniform, unknown_rule,
+)  # fmt: skip
+from cudabench.spec import DeviceInfo, KernelVariant, Launch, Shape
+
+
+class ReduceScale:
+    name = "reduce_scale"
+    about = "per row x /= max|x|, in place, float32 (seed 000)"
+    grid_rules = ("row_block", "warp_rows")
+    requirements = ("max_cols", "min_cols", "cols_multiple_of")
+    in_place = True
+
+    def check_shape(self, shape: Shape) -> None:
+        need_dims(self.name, shape, (1, 2), "442368x128")
+
+    def unmet(self, variant: KernelVariant, shape: Shape) -> str | None:
+        return requirement(variant, *rows_cols(shape))
+
+    def output_shape(self, shape: Shape) -> Shape:
+        return shape
+
+    def bytes_moved(self, shape: Shape) -> int:
+        return 8 * math.prod(shape)
+
+    def device_bytes(self, shape: Shape) -> int:
+        return 8 * math.prod(shape) + 24 * math.prod(shape) + (64 << 20)
+
+    def make_inputs(self, xp: Any, shape: Shape, seed: int) -> tuple[Any, ...]:
+        return (uniform(xp, shape, seed),)
+
+    def reference(self, xp: Any, inputs: tuple[Any, ...]) -> tuple[Any, Any]:
+        (x,) = inputs
+        rows, cols = rows_cols(x.shape)
+        x64 = x.reshape(rows, cols).astype(xp.float64)
+        ref = (x64 / xp.abs(x64).max(axis=1, keepdims=True)).reshape(-1)
+        # x / m rounded once, or x * (1 / m) rounded twice: 2 u relative, and a little slack
+        return ref, xp.maximum(4 * UNIT_ROUNDOFF * xp.abs(ref), 1e-30)
+
+    def geometry(self, launch: Launch, variant: KernelVariant, shape: Shape,
+                 device: DeviceInfo, blocks_per_sm: int) -> Geometry:  # fmt: skip
+        rows, _ = rows_cols(shape)
+        if launch.grid == "row_block":
+            grid = rows
+        elif launch.grid == "warp_rows":
+            grid = math.ceil(rows / (launch.block // 32))
+        else:
+            raise unknown_rule(self, variant, launch.grid)
+        check_grid(grid)
+        return Geometry(grid, launch.block)
+
+    def kernel_args(self, inputs: tuple[Any, ...], out: Any, workspace: dict[str, Any],
+                    geometry: Geometry) -> tuple[Any, ...]:  # fmt: skip
+        rows, cols = rows_cols(out.shape)
+        return (out, np.int64(rows), np.int64(cols))
+
+    def baselines(self) -> dict[str, Callable[[tuple[Any, ...]], Any]]:
+        def cupy_expression(inputs: tuple[Any, ...]) -> Any:
+            x = inputs[0].reshape(rows_cols(inputs[0].shape))
+            xp = np if isinstance(x, np.ndarray) else __import__("cupy")
+            return x / xp.abs(x).max(axis=1, keepdims=True)
+
+        found: dict[str, Callable[[tuple[Any, ...]], Any]] = {"cupy": cupy_expression}
+        if torch_baselines.available():
+            found["torch"] = torch_baselines.call(
+                lambda x: (lambda m: m / m.abs().amax(dim=1, keepdim=True))(x.reshape(-1, x.shape[-1]))
+            )
+        return found
+
+
+OP = ReduceScale()

@@ -1,0 +1,125 @@
+"""`softmax` along the last axis, float32: a 1-D array (one long row) or rows (seeds 001,
+002, 003).
+
+Kernel arguments: `(const float* x, float* out, float* partials, long long rows,
+long long cols, int chunks)`. Grid rules: `warp_rows` (a warp per row), `row_block` (a block
+per row), `row_block_smem` (a block per row with the row in dynamic shared memory, cols * 4
+bytes), and `split` for the 1-D multi-kernel variants: `chunks` blocks share the one row,
+`partials` holds two floats per block (max and sum), and every kernel of the variant uses the
+same grid. Inputs: uniform [-4, 4), every fifth row (and the 1-D row) shifted by +100, so a
+kernel that skips the max subtraction overflows exp and fails.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from cudabench.ops import torch_baselines
+from cudabench.ops.base import Geometry
+from cudabench.ops.matrix import (
+    UNIT_ROUNDOFF, check_grid, need_dims, requirement, rows_cols, uniform, unknown_rule,
+)  # fmt: skip
+from cudabench.spec import DeviceInfo, KernelVariant, Launch, Shape
+
+SHIFT = 100.0
+SHIFT_EVERY = 5
+SPLIT_PER_THREAD = 16  # the `split` rule gives each thread at least this many elements
+SHARED_LIMIT = 48 * 1024  # dynamic shared memory without opting in
+
+
+class Softmax:
+    name = "softmax"
+    about = "softmax along the last axis, float32 (1-D: one row; RxC: each row)"
+    grid_rules = ("warp_rows", "row_block", "row_block_smem", "split")
+    requirements = ("max_cols", "min_cols", "cols_multiple_of", "max_rows")
+
+    def check_shape(self, shape: Shape) -> None:
+        need_dims(self.name, shape, (1, 2), "442368x128 or 2^28")
+
+    def unmet(self, variant: KernelVariant, shape: Shape) -> str | None:
+        rows, cols = rows_cols(shape)
+        reason = requirement(variant, rows, cols)
+        if reason is None and any(l.grid == "row_block_smem" for l in variant.launches):
+            if 4 * cols > SHARED_LIMIT:
+                return f"a row of {cols} floats needs {4 * cols} B of shared memory (48 KiB max)"
+        return reason
+
+    def output_shape(self, shape: Shape) -> Shape:
+        return shape
+
+    def bytes_moved(self, shape: Shape) -> int:
+        return 8 * math.prod(shape)
+
+    def device_bytes(self, shape: Shape) -> int:
+        return 8 * math.prod(shape) + 32 * math.prod(shape) + (64 << 20)
+
+    def make_inputs(self, xp: Any, shape: Shape, seed: int) -> tuple[Any, ...]:
+        x = uniform(xp, shape, seed, -4.0, 4.0)
+        view = x.reshape(rows_cols(shape))
+        view[::SHIFT_EVERY] += SHIFT
+        return (x,)
+
+    def reference(self, xp: Any, inputs: tuple[Any, ...]) -> tuple[Any, Any]:
+        (x,) = inputs
+        rows, cols = rows_cols(x.shape)
+        x64 = x.reshape(rows, cols).astype(xp.float64)
+        x64 -= x64.max(axis=1, keepdims=True)
+        xp.exp(x64, out=x64)
+        x64 /= x64.sum(axis=1, keepdims=True)
+        ref = x64.reshape(-1)
+        # exp (a few ulp, __expf on [-8, 0] about 11) and the row sum's rounding
+        ulps = 64 + 8 * math.log2(max(cols, 2))
+        return ref, xp.maximum(ulps * UNIT_ROUNDOFF * ref, 1e-30)
+
+    def geometry(self, launch: Launch, variant: KernelVariant, shape: Shape,
+                 device: DeviceInfo, blocks_per_sm: int) -> Geometry:  # fmt: skip
+        rows, cols = rows_cols(shape)
+        shared = 0
+        chunks = 1
+        workspace = {"partials": (2, "float32")}
+        if launch.grid == "warp_rows":
+            grid = math.ceil(rows / (launch.block // 32))
+        elif launch.grid == "row_block":
+            grid = rows
+        elif launch.grid == "row_block_smem":
+            grid, shared = rows, 4 * cols
+        elif launch.grid == "split":
+            if rows != 1:
+                raise ValueError("the split rule is for 1-D softmax (one row)")
+            wave = device.sm_count * max(1, blocks_per_sm)
+            chunks = max(1, min(wave, math.ceil(cols / (launch.block * SPLIT_PER_THREAD))))
+            grid = chunks
+            workspace = {"partials": (2 * chunks, "float32")}
+        else:
+            raise unknown_rule(self, variant, launch.grid)
+        check_grid(grid)
+        return Geometry(grid, launch.block, (chunks,), workspace, shared)
+
+    def kernel_args(self, inputs: tuple[Any, ...], out: Any, workspace: dict[str, Any],
+                    geometry: Geometry) -> tuple[Any, ...]:  # fmt: skip
+        (x,) = inputs
+        rows, cols = rows_cols(x.shape)
+        (chunks,) = geometry.scalars
+        return (x, out, workspace["partials"], np.int64(rows), np.int64(cols), np.int32(chunks))
+
+    def baselines(self) -> dict[str, Callable[[tuple[Any, ...]], Any]]:
+        def cupyx_softmax(inputs: tuple[Any, ...]) -> Any:
+            x = inputs[0]
+            if isinstance(x, np.ndarray):
+                e = np.exp(x - x.max(axis=-1, keepdims=True))
+                return e / e.sum(axis=-1, keepdims=True)
+            from cupyx.scipy.special import softmax
+
+            return softmax(x, axis=-1)
+
+        found: dict[str, Callable[[tuple[Any, ...]], Any]] = {"cupyx": cupyx_softmax}
+        if torch_baselines.available():
+            found["torch"] = torch_baselines.call(lambda x: x.softmax(dim=-1))
+        return found
+
+
+OP = Softmax()

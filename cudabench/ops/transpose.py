@@ -1,0 +1,83 @@
+"""`transpose`: out = x.T for an M x N float32 matrix (seed 002), any M and N.
+
+Kernel arguments: `(const float* in, float* out, int M, int N)`. Grid rule `tile32`: a block
+of 256 threads shaped (32, 8) covers a 32 x 32 tile, each thread 4 elements of a column of
+it; the grid is (ceil(N / 32), ceil(M / 32)).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from cudabench.ops import torch_baselines
+from cudabench.ops.base import Geometry
+from cudabench.ops.matrix import check_grid, need_dims, uniform, unknown_rule
+from cudabench.spec import DeviceInfo, KernelVariant, Launch, Shape
+
+TILE = 32
+
+
+class Transpose:
+    name = "transpose"
+    about = "out = x.T, float32, M x N (seed 002)"
+    grid_rules = ("tile32",)
+    requirements: tuple[str, ...] = ()
+
+    def check_shape(self, shape: Shape) -> None:
+        need_dims(self.name, shape, (2,), "8192x8192")
+        if max(shape) >= 2**31:
+            raise ValueError("transpose takes dimensions below 2^31")
+
+    def unmet(self, variant: KernelVariant, shape: Shape) -> str | None:
+        return None
+
+    def output_shape(self, shape: Shape) -> Shape:
+        return (shape[1], shape[0])
+
+    def bytes_moved(self, shape: Shape) -> int:
+        return 8 * math.prod(shape)
+
+    def device_bytes(self, shape: Shape) -> int:
+        return 8 * math.prod(shape) + 24 * math.prod(shape) + (64 << 20)
+
+    def make_inputs(self, xp: Any, shape: Shape, seed: int) -> tuple[Any, ...]:
+        return (uniform(xp, shape, seed),)
+
+    def reference(self, xp: Any, inputs: tuple[Any, ...]) -> tuple[Any, Any]:
+        ref = xp.ascontiguousarray(inputs[0].T).astype(xp.float64).reshape(-1)
+        return ref, xp.full(ref.shape, 1e-30)  # a copy: exact
+
+    def geometry(self, launch: Launch, variant: KernelVariant, shape: Shape,
+                 device: DeviceInfo, blocks_per_sm: int) -> Geometry:  # fmt: skip
+        if launch.grid != "tile32":
+            raise unknown_rule(self, variant, launch.grid)
+        if launch.block != 256:
+            raise ValueError(f"{variant.path}: tile32 takes block: 256 (32 x 8 threads)")
+        m, n = shape
+        grid = (math.ceil(n / TILE), math.ceil(m / TILE))
+        check_grid(grid)
+        return Geometry(grid, (TILE, 8))
+
+    def kernel_args(self, inputs: tuple[Any, ...], out: Any, workspace: dict[str, Any],
+                    geometry: Geometry) -> tuple[Any, ...]:  # fmt: skip
+        (x,) = inputs
+        return (x, out, np.int32(x.shape[0]), np.int32(x.shape[1]))
+
+    def baselines(self) -> dict[str, Callable[[tuple[Any, ...]], Any]]:
+        found: dict[str, Callable[[tuple[Any, ...]], Any]] = {
+            "cupy": lambda inputs: _xp(inputs[0]).ascontiguousarray(inputs[0].T)
+        }
+        if torch_baselines.available():
+            found["torch"] = torch_baselines.call(lambda x: x.t().contiguous())
+        return found
+
+
+def _xp(x: Any) -> Any:
+    return np if isinstance(x, np.ndarray) else __import__("cupy")
+
+
+OP = Transpose()

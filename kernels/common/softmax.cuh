@@ -1,0 +1,53 @@
+// Softmax building blocks: the online (max, sum) pair of a row segment and how two combine,
+// over a warp and over a block. `sum` is the sum of exp(x - max) over the segment.
+#pragma once
+
+#include "common/reduce.cuh"
+#include "common/warp.cuh"
+
+namespace cb {
+
+struct MaxSum {
+  float max, sum;
+};
+
+__device__ __forceinline__ MaxSum empty_max_sum() { return {Max::identity(), 0.0f}; }
+
+__device__ __forceinline__ MaxSum combine(MaxSum a, MaxSum b) {
+  if (a.max == Max::identity()) return b;  // an empty side: exp(-inf - -inf) would be NaN
+  if (b.max == Max::identity()) return a;
+  const float m = fmaxf(a.max, b.max);
+  return {m, a.sum * __expf(a.max - m) + b.sum * __expf(b.max - m)};
+}
+
+// Fold one value into a running pair (a rescale only when the max moves).
+__device__ __forceinline__ MaxSum push(MaxSum a, float x) {
+  if (x > a.max) return {x, a.sum * __expf(a.max - x) + 1.0f};
+  return {a.max, a.sum + __expf(x - a.max)};
+}
+
+__device__ __forceinline__ MaxSum warp_combine(MaxSum v) {
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1) {
+    MaxSum other{__shfl_xor_sync(kFullMask, v.max, offset), __shfl_xor_sync(kFullMask, v.sum, offset)};
+    v = combine(v, other);
+  }
+  return v;
+}
+
+// Every thread of the block ends with the block's pair; `scratch` holds 64 floats.
+__device__ __forceinline__ MaxSum block_combine(MaxSum v, float* scratch) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int warps = (blockDim.x + 31) >> 5;
+  v = warp_combine(v);
+  __syncthreads();
+  if (lane == 0) {
+    scratch[warp] = v.max;
+    scratch[32 + warp] = v.sum;
+  }
+  __syncthreads();
+  MaxSum w = lane < warps ? MaxSum{scratch[lane], scratch[32 + lane]} : empty_max_sum();
+  return warp_combine(w);
+}
+
+}  // namespace cb

@@ -1,0 +1,19 @@
+// cudabench:
+//   variant: warp
+//   entry: gemv_warp
+//   block: 256
+//   grid: warp_rows
+//   about: a warp per row, lane l reads columns l, l+32, ..., warp sum by xor shuffles (seed 002 sgemv)
+#include "common/warp.cuh"
+
+extern "C" __global__ void __launch_bounds__(256)
+gemv_warp(const float* __restrict__ A, const float* __restrict__ x, float* __restrict__ y,
+          long long M, long long K) {
+  const long long row = cb::warp_row();
+  if (row >= M) return;
+  const float* a = A + row * K;
+  float acc = 0.0f;
+  for (long long c = cb::lane_id(); c < K; c += 32) acc += a[c] * __ldg(&x[c]);
+  acc = cb::warp_all_sum(acc);
+  if (cb::lane_id() == 0) y[row] = acc;
+}

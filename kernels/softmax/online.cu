@@ -1,0 +1,45 @@
+// cudabench:
+//   variant: online
+//   launches:
+//     - {entry: softmax_1d_online_stats, block: 256, grid: split}
+//     - {entry: softmax_1d_online_norm, block: 256, grid: split}
+//   requires: {max_rows: 1}
+//   about: 1-D, two kernels, the first computes max and sum in one pass (online softmax, rescaling the sum when the max grows), the second normalizes; two reads and one write
+#include "common/softmax.cuh"
+
+__device__ __forceinline__ long long split_index() {
+  return (long long)blockIdx.x * blockDim.x + threadIdx.x;
+}
+
+extern "C" __global__ void __launch_bounds__(256)
+softmax_1d_online_stats(const float* __restrict__ x, float* __restrict__ out, float* partials,
+                        long long rows, long long cols, int chunks) {
+  __shared__ float scratch[64];
+  cb::MaxSum acc = cb::empty_max_sum();
+  const long long stride = (long long)chunks * blockDim.x;
+  for (long long i = split_index(); i < cols; i += 4 * stride) {
+    float v[4];
+#pragma unroll
+    for (int k = 0; k < 4; ++k) v[k] = i + k * stride < cols ? x[i + k * stride] : -INFINITY;
+#pragma unroll
+    for (int k = 0; k < 4; ++k) if (v[k] != -INFINITY) acc = cb::push(acc, v[k]);
+  }
+  acc = cb::block_combine(acc, scratch);
+  if (threadIdx.x == 0) {
+    partials[2 * blockIdx.x] = acc.max;
+    partials[2 * blockIdx.x + 1] = acc.sum;
+  }
+}
+
+extern "C" __global__ void __launch_bounds__(256)
+softmax_1d_online_norm(const float* __restrict__ x, float* __restrict__ out, float* partials,
+                       long long rows, long long cols, int chunks) {
+  __shared__ float scratch[64];
+  cb::MaxSum acc = cb::empty_max_sum();
+  for (int i = threadIdx.x; i < chunks; i += blockDim.x)
+    acc = cb::combine(acc, cb::MaxSum{__ldcg(&partials[2 * i]), __ldcg(&partials[2 * i + 1])});
+  acc = cb::block_combine(acc, scratch);
+  const float m = acc.max, inv = 1.0f / acc.sum;
+  for (long long i = split_index(); i < cols; i += (long long)chunks * blockDim.x)
+    out[i] = __expf(x[i] - m) * inv;
+}

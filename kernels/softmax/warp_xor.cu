@@ -1,0 +1,71 @@
+// cudabench:
+//   variant: warp_xor
+//   entry: softmax_warp_xor
+//   block: 128
+//   grid: warp_rows
+//   requires: {max_cols: 1024}
+//   about: a warp per row held in registers (float4 packs when aligned), max and sum by xor shuffles, no shared memory, one read and one write (seed 002)
+#include "common/softmax.cuh"
+
+template <int kPerLane>
+__device__ __forceinline__ void softmax_row(const float* __restrict__ x, float* __restrict__ out,
+                                            long long cols, int lane, bool vec4) {
+  float v[kPerLane];
+  // lane l holds floats 4l..4l+3, 128 + 4l.. (vec4) or l, l + 32, ... (scalar)
+#pragma unroll
+  for (int p = 0; p < kPerLane / 4; ++p) {
+    if (vec4) {
+      const long long j = lane + 32LL * p;
+      const float4 f = j * 4 < cols ? reinterpret_cast<const float4*>(x)[j]
+                                    : make_float4(-INFINITY, -INFINITY, -INFINITY, -INFINITY);
+      v[4 * p] = f.x; v[4 * p + 1] = f.y; v[4 * p + 2] = f.z; v[4 * p + 3] = f.w;
+    } else {
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        const long long c = lane + 32LL * (4 * p + q);
+        v[4 * p + q] = c < cols ? x[c] : -INFINITY;
+      }
+    }
+  }
+  float m = -INFINITY;
+#pragma unroll
+  for (int k = 0; k < kPerLane; ++k) m = fmaxf(m, v[k]);
+  m = cb::warp_all_max(m);
+  float s = 0.0f;
+#pragma unroll
+  for (int k = 0; k < kPerLane; ++k) {
+    v[k] = __expf(v[k] - m);  // -inf (past the row's end) gives 0
+    s += v[k];
+  }
+  const float inv = 1.0f / cb::warp_all_sum(s);
+#pragma unroll
+  for (int p = 0; p < kPerLane / 4; ++p) {
+    if (vec4) {
+      const long long j = lane + 32LL * p;
+      if (j * 4 < cols)
+        reinterpret_cast<float4*>(out)[j] =
+            make_float4(v[4 * p] * inv, v[4 * p + 1] * inv, v[4 * p + 2] * inv, v[4 * p + 3] * inv);
+    } else {
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        const long long c = lane + 32LL * (4 * p + q);
+        if (c < cols) out[c] = v[4 * p + q] * inv;
+      }
+    }
+  }
+}
+
+extern "C" __global__ void __launch_bounds__(128)
+softmax_warp_xor(const float* __restrict__ x, float* __restrict__ out, float* partials,
+                 long long rows, long long cols, int chunks) {
+  const long long r = cb::warp_row();
+  if (r >= rows) return;
+  const int lane = cb::lane_id();
+  const bool vec4 = (cols & 3) == 0 && cb::is_aligned16(x) && cb::is_aligned16(out);
+  const float* row = x + r * cols;
+  float* dst = out + r * cols;
+  if (cols <= 128) softmax_row<4>(row, dst, cols, lane, vec4);
+  else if (cols <= 256) softmax_row<8>(row, dst, cols, lane, vec4);
+  else if (cols <= 512) softmax_row<16>(row, dst, cols, lane, vec4);
+  else softmax_row<32>(row, dst, cols, lane, vec4);
+}
