@@ -223,10 +223,15 @@ class Runner:
         inputs = op.make_inputs(xp, case.shape, seed)
         ref, tol = op.reference(xp, inputs)
         out = xp.empty(op.output_shape(case.shape), dtype=xp.float32)
+        # one workspace for all launches of the variant: a multi-kernel variant's kernels
+        # pass their partials through it (each name as large as any launch asks)
+        sizes: dict[str, tuple[int, str]] = {}
+        for geometry in geometries:
+            for name, (count, dtype) in geometry.workspace.items():
+                sizes[name] = (max(count, sizes.get(name, (0, dtype))[0]), dtype)
+        workspace = {name: xp.zeros(count, dtype=dtype) for name, (count, dtype) in sizes.items()}
         launches = []
         for function, geometry in zip(loaded.functions, geometries):
-            workspace = {name: xp.zeros(count, dtype=dtype)
-                         for name, (count, dtype) in geometry.workspace.items()}  # fmt: skip
             args = op.kernel_args(inputs, out, workspace, geometry)
             launches.append((function, geometry.grid, geometry.block, args,
                              geometry.shared_bytes))  # fmt: skip

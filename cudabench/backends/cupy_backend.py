@@ -269,10 +269,15 @@ class CupyBackend:
             graph.upload(self.stream)
             return _Sampler(self, call, batch, "graph", scope, graph=graph, before=reset)
         except _CUDA_ERRORS as exc:
-            raise crash_from(exc) from exc
+            if "Capture" not in str(exc) and "capture" not in str(exc):
+                raise crash_from(exc) from exc
+            # a library call that cannot be captured (e.g. torch allocating, or syncing):
+            # the capture failed, not the kernel; time it from a Python loop instead
         except Exception:  # a call that cannot be captured (e.g. it synchronizes)
-            self.synchronize()
-            return _Sampler(self, call, batch, "loop", scope, before=reset)
+            pass
+        getattr(cp.cuda.runtime, "getLastError", lambda: None)()  # clear a capture error
+        self.synchronize()
+        return _Sampler(self, call, batch, "loop", scope, before=reset)
 
 
 def _dim(value: Any) -> tuple[int, ...]:

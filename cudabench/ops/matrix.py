@@ -45,9 +45,11 @@ def uniform(xp: Any, shape: Shape, seed: int, low: float = -1.0, high: float = 1
 
 
 def dot_tolerance(n: int) -> float:
-    """Per-output tolerance factor for a float32 sum of n products, times sum |a_i b_i|
-    (the same bound as reduce's, ops/reduce.py)."""
-    return (4 + 64 / math.sqrt(n)) * UNIT_ROUNDOFF
+    """Per-output tolerance factor for a float32 sum of n products, times sum |a_i b_i|.
+    Reduce's bound (4 + 64/sqrt n) was exceeded by long serial dot products: on an H200
+    (2026-11-22) the worst of 16.7M outputs of a 4096^3 product took 6.1 u sum|ab| with cuBLAS
+    and torch, 6.7 u for a 999-long one of ours; 10 leaves room above those."""
+    return (10 + 64 / math.sqrt(n)) * UNIT_ROUNDOFF
 
 
 def requirement(variant: KernelVariant, rows: int, cols: int) -> str | None:

@@ -2,8 +2,8 @@
 
 Kernel arguments: `(float* x, long long rows, long long cols)`; the kernel overwrites x. The
 runner hands it a copy of the input as `out` and restores it before every validation and
-every timed sample (outside the timing). Grid rules: `row_block` (a block per row) and
-`warp_rows` (a warp per row). Bytes that must move: the matrix read once and written once.
+every timed sample (outside the timing). Grid rules: `row_block` (a block per row),
+`warp_rows` (a warp per row) and `warp_rows4` (a warp per 4 consecutive rows). Bytes that must move: the matrix read once and written once.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from cudabench.spec import DeviceInfo, KernelVariant, Launch, Shape
 class ReduceScale:
     name = "reduce_scale"
     about = "per row x /= max|x|, in place, float32 (seed 000)"
-    grid_rules = ("row_block", "warp_rows")
+    grid_rules = ("row_block", "warp_rows", "warp_rows4")
     requirements = ("max_cols", "min_cols", "cols_multiple_of")
     in_place = True
 
@@ -60,8 +60,9 @@ class ReduceScale:
         rows, _ = rows_cols(shape)
         if launch.grid == "row_block":
             grid = rows
-        elif launch.grid == "warp_rows":
-            grid = math.ceil(rows / (launch.block // 32))
+        elif launch.grid in ("warp_rows", "warp_rows4"):  # a warp per row, or per 4 rows
+            per_warp = 4 if launch.grid == "warp_rows4" else 1
+            grid = math.ceil(rows / per_warp / (launch.block // 32))
         else:
             raise unknown_rule(self, variant, launch.grid)
         check_grid(grid)

@@ -3,6 +3,7 @@
 //   entry: softmax_block_uncached
 //   block: 1024
 //   grid: row_block
+//   requires: {max_cols: 1048576}
 //   about: a block per row for rows too long for shared memory, online max and sum in one pass, a second pass writes (seed 003 OneFlow SoftmaxBlockUncachedImpl)
 #include "common/softmax.cuh"
 

@@ -3,6 +3,7 @@
 //   entry: softmax_warp_down
 //   block: 128
 //   grid: warp_rows
+//   requires: {max_cols: 65536}
 //   about: a warp per row, three passes over the row in memory, max and sum by __shfl_down_sync, lane 0 broadcasts through shared memory (seed 002)
 //
 // Seed 002's first row softmax, with its race fixed: lane 0 writes the max and the sum to

@@ -2,9 +2,9 @@
 //   variant: warp_xor
 //   entry: softmax_warp_xor
 //   block: 128
-//   grid: warp_rows
-//   requires: {max_cols: 1024}
-//   about: a warp per row held in registers (float4 packs when aligned), max and sum by xor shuffles, no shared memory, one read and one write (seed 002)
+//   grid: warp_rows4
+//   requires: {max_cols: 512}
+//   about: a warp per 4 rows held in registers (float4 packs when aligned; rows of up to 128 floats loaded together), max and sum by xor shuffles, no shared memory, one read and one write (seed 002)
 #include "common/softmax.cuh"
 
 template <int kPerLane>
@@ -55,17 +55,52 @@ __device__ __forceinline__ void softmax_row(const float* __restrict__ x, float* 
   }
 }
 
+// Rows of up to 128 floats (one float4 a lane): the warp's 4 rows are loaded together, so
+// each lane has 4 independent 16-byte loads in flight, as in reduce's short-row mode.
+__device__ __forceinline__ void softmax_4_short_rows(const float* __restrict__ x,
+                                                     float* __restrict__ out, long long rows,
+                                                     long long cols, long long r0, int lane) {
+  float4 v[4];
+  const long long n4 = cols / 4;
+  const float4 none = make_float4(-INFINITY, -INFINITY, -INFINITY, -INFINITY);
+#pragma unroll
+  for (int k = 0; k < 4; ++k)
+    v[k] = r0 + k < rows && lane < n4 ? reinterpret_cast<const float4*>(x + (r0 + k) * cols)[lane]
+                                      : none;
+  float inv[4], m[4];
+#pragma unroll
+  for (int k = 0; k < 4; ++k) m[k] = cb::warp_all_max(fmaxf(fmaxf(v[k].x, v[k].y), fmaxf(v[k].z, v[k].w)));
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    v[k] = make_float4(__expf(v[k].x - m[k]), __expf(v[k].y - m[k]), __expf(v[k].z - m[k]),
+                       __expf(v[k].w - m[k]));
+    inv[k] = (v[k].x + v[k].y) + (v[k].z + v[k].w);
+  }
+#pragma unroll
+  for (int k = 0; k < 4; ++k) inv[k] = 1.0f / cb::warp_all_sum(inv[k]);
+#pragma unroll
+  for (int k = 0; k < 4; ++k)
+    if (r0 + k < rows && lane < n4)
+      reinterpret_cast<float4*>(out + (r0 + k) * cols)[lane] =
+          make_float4(v[k].x * inv[k], v[k].y * inv[k], v[k].z * inv[k], v[k].w * inv[k]);
+}
+
 extern "C" __global__ void __launch_bounds__(128)
 softmax_warp_xor(const float* __restrict__ x, float* __restrict__ out, float* partials,
                  long long rows, long long cols, int chunks) {
-  const long long r = cb::warp_row();
-  if (r >= rows) return;
+  const long long r0 = cb::warp_row() * 4;
+  if (r0 >= rows) return;
   const int lane = cb::lane_id();
   const bool vec4 = (cols & 3) == 0 && cb::is_aligned16(x) && cb::is_aligned16(out);
-  const float* row = x + r * cols;
-  float* dst = out + r * cols;
-  if (cols <= 128) softmax_row<4>(row, dst, cols, lane, vec4);
-  else if (cols <= 256) softmax_row<8>(row, dst, cols, lane, vec4);
-  else if (cols <= 512) softmax_row<16>(row, dst, cols, lane, vec4);
-  else softmax_row<32>(row, dst, cols, lane, vec4);
+  if (vec4 && cols <= 128) {
+    softmax_4_short_rows(x, out, rows, cols, r0, lane);
+    return;
+  }
+  for (long long r = r0; r < r0 + 4 && r < rows; ++r) {
+    const float* row = x + r * cols;
+    float* dst = out + r * cols;
+    if (cols <= 128) softmax_row<4>(row, dst, cols, lane, vec4);
+    else if (cols <= 256) softmax_row<8>(row, dst, cols, lane, vec4);
+    else softmax_row<16>(row, dst, cols, lane, vec4);
+  }
 }
