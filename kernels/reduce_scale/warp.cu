@@ -8,7 +8,8 @@
 //
 // Each lane keeps up to 4 float4 packs of its row (cols <= 512; longer rows are for
 // block_cached); the number of packs is a template argument picked per row length, so no
-// registers go to columns a row does not have. Rows whose cols % 4 != 0 (or an unaligned buffer) take the float-by-float form.
+// registers go to columns a row does not have. Rows whose cols % 4 != 0 (or an unaligned
+// buffer) take the float-by-float form.
 #include "common/warp.cuh"
 
 template <int kPacks>
