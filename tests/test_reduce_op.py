@@ -95,3 +95,22 @@ def test_nan_never_passes():
 def test_unknown_op_suggests():
     with pytest.raises(UnknownName, match="did you mean reduce"):
         get_op("reduc")
+
+
+def test_every_builtin_kernel_has_a_geometry_on_a_typical_shape():
+    """Each op knows the grid rule of every built-in variant (a header naming a rule the op
+    lacks would only show on the GPU otherwise)."""
+    from cudabench.backends.fake import FAKE_DEVICE
+    from cudabench.kernels import BUILTIN_KERNELS, discover
+    from cudabench.ops import OPS
+
+    shapes = {"sgemm": (256, 256, 256), "transpose": (256, 256), "gemv": (256, 256)}
+    for name, op in OPS.items():
+        shape = shapes.get(name, (256, 256))
+        variants, _ = discover(name, [BUILTIN_KERNELS])
+        for variant in variants:
+            if op.unmet(variant, shape) is not None:
+                continue
+            for launch in variant.launches:
+                geometry = op.geometry(launch, variant, shape, FAKE_DEVICE, 4)
+                assert geometry.grid and geometry.block, (name, variant.name)

@@ -84,8 +84,9 @@ class Softmax:
         shared = 0
         chunks = 1
         workspace = {"partials": (2, "float32")}
-        if launch.grid == "warp_rows":
-            grid = math.ceil(rows / (launch.block // 32))
+        if launch.grid in ("warp_rows", "warp_rows4"):  # a warp per row, or per 4 rows
+            per_warp = 4 if launch.grid == "warp_rows4" else 1
+            grid = math.ceil(rows / per_warp / (launch.block // 32))
         elif launch.grid == "row_block":
             grid = rows
         elif launch.grid == "row_block_smem":
