@@ -46,7 +46,8 @@ def _child_command(ctx: typer.Context, work: Plan, rows_path: Path, device: int,
         command += ["--variant", name]
     for folder in ctx.params.get("kernels") or []:
         command += ["--kernels", str(folder)]
-    return command + ["--device", str(device), "--warmup", str(warmup), "--profile-mode",
+    return command + ["--cold" if ctx.params.get("cold", True) else "--hot", "--device",
+                      str(device), "--warmup", str(warmup), "--profile-mode",
                       "--output", str(rows_path)]  # fmt: skip
 
 
