@@ -1,8 +1,8 @@
 """`transpose`: out = x.T for an M x N float32 matrix (seed 002), any M and N.
 
-Kernel arguments: `(const float* in, float* out, int M, int N)`. Grid rule `tile32`: a block
-of 256 threads shaped (32, 8) covers a 32 x 32 tile, each thread 4 elements of a column of
-it; the grid is (ceil(N / 32), ceil(M / 32)).
+Kernel arguments: `(const float* in, float* out, int M, int N)`. Grid rules `tile32` and
+`tile64`: a block of 256 threads shaped (32, 8) covers a 32 x 32 (or 64 x 64) tile; the grid
+is (ceil(N / tile), ceil(M / tile)).
 """
 
 from __future__ import annotations
@@ -18,13 +18,10 @@ from cudabench.ops.base import Geometry
 from cudabench.ops.matrix import check_grid, need_dims, uniform, unknown_rule
 from cudabench.spec import DeviceInfo, KernelVariant, Launch, Shape
 
-TILE = 32
-
-
 class Transpose:
     name = "transpose"
     about = "out = x.T, float32, M x N (seed 002)"
-    grid_rules = ("tile32",)
+    grid_rules = ("tile32", "tile64")
     requirements: tuple[str, ...] = ()
 
     def check_shape(self, shape: Shape) -> None:
@@ -53,14 +50,16 @@ class Transpose:
 
     def geometry(self, launch: Launch, variant: KernelVariant, shape: Shape,
                  device: DeviceInfo, blocks_per_sm: int) -> Geometry:  # fmt: skip
-        if launch.grid != "tile32":
+        tiles = {"tile32": 32, "tile64": 64}
+        if launch.grid not in tiles:
             raise unknown_rule(self, variant, launch.grid)
         if launch.block != 256:
-            raise ValueError(f"{variant.path}: tile32 takes block: 256 (32 x 8 threads)")
+            raise ValueError(f"{variant.path}: {launch.grid} takes block: 256 (32 x 8 threads)")
         m, n = shape
-        grid = (math.ceil(n / TILE), math.ceil(m / TILE))
+        tile = tiles[launch.grid]
+        grid = (math.ceil(n / tile), math.ceil(m / tile))
         check_grid(grid)
-        return Geometry(grid, (TILE, 8))
+        return Geometry(grid, (32, 8))
 
     def kernel_args(self, inputs: tuple[Any, ...], out: Any, workspace: dict[str, Any],
                     geometry: Geometry) -> tuple[Any, ...]:  # fmt: skip
