@@ -56,8 +56,9 @@ __device__ __forceinline__ void softmax_row(const float* __restrict__ x, float* 
 }
 
 // Rows of up to 128 floats (one float4 a lane): the warp's 4 rows are loaded together, so
-// each lane has 4 independent 16-byte loads in flight, as in reduce's short-row mode; loads
-// stream past L1 (read once) and stores are marked evict-first (__stcs: written once).
+// each lane has 4 independent 16-byte loads in flight, as in reduce's short-row mode. Plain
+// loads and stores: streaming them (ld.global.nc.L1::no_allocate, __stcs) measured 4% slower
+// at 442368x128 on an H200 (116.2 vs 111.8 us, two runs, docs/performance.md).
 __device__ __forceinline__ void softmax_4_short_rows(const float* __restrict__ x,
                                                      float* __restrict__ out, long long rows,
                                                      long long cols, long long r0, int lane) {
@@ -66,9 +67,8 @@ __device__ __forceinline__ void softmax_4_short_rows(const float* __restrict__ x
   const float4 none = make_float4(-INFINITY, -INFINITY, -INFINITY, -INFINITY);
 #pragma unroll
   for (int k = 0; k < 4; ++k)
-    v[k] = r0 + k < rows && lane < n4
-               ? cb::load_stream(reinterpret_cast<const float4*>(x + (r0 + k) * cols) + lane)
-               : none;
+    v[k] = r0 + k < rows && lane < n4 ? reinterpret_cast<const float4*>(x + (r0 + k) * cols)[lane]
+                                      : none;
   float inv[4], m[4];
 #pragma unroll
   for (int k = 0; k < 4; ++k) m[k] = cb::warp_all_max(fmaxf(fmaxf(v[k].x, v[k].y), fmaxf(v[k].z, v[k].w)));
@@ -83,8 +83,8 @@ __device__ __forceinline__ void softmax_4_short_rows(const float* __restrict__ x
 #pragma unroll
   for (int k = 0; k < 4; ++k)
     if (r0 + k < rows && lane < n4)
-      __stcs(reinterpret_cast<float4*>(out + (r0 + k) * cols) + lane,
-             make_float4(v[k].x * inv[k], v[k].y * inv[k], v[k].z * inv[k], v[k].w * inv[k]));
+      reinterpret_cast<float4*>(out + (r0 + k) * cols)[lane] =
+          make_float4(v[k].x * inv[k], v[k].y * inv[k], v[k].z * inv[k], v[k].w * inv[k]);
 }
 
 extern "C" __global__ void __launch_bounds__(128)
