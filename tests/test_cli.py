@@ -244,3 +244,19 @@ def test_killing_the_tool_kills_its_workers_and_keeps_the_rows(tmp_path, kernel_
     assert workers and not alive  # the hanging worker went with its parent
     doc = json.loads(out.read_text())
     assert doc["meta"]["complete"] is False and [r["variant"] for r in doc["rows"]] == ["float4"]
+
+
+@pytest.mark.parametrize("op, shape", [
+    ("reduce", "33x7"), ("reduce_max", "33x7"), ("reduce_scale", "33x130"), ("softmax", "9x130"),
+    ("softmax", "1000"), ("add", "1001"), ("sigmoid", "1001"), ("relu", "1001"),
+    ("transpose", "33x31"), ("gemv", "33x31"), ("sgemm", "33x31x17"),
+])
+def test_every_op_runs_end_to_end(op, shape, tmp_path):
+    result = run("run", op, "-s", shape, *QUICK, "-o", str(tmp_path / "r.json"))
+    assert result.exit_code == 0, result.output
+    rows = json.loads((tmp_path / "r.json").read_text())["rows"]
+    assert {r["status"] for r in rows} <= {"OK", "N/A"}
+    assert any(r["status"] == "OK" and not r["is_baseline"] for r in rows)
+    if op == "sgemm":
+        assert all(r["gflops"] for r in rows if r["status"] == "OK")
+        assert "GFLOP/s" in result.stdout

@@ -48,7 +48,43 @@ def _relu(grid: Any, block: Any, x: Any, out: Any, n: Any) -> None:
     out[...] = np.maximum(x, np.float32(0))
 
 
+def _scale(grid: Any, block: Any, x: Any, rows: Any, cols: Any) -> None:
+    view = x.reshape(int(rows), int(cols))
+    view /= np.abs(view).max(axis=1, keepdims=True)
+
+
+def _softmax(grid: Any, block: Any, x: Any, out: Any, partials: Any, rows: Any, cols: Any,
+             chunks: Any) -> None:  # fmt: skip
+    view = x.reshape(int(rows), int(cols))
+    e = np.exp(view - view.max(axis=1, keepdims=True))
+    out[...] = (e / e.sum(axis=1, keepdims=True)).reshape(out.shape)
+
+
+def _nothing(grid: Any, block: Any, *args: Any) -> None:  # a multi-kernel variant's first steps
+    pass
+
+
+def _transpose(grid: Any, block: Any, x: Any, out: Any, m: Any, n: Any) -> None:
+    out[...] = x.T
+
+
+def _gemv(grid: Any, block: Any, a: Any, x: Any, y: Any, m: Any, k: Any) -> None:
+    y[...] = a @ x
+
+
+def _sgemm(grid: Any, block: Any, a: Any, b: Any, c: Any, m: Any, n: Any, k: Any) -> None:
+    c[...] = a @ b
+
+
 EMULATED: dict[str, FakeKernel] = {
+    **{f"reduce_scale_{v}": _scale for v in ("block", "warp", "block_cached")},
+    **{f"softmax_{v}": _softmax for v in ("warp_xor", "warp_down", "block_smem",
+                                          "block_uncached", "block_reg")},
+    "softmax_1d_max": _nothing, "softmax_1d_sum": _nothing, "softmax_1d_norm": _softmax,
+    "softmax_1d_online_stats": _nothing, "softmax_1d_online_norm": _softmax,
+    **{f"transpose_{v}": _transpose for v in ("naive", "ldg", "smem", "smem64")},
+    "gemv_warp": _gemv, "gemv_vec4": _gemv,
+    **{f"sgemm_{v}": _sgemm for v in ("naive", "smem", "tile128")},
     "add_naive": _add, "add_float4": _add, "sigmoid_naive": _sigmoid,
     "sigmoid_float4": _sigmoid, "relu_naive": _relu, "relu_float4": _relu,
     "reduce_max_x4": _row_max, "reduce_max_atomic": _row_max, "reduce_max_shuffle": _row_max,

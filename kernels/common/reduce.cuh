@@ -258,6 +258,19 @@ __device__ __forceinline__ float vec4_sum(const float* __restrict__ p, long long
   return acc;
 }
 
+// Long-row mode, a block's part: its segment of row s.row reduced over the block (every
+// thread ends with it): float4 streaming loads (kVec4) or plain strided ones.
+template <bool kVec4, class Op = Sum>
+__device__ __forceinline__ float segment_reduce(const float* __restrict__ x, long long cols,
+                                                const Segment& s, int chunks, float* scratch) {
+  const float* row = x + s.row * cols;
+  const long long index = (long long)s.chunk * blockDim.x + threadIdx.x;
+  const long long stride = (long long)chunks * blockDim.x;
+  const float v = kVec4 ? vec4_sum<Op>(row, cols, index, stride)
+                        : strided_sum<Op>(row, index, cols, stride);
+  return block_reduce<Op>(v, scratch);
+}
+
 // The ticket of a split row: every block of the row takes one after publishing its partial;
 // the block that takes the last (chunks - 1) finishes the row. acq_rel: the partial written
 // before the ticket (release) is visible to the block that takes the last one (acquire).

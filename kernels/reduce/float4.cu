@@ -19,8 +19,6 @@ reduce_sum_float4(const float* __restrict__ x, float* __restrict__ out, float* p
     return;
   }
   const cb::Segment s = cb::segment_of_block(chunks);  // long rows: a block per segment
-  float v = cb::vec4_sum(x + s.row * cols, cols, (long long)s.chunk * blockDim.x + threadIdx.x,
-                         (long long)chunks * blockDim.x);
-  v = cb::block_sum(v, scratch);
+  const float v = cb::segment_reduce<true>(x, cols, s, chunks, scratch);
   cb::finish_row(v, s, chunks, out, partials, counters);
 }

@@ -18,8 +18,6 @@ reduce_sum_shuffle(const float* __restrict__ x, float* __restrict__ out, float* 
     return;
   }
   const cb::Segment s = cb::segment_of_block(chunks);  // long rows: a block per segment
-  float v = cb::strided_sum(x + s.row * cols, (long long)s.chunk * blockDim.x + threadIdx.x,
-                            cols, (long long)chunks * blockDim.x);
-  v = cb::block_sum(v, scratch);
+  const float v = cb::segment_reduce<false>(x, cols, s, chunks, scratch);
   cb::finish_row(v, s, chunks, out, partials, counters);
 }

@@ -31,9 +31,6 @@ reduce_max_atomic(const float* __restrict__ x, float* __restrict__ out, float* p
     return;
   }
   const cb::Segment s = cb::segment_of_block(chunks);
-  float v = cb::vec4_sum<cb::Max>(x + s.row * cols, cols,
-                                  (long long)s.chunk * blockDim.x + threadIdx.x,
-                                  (long long)chunks * blockDim.x);
-  v = cb::block_reduce<cb::Max>(v, scratch);
+  const float v = cb::segment_reduce<true, cb::Max>(x, cols, s, chunks, scratch);
   if (threadIdx.x == 0) atomic_max_float(&out[s.row], v);
 }

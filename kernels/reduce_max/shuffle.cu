@@ -15,9 +15,6 @@ reduce_max_shuffle(const float* __restrict__ x, float* __restrict__ out, float* 
     return;
   }
   const cb::Segment s = cb::segment_of_block(chunks);
-  float v = cb::strided_sum<cb::Max>(x + s.row * cols,
-                                     (long long)s.chunk * blockDim.x + threadIdx.x, cols,
-                                     (long long)chunks * blockDim.x);
-  v = cb::block_reduce<cb::Max>(v, scratch);
+  const float v = cb::segment_reduce<false, cb::Max>(x, cols, s, chunks, scratch);
   cb::finish_row<cb::Max>(v, s, chunks, out, partials, counters);
 }
