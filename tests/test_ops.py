@@ -1,0 +1,99 @@
+"""The catalogue's op modules without a GPU: inputs built to catch the seeds' bugs, references,
+tolerances, grid rules, and the in-place restore."""
+
+import numpy as np
+import pytest
+
+from cudabench.backends.fake import FAKE_DEVICE, FakeBackend
+from cudabench.ops import get_op
+from cudabench.ops.base import check_output
+from cudabench.runner import CaseJob, Runner
+from cudabench.spec import Case, DeviceInfo, KernelVariant, Launch, Status, TimingOptions
+
+
+def variant(op, name, entry, grid, block=256, **kw):
+    return KernelVariant(op, name, f"/k/{name}.cu", (Launch(entry, block, grid),), "test", **kw)
+
+
+def test_reduce_max_inputs_hold_negative_rows_and_infinities():
+    op = get_op("reduce_max")
+    (x,) = op.make_inputs(np, (30, 64), seed=1)
+    assert (x[1] < 0).all() and np.isneginf(x[2]).any() and np.isposinf(x[5]).any()
+    (one,) = op.make_inputs(np, (1000,), seed=1)
+    assert (one < 0).all() and np.isneginf(one).any()  # a 1-D input: all negative
+    ref, tol = op.reference(np, (x,))
+    assert ref[5] == np.inf and (tol <= 1e-29).all()
+
+
+def test_check_output_takes_equal_infinities_and_never_nan():
+    ref = np.array([np.inf, -np.inf, 1.0])
+    tol = np.full(3, 1e-30)
+    assert check_output(np, np.array([np.inf, -np.inf, 1.0], np.float32), ref, tol).ok
+    bad = check_output(np, np.array([np.inf, np.nan, 1.0], np.float32), ref, tol)
+    assert not bad.ok and bad.wrong == 1 and bad.where == 1
+
+
+def test_flt_min_start_is_caught_by_the_reference():
+    op = get_op("reduce_max")
+    (x,) = op.make_inputs(np, (30, 64), seed=2)
+    ref, tol = op.reference(np, (x,))
+    wrong = np.maximum(x.max(axis=-1), np.float32(np.finfo(np.float32).tiny))  # seed 001's start
+    assert not check_output(np, wrong, ref, tol).ok
+
+
+def test_softmax_inputs_overflow_without_the_max_subtraction():
+    op = get_op("softmax")
+    (x,) = op.make_inputs(np, (10, 128), seed=3)
+    assert x[0].min() > 90  # shifted rows: exp(x) overflows float32
+    with np.errstate(over="ignore", invalid="ignore"):
+        naive = np.exp(x) / np.exp(x).sum(axis=1, keepdims=True)
+    ref, tol = op.reference(np, (x,))
+    assert not check_output(np, naive.astype(np.float32), ref, tol).ok
+
+
+def test_sgemm_counts_flops_and_the_fp32_peak_depends_on_the_arch():
+    op = get_op("sgemm")
+    assert op.flops((4096, 4096, 4096)) == 2 * 4096**3
+    h200 = FAKE_DEVICE  # 132 SMs, 1980 MHz, sm_90: 128 lanes
+    assert h200.fp32_peak_gflops == pytest.approx(132 * 128 * 2 * 1.98)
+    a100 = DeviceInfo("A100", "8.0", 108, 1593, 5120, 40 << 20, 80 << 30, "", "", sm_clock_mhz=1410)
+    assert a100.fp32_peak_gflops == pytest.approx(108 * 64 * 2 * 1.41)
+
+
+@pytest.mark.parametrize("op, shape, rule, block, grid, threads", [
+    ("transpose", (100, 33), "tile32", 256, (2, 4), (32, 8)),
+    ("transpose", (100, 33), "tile64", 256, (1, 2), (32, 8)),
+    ("sgemm", (300, 129, 7), "tile128", 256, (2, 3), 256),
+    ("sgemm", (300, 129, 7), "tile16", 256, (9, 19), (16, 16)),
+    ("gemv", (1000, 7), "warp_rows", 256, 125, 256),
+    ("softmax", (1000, 64), "warp_rows4", 128, 63, 128),
+    ("add", (1001,), "vec4", 256, 1, 256),
+])
+def test_grid_rules(op, shape, rule, block, grid, threads):
+    geometry = get_op(op).geometry(Launch("k", block, rule), variant(op, "v", "k", rule, block),
+                                   shape, FAKE_DEVICE, 4)
+    assert geometry.grid == grid and geometry.block == threads
+
+
+def test_softmax_shared_memory_rule_says_why_a_long_row_is_n_a():
+    v = variant("softmax", "smem", "k", "row_block_smem")
+    assert "needs 131072 B of shared memory" in get_op("softmax").unmet(v, (2, 32768))
+    assert get_op("softmax").unmet(v, (2, 4096)) is None
+
+
+def test_in_place_op_gets_its_input_restored_before_every_sample():
+    restores = []
+
+    def halve(grid, block, x, rows, cols):  # an in-place kernel that is wrong if run twice
+        restores.append(float(x.reshape(-1)[0]))
+        x /= np.abs(x.reshape(int(rows), int(cols))).max(axis=1, keepdims=True).reshape(-1, 1)
+
+    backend = FakeBackend(kernels={"k": halve})
+    timing = TimingOptions(warmup=0, min_samples=4, min_time_s=0.0, max_time_s=1.0)
+    job = CaseJob(Case("reduce_scale", (8, 32)), (variant("reduce_scale", "v", "k", "row_block"),),
+                  (), timing)
+    (row,) = Runner(backend).run_job(job)
+    assert row.status is Status.OK
+    # validation, pilots and samples each start from the pristine input (the first element)
+    first = restores[0]
+    assert restores.count(first) >= 1 + 3 + 4
