@@ -112,6 +112,31 @@ def describe_exit(code: int | None) -> str:
     return f"exit status {code}"
 
 
+def visible_gpu_count_list() -> list[int] | None:
+    """The indices CUDA will number 0..n-1, counted without a CUDA context: from
+    CUDA_VISIBLE_DEVICES when it is set, else from NVML. None when neither can tell (the
+    first worker counts them then)."""
+    if os.environ.get("CUDABENCH_BACKEND", "cupy") != "cupy":
+        return None  # the fake backend's GPUs are its own
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None:
+        entries = [v for v in visible.split(",") if v.strip()]
+        if not entries or entries[0].strip().startswith("-"):
+            return None
+        return list(range(len(entries)))
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        try:
+            count = int(pynvml.nvmlDeviceGetCount())
+        finally:
+            pynvml.nvmlShutdown()
+    except Exception:
+        return None
+    return list(range(count)) if count > 0 else None
+
+
 class WorkerPool:
     """Start with `open()`, run jobs with `run()`, and always `close()` (a context manager)."""
 
@@ -134,10 +159,12 @@ class WorkerPool:
     # ------------------------------------------------------------------ workers
 
     def open(self) -> DeviceInfo:
-        """Start one worker per device, in parallel (with `all`, the first one tells how
-        many GPUs there are)."""
-        if self.requested:
-            self.devices = list(self.requested)
+        """Start one worker per device, in parallel. With `all`, the GPUs are counted here
+        (CUDA_VISIBLE_DEVICES, else NVML) so that every worker starts at once; failing
+        that, the first worker tells how many there are."""
+        requested = self.requested or visible_gpu_count_list()
+        if requested:
+            self.devices = list(requested)
             spawned = [self._spawn(device) for device in self.devices]
             counts = [self._await_ready(worker) for worker in spawned]
         else:

@@ -130,3 +130,16 @@ def test_a_list_of_gpus_starts_their_workers_together(monkeypatch):
     events, started = sweep([job((n,), variant("float4")) for n in (8, 9, 10, 11)],
                             devices=(1, 0))
     assert started == 2 and {r.device for rows in events.done.values() for r in rows} == {0, 1}
+
+
+def test_gpus_are_counted_without_a_cuda_context(monkeypatch):
+    from cudabench.pool import visible_gpu_count_list
+
+    assert visible_gpu_count_list() is None  # the fake backend (autouse fixture): ask a worker
+    monkeypatch.setenv("CUDABENCH_BACKEND", "cupy")
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3,1")
+    assert visible_gpu_count_list() == [0, 1]  # CUDA renumbers the visible ones from 0
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    assert visible_gpu_count_list() is None
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "-1")
+    assert visible_gpu_count_list() is None
