@@ -4,7 +4,7 @@
 // wherever idx < N, past the end of the array).
 #pragma once
 
-#include <cstdint>
+#include "common/warp.cuh"
 
 namespace cb {
 
@@ -20,10 +20,6 @@ struct Relu {
 
 __device__ __forceinline__ long long thread_index() {
   return (long long)blockIdx.x * blockDim.x + threadIdx.x;
-}
-
-__device__ __forceinline__ bool aligned16(const void* p) {
-  return (reinterpret_cast<std::uintptr_t>(p) & 15) == 0;
 }
 
 template <class F>
@@ -45,7 +41,7 @@ __device__ __forceinline__ void map_vec4(const float* __restrict__ x, float* __r
                                          long long n, F f) {
   const long long i = 4 * thread_index();
   if (i >= n) return;
-  if (i + 3 < n && aligned16(x) && aligned16(out)) {
+  if (i + 3 < n && is_aligned16(x) && is_aligned16(out)) {
     float4 v = *reinterpret_cast<const float4*>(x + i);
     v.x = f(v.x); v.y = f(v.y); v.z = f(v.z); v.w = f(v.w);
     *reinterpret_cast<float4*>(out + i) = v;
@@ -60,7 +56,7 @@ __device__ __forceinline__ void map_vec4(const float* __restrict__ a,
                                          long long n, F f) {
   const long long i = 4 * thread_index();
   if (i >= n) return;
-  if (i + 3 < n && aligned16(a) && aligned16(b) && aligned16(out)) {
+  if (i + 3 < n && is_aligned16(a) && is_aligned16(b) && is_aligned16(out)) {
     const float4 u = *reinterpret_cast<const float4*>(a + i);
     const float4 v = *reinterpret_cast<const float4*>(b + i);
     *reinterpret_cast<float4*>(out + i) =

@@ -310,4 +310,21 @@ __device__ __forceinline__ void finish_row(float v, const Segment& s, int chunks
   }
 }
 
+// A whole row reduction, both modes: short rows a warp per kWarpRows rows, long rows a block
+// per segment with the last block of a split row combining the partials. The float4 and
+// shuffle variants of reduce and reduce_max are this with their loads (kVec4) and their Op.
+template <bool kVec4, class Op = Sum>
+__device__ __forceinline__ void reduce_rows(const float* __restrict__ x, float* __restrict__ out,
+                                            float* partials, unsigned* counters, long long rows,
+                                            long long cols, int group, int chunks) {
+  __shared__ float scratch[32];
+  if (group == 32) {
+    reduce_short_rows<kVec4, Op>(x, out, rows, cols);
+    return;
+  }
+  const Segment s = segment_of_block(chunks);
+  const float v = segment_reduce<kVec4, Op>(x, cols, s, chunks, scratch);
+  finish_row<Op>(v, s, chunks, out, partials, counters);
+}
+
 }  // namespace cb

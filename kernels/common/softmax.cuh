@@ -7,6 +7,11 @@
 
 namespace cb {
 
+// The `split` grid rule (1-D softmax): `chunks` blocks stride over the one row together.
+__device__ __forceinline__ long long split_index() {
+  return (long long)blockIdx.x * blockDim.x + threadIdx.x;
+}
+
 struct MaxSum {
   float max, sum;
 };

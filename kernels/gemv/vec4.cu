@@ -36,6 +36,6 @@ gemv_vec4(const float* __restrict__ A, const float* __restrict__ x, float* __res
   } else {
     for (long long c = lane; c < K; c += 32) acc += a[c] * __ldg(&x[c]);
   }
-  acc = cb::warp_all_sum(acc);
+  acc = cb::warp_reduce<cb::Sum>(acc);
   if (lane == 0) y[row] = acc;
 }

@@ -4,6 +4,7 @@
 //   block: 256
 //   grid: warp_rows
 //   about: a warp per row, lane l reads columns l, l+32, ..., warp sum by xor shuffles (seed 002 sgemv)
+#include "common/reduce.cuh"
 #include "common/warp.cuh"
 
 extern "C" __global__ void __launch_bounds__(256)
@@ -14,6 +15,6 @@ gemv_warp(const float* __restrict__ A, const float* __restrict__ x, float* __res
   const float* a = A + row * K;
   float acc = 0.0f;
   for (long long c = cb::lane_id(); c < K; c += 32) acc += a[c] * __ldg(&x[c]);
-  acc = cb::warp_all_sum(acc);
+  acc = cb::warp_reduce<cb::Sum>(acc);
   if (cb::lane_id() == 0) y[row] = acc;
 }

@@ -13,12 +13,5 @@
 extern "C" __global__ void __launch_bounds__(256)
 reduce_sum_float4(const float* __restrict__ x, float* __restrict__ out, float* partials,
                   unsigned* counters, long long rows, long long cols, int group, int chunks) {
-  __shared__ float scratch[32];
-  if (group == 32) {  // short rows: a warp sums kWarpRows rows, float4 loads when aligned
-    cb::reduce_short_rows<true>(x, out, rows, cols);
-    return;
-  }
-  const cb::Segment s = cb::segment_of_block(chunks);  // long rows: a block per segment
-  const float v = cb::segment_reduce<true>(x, cols, s, chunks, scratch);
-  cb::finish_row(v, s, chunks, out, partials, counters);
+  cb::reduce_rows<true>(x, out, partials, counters, rows, cols, group, chunks);
 }

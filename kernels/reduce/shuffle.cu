@@ -12,12 +12,5 @@
 extern "C" __global__ void __launch_bounds__(256)
 reduce_sum_shuffle(const float* __restrict__ x, float* __restrict__ out, float* partials,
                    unsigned* counters, long long rows, long long cols, int group, int chunks) {
-  __shared__ float scratch[32];
-  if (group == 32) {  // short rows: a warp sums kWarpRows rows with shuffles, no barrier
-    cb::reduce_short_rows<false>(x, out, rows, cols);
-    return;
-  }
-  const cb::Segment s = cb::segment_of_block(chunks);  // long rows: a block per segment
-  const float v = cb::segment_reduce<false>(x, cols, s, chunks, scratch);
-  cb::finish_row(v, s, chunks, out, partials, counters);
+  cb::reduce_rows<false>(x, out, partials, counters, rows, cols, group, chunks);
 }

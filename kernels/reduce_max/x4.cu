@@ -13,12 +13,5 @@
 extern "C" __global__ void __launch_bounds__(256)
 reduce_max_x4(const float* __restrict__ x, float* __restrict__ out, float* partials,
               unsigned* counters, long long rows, long long cols, int group, int chunks) {
-  __shared__ float scratch[32];
-  if (group == 32) {
-    cb::reduce_short_rows<true, cb::Max>(x, out, rows, cols);
-    return;
-  }
-  const cb::Segment s = cb::segment_of_block(chunks);
-  const float v = cb::segment_reduce<true, cb::Max>(x, cols, s, chunks, scratch);
-  cb::finish_row<cb::Max>(v, s, chunks, out, partials, counters);
+  cb::reduce_rows<true, cb::Max>(x, out, partials, counters, rows, cols, group, chunks);
 }

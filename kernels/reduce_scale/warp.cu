@@ -10,6 +10,7 @@
 // block_cached); the number of packs is a template argument picked per row length, so no
 // registers go to columns a row does not have. Rows whose cols % 4 != 0 (or an unaligned
 // buffer) take the float-by-float form.
+#include "common/reduce.cuh"
 #include "common/warp.cuh"
 
 template <int kPacks>
@@ -23,7 +24,7 @@ __device__ __forceinline__ void scale_vec4(float* __restrict__ row, long long co
     v[p] = j < n4 ? reinterpret_cast<const float4*>(row)[j] : make_float4(0.f, 0.f, 0.f, 0.f);
     m = fmaxf(m, fmaxf(fmaxf(fabsf(v[p].x), fabsf(v[p].y)), fmaxf(fabsf(v[p].z), fabsf(v[p].w))));
   }
-  m = cb::warp_all_max(m);
+  m = cb::warp_reduce<cb::Max>(m);
 #pragma unroll
   for (int p = 0; p < kPacks; ++p) {
     const long long j = lane + 32LL * p;
@@ -42,7 +43,7 @@ __device__ __forceinline__ void scale_scalar(float* __restrict__ row, long long 
     v[k] = c < cols ? row[c] : 0.0f;
     m = fmaxf(m, fabsf(v[k]));
   }
-  m = cb::warp_all_max(m);
+  m = cb::warp_reduce<cb::Max>(m);
 #pragma unroll
   for (int k = 0; k < kPerLane; ++k) {
     const long long c = lane + 32LL * k;
@@ -66,7 +67,7 @@ __device__ __forceinline__ void scale_4_short_rows(float* __restrict__ x, long l
   }
 #pragma unroll
   for (int k = 0; k < 4; ++k)
-    m[k] = cb::warp_all_max(fmaxf(fmaxf(fabsf(v[k].x), fabsf(v[k].y)),
+    m[k] = cb::warp_reduce<cb::Max>(fmaxf(fmaxf(fabsf(v[k].x), fabsf(v[k].y)),
                                   fmaxf(fabsf(v[k].z), fabsf(v[k].w))));
 #pragma unroll
   for (int k = 0; k < 4; ++k)

@@ -7,17 +7,13 @@
 //   about: 1-D, two kernels, the first computes max and sum in one pass (online softmax, rescaling the sum when the max grows), the second normalizes; two reads and one write
 #include "common/softmax.cuh"
 
-__device__ __forceinline__ long long split_index() {
-  return (long long)blockIdx.x * blockDim.x + threadIdx.x;
-}
-
 extern "C" __global__ void __launch_bounds__(256)
 softmax_1d_online_stats(const float* __restrict__ x, float* __restrict__ out, float* partials,
                         long long rows, long long cols, int chunks) {
   __shared__ float scratch[64];
   cb::MaxSum acc = cb::empty_max_sum();
   const long long stride = (long long)chunks * blockDim.x;
-  for (long long i = split_index(); i < cols; i += 4 * stride) {
+  for (long long i = cb::split_index(); i < cols; i += 4 * stride) {
     float v[4];
 #pragma unroll
     for (int k = 0; k < 4; ++k) v[k] = i + k * stride < cols ? x[i + k * stride] : -INFINITY;
@@ -40,6 +36,6 @@ softmax_1d_online_norm(const float* __restrict__ x, float* __restrict__ out, flo
     acc = cb::combine(acc, cb::MaxSum{__ldcg(&partials[2 * i]), __ldcg(&partials[2 * i + 1])});
   acc = cb::block_combine(acc, scratch);
   const float m = acc.max, inv = 1.0f / acc.sum;
-  for (long long i = split_index(); i < cols; i += (long long)chunks * blockDim.x)
+  for (long long i = cb::split_index(); i < cols; i += (long long)chunks * blockDim.x)
     out[i] = __expf(x[i] - m) * inv;
 }

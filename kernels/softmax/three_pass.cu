@@ -11,11 +11,7 @@
 // Here each block leaves its partial in `partials` (max at [b], sum at [chunks + b]) and the
 // next kernel's blocks each reduce those few hundred values again: no atomics, no memset, and
 // the same result every run.
-#include "common/reduce.cuh"
-
-__device__ __forceinline__ long long split_index() {
-  return (long long)blockIdx.x * blockDim.x + threadIdx.x;
-}
+#include "common/softmax.cuh"
 
 __device__ __forceinline__ float partials_reduce_max(const float* p, int chunks, float* scratch) {
   float m = cb::Max::identity();
@@ -27,7 +23,7 @@ extern "C" __global__ void __launch_bounds__(256)
 softmax_1d_max(const float* __restrict__ x, float* __restrict__ out, float* partials,
                long long rows, long long cols, int chunks) {
   __shared__ float scratch[32];
-  float m = cb::strided_sum<cb::Max>(x, split_index(), cols, (long long)chunks * blockDim.x);
+  float m = cb::strided_sum<cb::Max>(x, cb::split_index(), cols, (long long)chunks * blockDim.x);
   m = cb::block_reduce<cb::Max>(m, scratch);
   if (threadIdx.x == 0) partials[blockIdx.x] = m;
 }
@@ -38,7 +34,7 @@ softmax_1d_sum(const float* __restrict__ x, float* __restrict__ out, float* part
   __shared__ float scratch[32];
   const float m = partials_reduce_max(partials, chunks, scratch);
   float s = 0.0f;
-  for (long long i = split_index(); i < cols; i += (long long)chunks * blockDim.x)
+  for (long long i = cb::split_index(); i < cols; i += (long long)chunks * blockDim.x)
     s += __expf(x[i] - m);
   s = cb::block_reduce<cb::Sum>(s, scratch);
   if (threadIdx.x == 0) partials[chunks + blockIdx.x] = s;
@@ -52,6 +48,6 @@ softmax_1d_norm(const float* __restrict__ x, float* __restrict__ out, float* par
   float s = 0.0f;
   for (int i = threadIdx.x; i < chunks; i += blockDim.x) s += __ldcg(&partials[chunks + i]);
   const float inv = 1.0f / cb::block_reduce<cb::Sum>(s, scratch);
-  for (long long i = split_index(); i < cols; i += (long long)chunks * blockDim.x)
+  for (long long i = cb::split_index(); i < cols; i += (long long)chunks * blockDim.x)
     out[i] = __expf(x[i] - m) * inv;
 }

@@ -30,14 +30,14 @@ __device__ __forceinline__ void softmax_row(const float* __restrict__ x, float* 
   float m = -INFINITY;
 #pragma unroll
   for (int k = 0; k < kPerLane; ++k) m = fmaxf(m, v[k]);
-  m = cb::warp_all_max(m);
+  m = cb::warp_reduce<cb::Max>(m);
   float s = 0.0f;
 #pragma unroll
   for (int k = 0; k < kPerLane; ++k) {
     v[k] = __expf(v[k] - m);  // -inf (past the row's end) gives 0
     s += v[k];
   }
-  const float inv = 1.0f / cb::warp_all_sum(s);
+  const float inv = 1.0f / cb::warp_reduce<cb::Sum>(s);
 #pragma unroll
   for (int p = 0; p < kPerLane / 4; ++p) {
     if (vec4) {
@@ -71,7 +71,7 @@ __device__ __forceinline__ void softmax_4_short_rows(const float* __restrict__ x
                                       : none;
   float inv[4], m[4];
 #pragma unroll
-  for (int k = 0; k < 4; ++k) m[k] = cb::warp_all_max(fmaxf(fmaxf(v[k].x, v[k].y), fmaxf(v[k].z, v[k].w)));
+  for (int k = 0; k < 4; ++k) m[k] = cb::warp_reduce<cb::Max>(fmaxf(fmaxf(v[k].x, v[k].y), fmaxf(v[k].z, v[k].w)));
 #pragma unroll
   for (int k = 0; k < 4; ++k) {
     v[k] = make_float4(__expf(v[k].x - m[k]), __expf(v[k].y - m[k]), __expf(v[k].z - m[k]),
@@ -79,7 +79,7 @@ __device__ __forceinline__ void softmax_4_short_rows(const float* __restrict__ x
     inv[k] = (v[k].x + v[k].y) + (v[k].z + v[k].w);
   }
 #pragma unroll
-  for (int k = 0; k < 4; ++k) inv[k] = 1.0f / cb::warp_all_sum(inv[k]);
+  for (int k = 0; k < 4; ++k) inv[k] = 1.0f / cb::warp_reduce<cb::Sum>(inv[k]);
 #pragma unroll
   for (int k = 0; k < 4; ++k)
     if (r0 + k < rows && lane < n4)
