@@ -263,11 +263,10 @@ class WorkerPool:
     def run(self, jobs: list[CaseJob], events: PoolEvents) -> None:
         """Run every job; each (case, variant) ends as exactly one row, reported to `events`."""
         states = {i: _JobState(job, _job_names(job)) for i, job in enumerate(jobs)}
-        queue: collections.deque[tuple[int, CaseJob]] = collections.deque(enumerate(jobs))
-        unfinished = {i for i, s in states.items() if s.names}
-        for i in set(states) - unfinished:
+        unfinished = {i for i, state in states.items() if state.names}
+        for i in sorted(set(states) - unfinished):  # a case with nothing to run
             events.job_done(i, [])
-        queue = collections.deque((i, j) for i, j in queue if i in unfinished)
+        queue = collections.deque((i, states[i].job) for i in sorted(unfinished))
 
         def record(worker: _Worker, row: ResultRow) -> None:
             state = states[worker.job]  # type: ignore[index]

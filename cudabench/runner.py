@@ -243,13 +243,10 @@ class Runner:
                 self.backend.launch(function, grid, block, args, shared)
 
         resources = {"registers": loaded.registers, "spill_bytes": loaded.spill_bytes}
-        reset = None
+        reset: Callable[[], None] | None = None
         if getattr(op, "in_place", False):  # the kernel works on `out`, a copy of the input
             source = inputs[0]
-
-            def reset() -> None:
-                self.backend.copy(out, source)
-
+            reset = lambda: self.backend.copy(out, source)  # noqa: E731
             reset()
         else:
             self.backend.fill_bytes(out, NAN_POISON_BYTE)

@@ -204,9 +204,9 @@ class DeviceInfo:
 
     @property
     def fp32_lanes_per_sm(self) -> int:
-        """FP32 units per SM: 64 on sm_60/70/75/80, 128 on sm_86 and later."""
-        major, minor = (int(x) for x in self.compute_capability.split("."))
-        return 64 if (major, minor) <= (8, 0) else 128
+        """FP32 units per SM: 64 on sm_60, sm_70/72/75 and sm_80; 128 on the others cudabench
+        runs on (sm_61, sm_86/87/89, sm_90 and later)."""
+        return 64 if self.compute_capability in ("6.0", "7.0", "7.2", "7.5", "8.0") else 128
 
     @property
     def fp32_peak_gflops(self) -> float:

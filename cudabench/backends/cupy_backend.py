@@ -275,7 +275,6 @@ class CupyBackend:
             # the capture failed, not the kernel; time it from a Python loop instead
         except Exception:  # a call that cannot be captured (e.g. it synchronizes)
             pass
-        getattr(cp.cuda.runtime, "getLastError", lambda: None)()  # clear a capture error
         self.synchronize()
         return _Sampler(self, call, batch, "loop", scope, before=reset)
 

@@ -171,15 +171,15 @@ def profile_command_cli(
     report = stem.with_suffix(".ncu-rep")
     scratch = Path(tempfile.gettempdir()) / f"cudabench-profile-{stem.name}"
     child = _child_command(ctx, work, scratch / "profiled.json", device, warmup)
+    cases = _cases(work)
     command = profile_command(
-        ncu_path, _cases(work), report, child, cold=cold, section_set=section_set,
+        ncu_path, cases, report, child, cold=cold, section_set=section_set,
         sections=section or [], metrics=extra,
     )  # fmt: skip
     if print_command:
         out.print(shlex.join(command), markup=False, soft_wrap=True)
         return
 
-    cases = _cases(work)
     err.print(f"ncu: {len(cases)} cases, one launch each; --clock-control none (the GPU's own "
               f"clocks, as cudabench times), --cache-control {'all' if cold else 'none'} "
               f"({'caches flushed before each kernel' if cold else 'hot caches'})",

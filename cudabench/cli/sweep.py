@@ -21,12 +21,10 @@ from cudabench.compile import nvcc_version
 from cudabench.config import BenchConfig, Benchmark, ConfigError, builtin_config, load_config
 from cudabench.ops import UnknownName, get_op
 from cudabench.report import failure_summary
-from cudabench.results import (
-    ResultsError, check_writable, git_sha, now_utc, result_stem, write_results,
-)  # fmt: skip
+from cudabench.pool import PoolError, WorkerPool
+from cudabench.results import ResultsError, check_writable, git_sha, result_stem, write_results
 from cudabench.runner import CaseJob, Runner
 from cudabench.shapes import ShapeError, parse_shape
-from cudabench.pool import PoolError, WorkerPool
 from cudabench.spec import Case, DeviceInfo, ResultRow, RunMeta, TimingOptions
 
 SUMMARY_LINES = 20
@@ -71,13 +69,13 @@ def _config_for(target: str, shapes: list[str] | None) -> BenchConfig:
     return config
 
 
-def command_line(ctx: typer.Context, hidden: tuple[str, ...] = ()) -> str:
+def command_line(ctx: typer.Context) -> str:
     """The command as the user could type it again (rebuilt from the parsed options, so it
     reads the same whether run as `cudabench`, `python -m cudabench` or from a test)."""
     words = ["cudabench", ctx.command.name or ""]
     for param in ctx.command.params:
         value = ctx.params.get(param.name)
-        if param.name in hidden or value is None or value == param.default or value == []:
+        if value is None or value == param.default or value == []:
             continue
         if param.param_type_name == "argument":
             words.append(str(value))

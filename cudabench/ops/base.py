@@ -100,6 +100,15 @@ class Op(Protocol):
     # fp32 peak).
 
 
+def array_module(x: Any) -> Any:
+    """numpy for a NumPy array (the fake backend), cupy for anything else."""
+    if isinstance(x, np.ndarray):
+        return np
+    import cupy
+
+    return cupy
+
+
 def check_output(xp: Any, out: Any, ref: Any, tol: Any) -> Check:
     """Compare an output with the float64 reference; NaN (the poison) never passes."""
     got = out.reshape(-1).astype(xp.float64)

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from cudabench.ops import torch_baselines
-from cudabench.ops.base import Geometry
+from cudabench.ops.base import Geometry, array_module
 from cudabench.spec import DeviceInfo, KernelVariant, Launch, Shape
 
 UNIT_ROUNDOFF = 2.0**-24
@@ -31,7 +31,7 @@ class Elementwise:
     arity: int
     exact: Callable[..., Any]  # float64 reference from float64 arrays (xp-generic)
     ulps: float  # tolerance: ulps * u * |reference|
-    library: Callable[..., Any]  # the cupy expression
+    library: Callable[..., Any]  # the cupy expression, xp-generic like `exact`
     torch_fn: Callable[..., Any] | None = None
     grid_rules: tuple[str, ...] = ("elements", "vec4")
     requirements: tuple[str, ...] = ()
@@ -86,7 +86,7 @@ class Elementwise:
         return (*inputs, out, np.int64(inputs[0].size))
 
     def baselines(self) -> dict[str, Callable[[tuple[Any, ...]], Any]]:
-        found = {"cupy": lambda inputs: self.library(*inputs)}
+        found = {"cupy": lambda inputs: self.library(array_module(inputs[0]), *inputs)}
         if self.torch_fn is not None and torch_baselines.available():
             found["torch"] = torch_baselines.call(self.torch_fn)
         return found
@@ -107,28 +107,16 @@ def _torch(name: str) -> Callable[..., Any]:
 
 ADD = Elementwise(
     "add", "out = a + b, float32, elementwise (seed 002)", 2,
-    exact=lambda xp, a, b: a + b, ulps=1.0, library=lambda a, b: a + b, torch_fn=_torch("add"),
+    exact=lambda xp, a, b: a + b, ulps=1.0, library=lambda xp, a, b: a + b, torch_fn=_torch("add"),
 )  # fmt: skip
 SIGMOID = Elementwise(
     "sigmoid", "out = 1 / (1 + exp(-x)), float32, elementwise (seed 002)", 1,
     exact=_sigmoid, ulps=16.0,
-    library=lambda x: 1 / (1 + _exp(x, -1)), torch_fn=_torch("sigmoid"),
+    library=lambda xp, x: 1 / (1 + xp.exp(-x)), torch_fn=_torch("sigmoid"),
 )  # fmt: skip
 RELU = Elementwise(
     "relu", "out = max(x, 0), float32, elementwise (seed 002)", 1,
     exact=lambda xp, x: xp.maximum(x, 0.0), ulps=0.0,
-    library=lambda x: _maximum(x, 0), torch_fn=_torch("relu"),
+    library=lambda xp, x: xp.maximum(x, np.float32(0)), torch_fn=_torch("relu"),
 )  # fmt: skip
 
-
-def _exp(x: Any, sign: int) -> Any:
-    return _module(x).exp(sign * x)
-
-
-def _maximum(x: Any, y: float) -> Any:
-    return _module(x).maximum(x, np.float32(y))
-
-
-def _module(x: Any) -> Any:
-    """cupy for a cupy array, numpy for a numpy one (the fake backend)."""
-    return np if isinstance(x, np.ndarray) else __import__("cupy")

@@ -64,3 +64,31 @@ def requirement(variant: KernelVariant, rows: int, cols: int) -> str | None:
         if name == "max_rows" and rows > value:
             return f"needs rows <= {value} (rows = {rows}): a 1-D variant"
     return None
+
+
+class ReadWriteOnce:
+    """An op with one float32 input read once and an output of the same size written once."""
+
+    def bytes_moved(self, shape: Shape) -> int:
+        return 8 * math.prod(shape)
+
+    def device_bytes(self, shape: Shape) -> int:
+        # input and output, float64 reference and tolerance, the check's temporaries
+        return 40 * math.prod(shape) + (64 << 20)
+
+
+class RowOp(ReadWriteOnce):
+    """An op along the last axis of a 1-D array (one row) or of rows, output shaped like the
+    input, whose variants may state `requires:` limits on rows and columns."""
+
+    name: str
+    example = "442368x128"
+
+    def check_shape(self, shape: Shape) -> None:
+        need_dims(self.name, shape, (1, 2), self.example)
+
+    def unmet(self, variant: KernelVariant, shape: Shape) -> str | None:
+        return requirement(variant, *rows_cols(shape))
+
+    def output_shape(self, shape: Shape) -> Shape:
+        return shape

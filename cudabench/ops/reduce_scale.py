@@ -15,34 +15,17 @@ from typing import Any
 import numpy as np
 
 from cudabench.ops import torch_baselines
-from cudabench.ops.base import Geometry
-from cudabench.ops.matrix import (
-    UNIT_ROUNDOFF, check_grid, need_dims, requirement, rows_cols, uniform, unknown_rule,
-)  # fmt: skip
+from cudabench.ops.base import Geometry, array_module
+from cudabench.ops.matrix import UNIT_ROUNDOFF, RowOp, check_grid, rows_cols, uniform, unknown_rule
 from cudabench.spec import DeviceInfo, KernelVariant, Launch, Shape
 
 
-class ReduceScale:
+class ReduceScale(RowOp):
     name = "reduce_scale"
     about = "per row x /= max|x|, in place, float32 (seed 000)"
     grid_rules = ("row_block", "warp_rows", "warp_rows4")
     requirements = ("max_cols", "min_cols", "cols_multiple_of")
     in_place = True
-
-    def check_shape(self, shape: Shape) -> None:
-        need_dims(self.name, shape, (1, 2), "442368x128")
-
-    def unmet(self, variant: KernelVariant, shape: Shape) -> str | None:
-        return requirement(variant, *rows_cols(shape))
-
-    def output_shape(self, shape: Shape) -> Shape:
-        return shape
-
-    def bytes_moved(self, shape: Shape) -> int:
-        return 8 * math.prod(shape)
-
-    def device_bytes(self, shape: Shape) -> int:
-        return 8 * math.prod(shape) + 24 * math.prod(shape) + (64 << 20)
 
     def make_inputs(self, xp: Any, shape: Shape, seed: int) -> tuple[Any, ...]:
         return (uniform(xp, shape, seed),)
@@ -76,8 +59,7 @@ class ReduceScale:
     def baselines(self) -> dict[str, Callable[[tuple[Any, ...]], Any]]:
         def cupy_expression(inputs: tuple[Any, ...]) -> Any:
             x = inputs[0].reshape(rows_cols(inputs[0].shape))
-            xp = np if isinstance(x, np.ndarray) else __import__("cupy")
-            return x / xp.abs(x).max(axis=1, keepdims=True)
+            return x / array_module(x).abs(x).max(axis=1, keepdims=True)
 
         found: dict[str, Callable[[tuple[Any, ...]], Any]] = {"cupy": cupy_expression}
         if torch_baselines.available():

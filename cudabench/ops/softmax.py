@@ -19,10 +19,8 @@ from typing import Any
 import numpy as np
 
 from cudabench.ops import torch_baselines
-from cudabench.ops.base import Geometry
-from cudabench.ops.matrix import (
-    UNIT_ROUNDOFF, check_grid, need_dims, requirement, rows_cols, uniform, unknown_rule,
-)  # fmt: skip
+from cudabench.ops.base import Geometry, array_module
+from cudabench.ops.matrix import UNIT_ROUNDOFF, RowOp, check_grid, rows_cols, uniform, unknown_rule
 from cudabench.spec import DeviceInfo, KernelVariant, Launch, Shape
 
 SHIFT = 100.0
@@ -31,31 +29,21 @@ SPLIT_PER_THREAD = 16  # the `split` rule gives each thread at least this many e
 SHARED_LIMIT = 48 * 1024  # dynamic shared memory without opting in
 
 
-class Softmax:
+class Softmax(RowOp):
     name = "softmax"
     about = "softmax along the last axis, float32 (1-D: one row; RxC: each row)"
     grid_rules = ("warp_rows", "warp_rows4", "row_block", "row_block_smem", "split")
     requirements = ("max_cols", "min_cols", "cols_multiple_of", "max_rows")
 
-    def check_shape(self, shape: Shape) -> None:
-        need_dims(self.name, shape, (1, 2), "442368x128 or 2^28")
+    example = "442368x128 or 2^28"
 
     def unmet(self, variant: KernelVariant, shape: Shape) -> str | None:
-        rows, cols = rows_cols(shape)
-        reason = requirement(variant, rows, cols)
+        reason = super().unmet(variant, shape)
+        cols = rows_cols(shape)[1]
         if reason is None and any(l.grid == "row_block_smem" for l in variant.launches):
             if 4 * cols > SHARED_LIMIT:
                 return f"a row of {cols} floats needs {4 * cols} B of shared memory (48 KiB max)"
         return reason
-
-    def output_shape(self, shape: Shape) -> Shape:
-        return shape
-
-    def bytes_moved(self, shape: Shape) -> int:
-        return 8 * math.prod(shape)
-
-    def device_bytes(self, shape: Shape) -> int:
-        return 8 * math.prod(shape) + 32 * math.prod(shape) + (64 << 20)
 
     def make_inputs(self, xp: Any, shape: Shape, seed: int) -> tuple[Any, ...]:
         x = uniform(xp, shape, seed, -4.0, 4.0)
@@ -113,7 +101,7 @@ class Softmax:
     def baselines(self) -> dict[str, Callable[[tuple[Any, ...]], Any]]:
         def cupyx_softmax(inputs: tuple[Any, ...]) -> Any:
             x = inputs[0]
-            if isinstance(x, np.ndarray):
+            if array_module(x) is np:
                 e = np.exp(x - x.max(axis=-1, keepdims=True))
                 return e / e.sum(axis=-1, keepdims=True)
             from cupyx.scipy.special import softmax

@@ -8,6 +8,7 @@ fake backend (NumPy arrays) torch runs on the CPU, which tests the plumbing only
 from __future__ import annotations
 
 import functools
+import importlib
 from collections.abc import Callable
 from typing import Any
 
@@ -15,7 +16,7 @@ from typing import Any
 @functools.cache
 def available() -> bool:
     try:
-        import torch  # noqa: F401
+        importlib.import_module("torch")
     except Exception:  # not installed, or a broken install: no torch rows
         return False
     return True

@@ -14,11 +14,11 @@ from typing import Any
 import numpy as np
 
 from cudabench.ops import torch_baselines
-from cudabench.ops.base import Geometry
-from cudabench.ops.matrix import check_grid, need_dims, uniform, unknown_rule
+from cudabench.ops.base import Geometry, array_module
+from cudabench.ops.matrix import ReadWriteOnce, check_grid, need_dims, uniform, unknown_rule
 from cudabench.spec import DeviceInfo, KernelVariant, Launch, Shape
 
-class Transpose:
+class Transpose(ReadWriteOnce):
     name = "transpose"
     about = "out = x.T, float32, M x N (seed 002)"
     grid_rules = ("tile32", "tile64")
@@ -34,12 +34,6 @@ class Transpose:
 
     def output_shape(self, shape: Shape) -> Shape:
         return (shape[1], shape[0])
-
-    def bytes_moved(self, shape: Shape) -> int:
-        return 8 * math.prod(shape)
-
-    def device_bytes(self, shape: Shape) -> int:
-        return 8 * math.prod(shape) + 24 * math.prod(shape) + (64 << 20)
 
     def make_inputs(self, xp: Any, shape: Shape, seed: int) -> tuple[Any, ...]:
         return (uniform(xp, shape, seed),)
@@ -68,15 +62,11 @@ class Transpose:
 
     def baselines(self) -> dict[str, Callable[[tuple[Any, ...]], Any]]:
         found: dict[str, Callable[[tuple[Any, ...]], Any]] = {
-            "cupy": lambda inputs: _xp(inputs[0]).ascontiguousarray(inputs[0].T)
+            "cupy": lambda inputs: array_module(inputs[0]).ascontiguousarray(inputs[0].T)
         }
         if torch_baselines.available():
             found["torch"] = torch_baselines.call(lambda x: x.t().contiguous())
         return found
-
-
-def _xp(x: Any) -> Any:
-    return np if isinstance(x, np.ndarray) else __import__("cupy")
 
 
 OP = Transpose()

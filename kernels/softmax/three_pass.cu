@@ -13,10 +13,15 @@
 // the same result every run.
 #include "common/softmax.cuh"
 
-__device__ __forceinline__ float partials_reduce_max(const float* p, int chunks, float* scratch) {
-  float m = cb::Max::identity();
-  for (int i = threadIdx.x; i < chunks; i += blockDim.x) m = fmaxf(m, __ldcg(&p[i]));
-  return cb::block_reduce<cb::Max>(m, scratch);
+// The blocks' partials p[first, first + chunks) combined by the whole block (read through
+// L2: another kernel wrote them).
+template <class Op>
+__device__ __forceinline__ float partials_reduce(const float* p, int first, int chunks,
+                                                 float* scratch) {
+  float v = Op::identity();
+  for (int i = threadIdx.x; i < chunks; i += blockDim.x)
+    v = Op::combine(v, __ldcg(&p[first + i]));
+  return cb::block_reduce<Op>(v, scratch);
 }
 
 extern "C" __global__ void __launch_bounds__(256)
@@ -32,7 +37,7 @@ extern "C" __global__ void __launch_bounds__(256)
 softmax_1d_sum(const float* __restrict__ x, float* __restrict__ out, float* partials,
                long long rows, long long cols, int chunks) {
   __shared__ float scratch[32];
-  const float m = partials_reduce_max(partials, chunks, scratch);
+  const float m = partials_reduce<cb::Max>(partials, 0, chunks, scratch);
   float s = 0.0f;
   for (long long i = cb::split_index(); i < cols; i += (long long)chunks * blockDim.x)
     s += __expf(x[i] - m);
@@ -44,10 +49,8 @@ extern "C" __global__ void __launch_bounds__(256)
 softmax_1d_norm(const float* __restrict__ x, float* __restrict__ out, float* partials,
                 long long rows, long long cols, int chunks) {
   __shared__ float scratch[32];
-  const float m = partials_reduce_max(partials, chunks, scratch);
-  float s = 0.0f;
-  for (int i = threadIdx.x; i < chunks; i += blockDim.x) s += __ldcg(&partials[chunks + i]);
-  const float inv = 1.0f / cb::block_reduce<cb::Sum>(s, scratch);
+  const float m = partials_reduce<cb::Max>(partials, 0, chunks, scratch);
+  const float inv = 1.0f / partials_reduce<cb::Sum>(partials, chunks, chunks, scratch);
   for (long long i = cb::split_index(); i < cols; i += (long long)chunks * blockDim.x)
     out[i] = __expf(x[i] - m) * inv;
 }
