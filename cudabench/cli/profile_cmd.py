@@ -22,7 +22,8 @@ import typer
 
 from cudabench.cli.common import KERNELS_OPTION_HELP, err, fail_usage, out
 from cudabench.cli.sweep import (
-    Plan, command_line, exit_with_summary, open_workers, plan, results_stem, run_jobs, run_meta,
+    Plan, command_line, exit_with_summary, on_workers, open_workers, plan, results_stem, run_jobs,
+    run_meta,
 )  # fmt: skip
 from cudabench.pool import DEFAULT_TIMEOUT_S
 from cudabench.ncu import (
@@ -199,7 +200,7 @@ def profile_command_cli(
         pool = open_workers([device], timeout, work.jobs)
         meta = run_meta(pool.info, pool.versions, work.timing, command_line(ctx), started,
                         pool.devices)  # type: ignore[arg-type]
-        rows = run_jobs(work, pool, stem, meta)
+        rows = run_jobs(work, on_workers(work, pool), stem, meta)
     else:
         meta = dataclasses.replace(child_meta, command=command_line(ctx), started=started)
         rows = child_rows

@@ -11,11 +11,11 @@ import typer
 
 from cudabench.cli.common import KERNELS_OPTION_HELP, err, out
 from cudabench.cli.sweep import (
-    command_line, exit_with_summary, open_gpu, open_workers, parse_devices, plan, results_stem,
-    run_in_process, run_jobs, run_meta,
+    command_line, exit_with_summary, in_process, on_workers, open_gpu, open_workers,
+    parse_devices, plan, results_stem, run_jobs, run_meta,
 )  # fmt: skip
-from cudabench.pool import DEFAULT_TIMEOUT_S
 from cudabench.nvtx import ncu_filter
+from cudabench.pool import DEFAULT_TIMEOUT_S
 from cudabench.report import results_table
 from cudabench.results import now_utc, results_document, write_results
 
@@ -75,17 +75,18 @@ def run_command(
     chosen = parse_devices(devices)
     started = now_utc()
     if profile_mode:  # under ncu: in this process, on one GPU
-        backend = open_gpu(chosen[0] if chosen else 0, work.jobs)
+        index = chosen[0] if chosen else 0
+        backend = open_gpu(index, work.jobs)
         stem = results_stem(output, work.op_label, started)
         meta = run_meta(backend.device_info(), backend.versions(), work.timing,
                         command_line(ctx), started, chosen or [0])  # fmt: skip
-        rows = run_in_process(work, backend, stem, meta, profile=True)
+        rows = run_jobs(work, in_process(work, backend, index, profile=True), stem, meta)
     else:
         pool = open_workers(chosen, timeout, work.jobs)
         stem = results_stem(output, work.op_label, started)
         meta = run_meta(pool.info, pool.versions, work.timing, command_line(ctx), started,
                         pool.devices)  # type: ignore[arg-type]
-        rows = run_jobs(work, pool, stem, meta)
+        rows = run_jobs(work, on_workers(work, pool), stem, meta, len(pool.devices) > 1)
     meta = dataclasses.replace(meta, complete=True)
     csv_path, json_path = write_results(stem, meta, rows)
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,7 +22,7 @@ from cudabench.compile import nvcc_version
 from cudabench.config import BenchConfig, Benchmark, ConfigError, builtin_config, load_config
 from cudabench.ops import UnknownName, get_op
 from cudabench.report import failure_summary
-from cudabench.pool import PoolError, WorkerPool
+from cudabench.pool import PoolError, PoolEvents, WorkerPool
 from cudabench.results import ResultsError, check_writable, git_sha, result_stem, write_results
 from cudabench.runner import CaseJob, Runner
 from cudabench.shapes import ShapeError, parse_shape
@@ -205,23 +206,24 @@ def _interrupted(stem: Path, meta: RunMeta, saved: list[ResultRow]) -> typer.Exi
     return typer.Exit(130)
 
 
-def run_jobs(plan_: Plan, pool: WorkerPool, stem: Path, meta: RunMeta) -> list[ResultRow]:
-    """Run every job on the workers with a progress bar, rewriting the results files after
-    every row. Ctrl-C keeps the finished rows (marked incomplete) and exits 130."""
+def run_jobs(plan_: Plan, execute: Callable[[PoolEvents], None], stem: Path, meta: RunMeta,
+             multi_gpu: bool = False) -> list[ResultRow]:  # fmt: skip
+    """Run every job through `execute` (on_workers or in_process) with a
+    progress bar, rewriting the results files after every row. Ctrl-C keeps the finished
+    rows (marked incomplete) and exits 130."""
     done: dict[int, list[ResultRow]] = {}  # finished jobs, speedups filled in
     pending: dict[int, list[ResultRow]] = collections.defaultdict(list)  # jobs under way
-    multi = len(pool.devices) > 1
 
     def rows() -> list[ResultRow]:
         return [r for i in range(len(plan_.jobs)) for r in done.get(i, pending.get(i, []))]
 
     progress = _progress()
-    with progress, pool:
+    with progress:
         task = progress.add_task("starting", total=plan_.rows_expected)
 
         class Events:
             def started(self, case: Case, name: str, device: int) -> None:
-                where = f" [GPU {device}]" if multi else ""
+                where = f" [GPU {device}]" if multi_gpu else ""
                 progress.update(task, description=f"{case.op} {case.shape_text} {name}{where}")
 
             def row(self, job_index: int, row: ResultRow) -> None:
@@ -235,7 +237,7 @@ def run_jobs(plan_: Plan, pool: WorkerPool, stem: Path, meta: RunMeta) -> list[R
                 write_results(stem, meta, rows())
 
         try:
-            pool.run(plan_.jobs, Events())
+            execute(Events())
         except KeyboardInterrupt:
             raise _interrupted(stem, meta, rows()) from None
         except PoolError as exc:  # a replacement worker would not start
@@ -246,33 +248,38 @@ def run_jobs(plan_: Plan, pool: WorkerPool, stem: Path, meta: RunMeta) -> list[R
     return rows()
 
 
-def run_in_process(plan_: Plan, backend: Backend, stem: Path, meta: RunMeta,
-                   profile: bool = False) -> list[ResultRow]:  # fmt: skip
-    """Run every job in this process (profile mode, under ncu), saving rows as they end."""
-    rows: list[ResultRow] = []
-    pending: list[ResultRow] = []
-    progress = _progress()
-    try:
-        with progress:
-            task = progress.add_task("starting", total=plan_.rows_expected)
+def on_workers(plan_: Plan, pool: WorkerPool) -> Callable[[PoolEvents], None]:
+    """run_jobs's `execute` for the worker pool (closed when the jobs are done)."""
 
-            class Observer:
-                def started(self, case: Case, name: str) -> None:
-                    progress.update(task, description=f"{case.op} {case.shape_text} {name}")
+    def execute(events: PoolEvents) -> None:
+        with pool:
+            pool.run(plan_.jobs, events)
 
-                def finished(self, row: ResultRow) -> None:
-                    progress.advance(task)
-                    pending.append(row)
-                    write_results(stem, meta, rows + pending)
+    return execute
 
-            runner = Runner(backend, Observer(), profile=profile)
-            for job in plan_.jobs:
-                rows += runner.run_job(job)
-                pending.clear()
-                write_results(stem, meta, rows)
-    except KeyboardInterrupt:
-        raise _interrupted(stem, meta, rows + pending) from None
-    return rows
+
+def in_process(plan_: Plan, backend: Backend, device: int,
+               profile: bool = False) -> Callable[[PoolEvents], None]:  # fmt: skip
+    """run_jobs's `execute` in this process (profile mode, under ncu): the same events as
+    the pool sends, from a Runner's observer."""
+
+    def execute(events: PoolEvents) -> None:
+        class Forward:
+            index = 0
+
+            def started(self, case: Case, name: str) -> None:
+                events.started(case, name, device)
+
+            def finished(self, row: ResultRow) -> None:
+                events.row(self.index, row)
+
+        forward = Forward()
+        runner = Runner(backend, forward, profile=profile)
+        for index, job in enumerate(plan_.jobs):
+            forward.index = index
+            events.job_done(index, runner.run_job(job))
+
+    return execute
 
 
 def exit_with_summary(rows: list[ResultRow], problems: list[str]) -> None:
