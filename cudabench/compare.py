@@ -1,6 +1,6 @@
 """A/B comparison of two runs, and the speedup matrix inside one run. Pure logic: no printing.
 
-Rows are matched by (op, variant, shape, dtype). For a matched pair the verdict comes from
+Rows are matched by their key (spec.RowKey: op, variant, shape, dtype). For a matched pair the verdict comes from
 the samples, as nvbench's compare does, not from a fixed percentage alone:
 
     change = median_B / median_A - 1
@@ -24,7 +24,7 @@ from pathlib import Path
 
 from cudabench.report import fastest_per_shape
 from cudabench.results import RESULTS_DIR, ResultsError, read_results
-from cudabench.spec import ResultRow, RunMeta, Status
+from cudabench.spec import ResultRow, RowKey, RunMeta, Status
 
 DEFAULT_THRESHOLD = 0.02
 NOISE_SIGMAS = 3.0
@@ -42,9 +42,6 @@ class Verdict(str, enum.Enum):
 
 class CompareError(ValueError):
     """Runs that cannot be compared (other GPU, other timing mode); one line, exit 2."""
-
-
-RowKey = tuple[str, str, str, str]  # op, variant, shape, dtype
 
 
 @dataclass(frozen=True)
@@ -71,10 +68,6 @@ class Pair:
         return self.verdict is Verdict.SLOWER or newly_failing
 
 
-def row_key(row: ResultRow) -> RowKey:
-    return (row.op, row.variant, row.shape, row.dtype)
-
-
 def relative_standard_error(samples: tuple[float, ...]) -> float:
     """Relative standard error of the median of `samples`, from their MAD (0 for < 2)."""
     if len(samples) < 2:
@@ -88,7 +81,7 @@ def relative_standard_error(samples: tuple[float, ...]) -> float:
 
 def verdict_for(a: ResultRow, b: ResultRow, threshold: float = DEFAULT_THRESHOLD) -> Pair:
     """The verdict for one matched pair of rows."""
-    key = row_key(a)
+    key = a.key
     if a.status is not b.status:
         return Pair(key, a, b, Verdict.STATUS)
     if not (a.time_us and b.time_us):
@@ -113,14 +106,14 @@ def compare_rows(rows_a: list[ResultRow], rows_b: list[ResultRow],
                  threshold: float = DEFAULT_THRESHOLD) -> list[Pair]:  # fmt: skip
     """Match rows by key; status changes first, then regressions, then the rest, each in
     run A's order; unmatched rows are kept, not dropped."""
-    by_b = {row_key(r): r for r in rows_b}
-    keys_a = {row_key(r) for r in rows_a}
+    by_b = {r.key: r for r in rows_b}
+    keys_a = {r.key for r in rows_a}
     pairs = [
-        verdict_for(a, by_b[row_key(a)], threshold) if row_key(a) in by_b
-        else Pair(row_key(a), a, None, Verdict.ONLY_A)
+        verdict_for(a, by_b[a.key], threshold) if a.key in by_b
+        else Pair(a.key, a, None, Verdict.ONLY_A)
         for a in rows_a
     ]  # fmt: skip
-    pairs += [Pair(row_key(b), None, b, Verdict.ONLY_B) for b in rows_b if row_key(b) not in keys_a]
+    pairs += [Pair(b.key, None, b, Verdict.ONLY_B) for b in rows_b if b.key not in keys_a]
     return sorted(pairs, key=lambda p: _ORDER[p.verdict])  # stable: keeps run order within
 
 

@@ -29,8 +29,13 @@ class CompileError(RuntimeError):
     """nvcc failed; the message holds its diagnostics (file:line: error ...)."""
 
 
-class NvccMissing(CompileError):
-    """No nvcc on PATH (or $CUDABENCH_NVCC)."""
+class ToolchainError(CompileError):
+    """The machine's fault, not the kernel's: no usable nvcc, or a cache that cannot be
+    written. Commands report it as one line (exit 2) instead of a row per kernel."""
+
+
+class NvccMissing(ToolchainError):
+    """No nvcc on PATH, or $CUDABENCH_NVCC names no executable."""
 
 
 @dataclass(frozen=True)
@@ -51,10 +56,19 @@ class Compiled:
 
 
 def nvcc_path() -> str:
-    path = os.environ.get("CUDABENCH_NVCC") or shutil.which("nvcc")
-    if not path:
+    """$CUDABENCH_NVCC, else the nvcc on PATH; NvccMissing (one line) if it cannot run."""
+    chosen = os.environ.get("CUDABENCH_NVCC")
+    if chosen:
+        path = Path(chosen)
+        if not path.is_file():
+            raise NvccMissing(f"CUDABENCH_NVCC={chosen}: no such file")
+        if not os.access(path, os.X_OK):
+            raise NvccMissing(f"CUDABENCH_NVCC={chosen}: not executable")
+        return chosen
+    found = shutil.which("nvcc")
+    if not found:
         raise NvccMissing("nvcc not found: install the CUDA toolkit or set CUDABENCH_NVCC")
-    return path
+    return found
 
 
 @functools.cache
@@ -110,6 +124,15 @@ def _diagnostics(stderr: str, limit: int = 12) -> str:
     return "\n".join(errors[:limit]) or "nvcc failed without a message"
 
 
+def _cached_report(path: Path) -> dict[str, EntryResources] | None:
+    """A cached ptxas report, or None when it is missing or damaged (then: compile again)."""
+    try:
+        raw = json.loads(path.read_text())
+        return {name: EntryResources(**vals) for name, vals in raw.items()}
+    except (OSError, ValueError, TypeError, AttributeError):
+        return None
+
+
 def compile_variant(variant: KernelVariant, arch: str) -> Compiled:
     """Compile one variant's file for `arch` (e.g. sm_90) to a cached cubin. Raises
     CompileError with nvcc's diagnostics, or when an entry the header names is missing."""
@@ -121,11 +144,13 @@ def compile_variant(variant: KernelVariant, arch: str) -> Compiled:
     ).hexdigest()[:24]
     folder = cache_dir()
     cubin, report_file = folder / f"{key}.cubin", folder / f"{key}.json"
-    if cubin.exists() and report_file.exists():
-        raw = json.loads(report_file.read_text())
-        resources = {name: EntryResources(**vals) for name, vals in raw.items()}
-    else:
-        folder.mkdir(parents=True, exist_ok=True)
+    resources = _cached_report(report_file) if cubin.exists() else None
+    if resources is None:
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ToolchainError(f"compile cache {folder}: cannot create it ({exc.strerror}); "
+                                 "set CUDABENCH_CACHE to a writable folder") from exc  # fmt: skip
         with tempfile.TemporaryDirectory() as tmp:
             out = Path(tmp) / "k.cubin"
             cmd = [
@@ -137,16 +162,22 @@ def compile_variant(variant: KernelVariant, arch: str) -> Compiled:
                 proc = subprocess.run(cmd, capture_output=True, text=True, timeout=COMPILE_TIMEOUT_S)
             except subprocess.TimeoutExpired as exc:
                 raise CompileError(f"{variant.path}: nvcc ran past {COMPILE_TIMEOUT_S} s") from exc
+            except OSError as exc:  # nvcc vanished or cannot be executed
+                raise NvccMissing(f"{cmd[0]}: cannot run: {exc.strerror}") from exc
             if proc.returncode != 0:
                 raise CompileError(_diagnostics(proc.stderr))
             resources = parse_ptxas(proc.stderr + proc.stdout)
             # write-then-rename: a concurrent or killed compile never leaves half a cubin
-            tmp_cubin = folder / f".{key}.{os.getpid()}.cubin"
-            shutil.copyfile(out, tmp_cubin)
-            os.replace(tmp_cubin, cubin)
-            tmp_report = folder / f".{key}.{os.getpid()}.json"
-            tmp_report.write_text(json.dumps({k: vars(v) for k, v in resources.items()}))
-            os.replace(tmp_report, report_file)
+            try:
+                tmp_cubin = folder / f".{key}.{os.getpid()}.cubin"
+                shutil.copyfile(out, tmp_cubin)
+                os.replace(tmp_cubin, cubin)
+                tmp_report = folder / f".{key}.{os.getpid()}.json"
+                tmp_report.write_text(json.dumps({k: vars(v) for k, v in resources.items()}))
+                os.replace(tmp_report, report_file)
+            except OSError as exc:
+                raise ToolchainError(f"compile cache {folder}: cannot write ({exc.strerror}); "
+                                     "set CUDABENCH_CACHE to a writable folder") from exc  # fmt: skip
     missing = [entry for entry in variant.entries if entry not in resources]
     if missing:
         raise CompileError(

@@ -17,13 +17,14 @@ Every mistake is a ConfigError whose message names the file, the line and the fi
 from __future__ import annotations
 
 import dataclasses
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from cudabench.yaml_lines import LineLoader, Lines, line_at
+from cudabench.ops import closest
 from cudabench.shapes import ShapeError, parse_shape
 from cudabench.spec import Shape, TimingOptions
 
@@ -56,46 +57,14 @@ class BenchConfig:
     source: str
 
 
-class _Lines(dict):
-    """A mapping that remembers the line of each key (1-based)."""
-
-    lines: dict[str, int]
-
-
-class _LineLoader(yaml.SafeLoader):
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> _Lines:
-        mapping = _Lines(super().construct_mapping(node, deep=True))
-        mapping.lines = {
-            str(self.construct_object(k)): k.start_mark.line + 1 for k, _ in node.value
-        }
-        return mapping
-
-
-def _decimal_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int | str:
-    """YAML 1.1 reads 0x5 as 5 and 010 as 8; a shape `0x5` must stay the text the user wrote."""
-    text = loader.construct_scalar(node)
-    return int(text, 10) if re.fullmatch(r"[-+]?[0-9]+", text) else text
-
-
-_LineLoader.add_constructor(
-    yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _LineLoader.construct_mapping
-)
-_LineLoader.add_constructor("tag:yaml.org,2002:int", _decimal_int)
-
-
-def _at(where: str, mapping: Any, key: str) -> str:
-    line = getattr(mapping, "lines", {}).get(key)
-    return f"{where}:{line}" if line else where
-
-
 def _check_keys(mapping: Any, allowed: set[str], where: str, what: str) -> None:
     if not isinstance(mapping, dict):
         raise ConfigError(f"{where}: {what} must be a mapping of 'key: value'")
     for key in mapping:
         if key not in allowed:
             raise ConfigError(
-                f"{_at(where, mapping, key)}: unknown key {key!r} in {what} "
-                f"(allowed: {', '.join(sorted(allowed))})"
+                f"{line_at(where, mapping, key)}: unknown key {key!r} in {what}"
+                f"{closest(str(key), sorted(allowed))}"
             )
 
 
@@ -112,7 +81,7 @@ def _benchmark(raw: Any, where: str) -> Benchmark:
     if not isinstance(raw.get("op"), str):
         raise ConfigError(f"{where}: a benchmark needs 'op: <name>'")
     shapes_raw = raw.get("shapes")
-    at = _at(where, raw, "shapes")
+    at = line_at(where, raw, "shapes")
     if shapes_raw is None:
         raise ConfigError(f"{where}: benchmark {raw['op']!r} needs 'shapes: [...]'")
     if not isinstance(shapes_raw, list) or not shapes_raw:
@@ -124,10 +93,10 @@ def _benchmark(raw: Any, where: str) -> Benchmark:
         )
     except ShapeError as exc:
         raise ConfigError(f"{at}: {exc}") from exc
-    variants = _names(raw.get("variants", []), _at(where, raw, "variants"), "variants")
+    variants = _names(raw.get("variants", []), line_at(where, raw, "variants"), "variants")
     dtype = raw.get("dtype", "float32")
     if dtype not in DTYPES:
-        raise ConfigError(f"{_at(where, raw, 'dtype')}: unknown dtype {dtype!r} "
+        raise ConfigError(f"{line_at(where, raw, 'dtype')}: unknown dtype {dtype!r} "
                           f"(supported: {', '.join(DTYPES)})")  # fmt: skip
     return Benchmark(op=raw["op"], shapes=shapes, variants=variants, dtype=dtype)
 
@@ -147,11 +116,11 @@ def timing_from(raw: Any, where: str, base: TimingOptions | None = None) -> Timi
         )  # fmt: skip
         if not ok:
             raise ConfigError(
-                f"{_at(where, raw, key)}: timing.{key} must be a non-negative {kind.__name__}"
+                f"{line_at(where, raw, key)}: timing.{key} must be a non-negative {kind.__name__}"
             )
         values[key] = kind(value)
     if values.get("min_samples", 1) < 1:
-        raise ConfigError(f"{_at(where, raw, 'min_samples')}: timing.min_samples must be >= 1")
+        raise ConfigError(f"{line_at(where, raw, 'min_samples')}: timing.min_samples must be >= 1")
     return dataclasses.replace(base, **values)
 
 
@@ -165,7 +134,7 @@ def load_config(path: Path) -> BenchConfig:
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{where}: cannot read: {exc}") from exc
     try:
-        raw = yaml.load(text, Loader=_LineLoader)  # noqa: S506 - a SafeLoader subclass
+        raw = yaml.load(text, Loader=LineLoader)  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         at = f"{where}:{mark.line + 1}" if mark is not None else where
@@ -179,10 +148,10 @@ def load_config(path: Path) -> BenchConfig:
             raise ConfigError(f"{where}: write either 'benchmarks:' or op/shapes/variants")
         items = raw["benchmarks"]
         if not isinstance(items, list) or not items:
-            raise ConfigError(f"{_at(where, raw, 'benchmarks')}: benchmarks must be a non-empty list")
+            raise ConfigError(f"{line_at(where, raw, 'benchmarks')}: benchmarks must be a non-empty list")
         benchmarks = tuple(_benchmark(item, where) for item in items)
     else:
-        single = _Lines({k: v for k, v in raw.items() if k in _BENCH_KEYS})
+        single = Lines({k: v for k, v in raw.items() if k in _BENCH_KEYS})
         single.lines = getattr(raw, "lines", {})
         benchmarks = (_benchmark(single, where),)
     timing = timing_from(raw.get("timing"), where)

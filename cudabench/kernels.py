@@ -8,6 +8,8 @@ first line that is not a comment, or is an empty `//`:
     //   entry: reduce_sum_shuffle
     //   block: 256
     //   grid: segments           # a rule the op defines by name; never eval() of text
+    //   op: reduce               # optional: which op (needed for a file directly in a
+    //                            # --kernels folder that holds several ops' files)
     //   init: zero               # zero (or `nan`: fill with NaN) the output before every launch
     //   requires: {cols_multiple_of: 4}   # constraints the op checks (optional)
     //   about: warp-shuffle reduction (seed 001, 002, 004)
@@ -15,8 +17,9 @@ first line that is not a comment, or is an empty `//`:
 A multi-kernel variant writes `launches:` instead of entry/block/grid: a list of
 `{entry, block, grid}` run in order with the op's argument list.
 
-Discovery fails loudly (KernelHeaderError naming file and line) on a missing or unknown key,
-a bad value, or two files claiming the same variant name for one op.
+Discovery fails loudly (KernelHeaderError naming file and the key's line, with a did-you-mean)
+on a missing or unknown key, a bad value, a grid rule or `requires:` name the op does not
+know, or two files claiming the same variant name for one op.
 """
 
 from __future__ import annotations
@@ -25,21 +28,27 @@ import hashlib
 import re
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import yaml
 
 from cudabench.spec import KernelVariant, Launch
+from cudabench.yaml_lines import LineLoader
 
 BUILTIN_KERNELS = Path(__file__).resolve().parent.parent / "kernels"
 HEADER_START = "// cudabench:"
-_KEYS = {"variant", "entry", "block", "grid", "launches", "about", "init", "requires"}
-_LAUNCH_KEYS = {"entry", "block", "grid"}
+_KEYS = ("op", "variant", "entry", "block", "grid", "launches", "about", "init", "requires")
+_LAUNCH_KEYS = ("entry", "block", "grid")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_\-]*$")
 _INITS = ("none", "zero", "nan")  # nan: 0xFF bytes, the empty value of a CAS-loop max
 
 
 class KernelHeaderError(ValueError):
     """A .cu file whose header cannot serve; the message names file and line."""
+
+
+class OtherOp(KernelHeaderError):
+    """The header names another op (`op: reduce`) than the one asked for."""
 
 
 def _header_block(text: str, path: Path) -> tuple[str, int]:
@@ -56,72 +65,135 @@ def _header_block(text: str, path: Path) -> tuple[str, int]:
     raise KernelHeaderError(f"{path}:1: no '{HEADER_START}' header (see README: adding a kernel)")
 
 
-def _launch(raw: object, where: str) -> Launch:
+class _Where:
+    """File:line for a key of the header (its own line, not the header's first)."""
+
+    def __init__(self, path: Path, header_line: int) -> None:
+        self.path, self.header_line = path, header_line
+
+    def __call__(self, mapping: Any = None, key: str | None = None) -> str:
+        line = getattr(mapping, "lines", {}).get(key) if key is not None else None
+        return f"{self.path}:{self.header_line + line if line else self.header_line}"
+
+
+def _unknown(key: object, choices: Iterable[str]) -> str:
+    from cudabench.ops import closest
+
+    return f"{key!r}{closest(str(key), sorted(choices))}"
+
+
+def _launch(raw: object, at: _Where, parent: Any, parent_key: str, rules: tuple[str, ...] | None,
+            op: str) -> Launch:  # fmt: skip
     if not isinstance(raw, dict):
-        raise KernelHeaderError(f"{where}: a launch must be a mapping of entry, block, grid")
-    unknown = set(raw) - _LAUNCH_KEYS
-    if unknown:
-        raise KernelHeaderError(f"{where}: unknown launch key(s) {sorted(unknown)}")
-    missing = _LAUNCH_KEYS - set(raw)
+        raise KernelHeaderError(f"{at(parent, parent_key)}: a launch must be a mapping of "
+                                "entry, block, grid")  # fmt: skip
+    for key in raw:
+        if key not in _LAUNCH_KEYS:
+            raise KernelHeaderError(f"{at(raw, key)}: unknown launch key {_unknown(key, _LAUNCH_KEYS)}")
+    missing = [k for k in _LAUNCH_KEYS if k not in raw]
     if missing:
-        raise KernelHeaderError(f"{where}: header needs {sorted(missing)} (entry, block, grid)")
+        raise KernelHeaderError(f"{at(parent, parent_key)}: header needs {missing} "
+                                "(entry, block, grid)")  # fmt: skip
     entry, block, grid = raw["entry"], raw["block"], raw["grid"]
     if not isinstance(entry, str) or not _NAME.match(entry):
-        raise KernelHeaderError(f"{where}: entry {entry!r} is not a C identifier")
+        raise KernelHeaderError(f"{at(raw, 'entry')}: entry {entry!r} is not a C identifier")
     if not isinstance(block, int) or isinstance(block, bool) or not 1 <= block <= 1024:
-        raise KernelHeaderError(f"{where}: block {block!r} must be an integer 1..1024")
+        raise KernelHeaderError(f"{at(raw, 'block')}: block {block!r} must be an integer 1..1024")
     if block % 32:
-        raise KernelHeaderError(f"{where}: block {block} must be a multiple of 32 (whole warps)")
+        raise KernelHeaderError(f"{at(raw, 'block')}: block {block} must be a multiple of 32 "
+                                "(whole warps)")  # fmt: skip
     if not isinstance(grid, str) or not _NAME.match(grid):
-        raise KernelHeaderError(f"{where}: grid {grid!r} must name one of the op's grid rules")
+        raise KernelHeaderError(f"{at(raw, 'grid')}: grid {grid!r} must name one of the op's "
+                                "grid rules")  # fmt: skip
+    if rules is not None and grid not in rules:
+        raise KernelHeaderError(f"{at(raw, 'grid')}: {op} has no grid rule {_unknown(grid, rules)}")
     return Launch(entry=entry, block=block, grid=grid)
 
 
-def parse_header(path: Path, op: str, text: str | None = None) -> KernelVariant:
-    """Read one .cu file's header into a KernelVariant. Raises KernelHeaderError."""
+def header_op(path: Path, text: str | None = None) -> str | None:
+    """The op a file's header names with `op:`, or None (no such key, or no usable header)."""
+    try:
+        text = path.read_text() if text is None else text
+        raw = yaml.load(_header_block(text, path)[0], Loader=LineLoader)  # noqa: S506
+    except (OSError, UnicodeDecodeError, KernelHeaderError, yaml.YAMLError):
+        return None
+    value = raw.get("op") if isinstance(raw, dict) else None
+    return value if isinstance(value, str) else None
+
+
+def parse_header(path: Path, op: str, text: str | None = None, check_op: bool = True) -> KernelVariant:
+    """Read one .cu file's header into a KernelVariant of `op`. With `check_op`, everything
+    that can be known without a GPU is checked against the op: its grid rules, the names its
+    `requires:` knows. Raises KernelHeaderError naming the file and the key's own line (OtherOp
+    when the header says `op:` another op)."""
     if text is None:
         try:
             text = path.read_text()
         except (OSError, UnicodeDecodeError) as exc:
             raise KernelHeaderError(f"{path}: cannot read: {exc}") from exc
     block_text, line = _header_block(text, path)
-    where = f"{path}:{line}"
+    at = _Where(path, line)
     try:
-        raw = yaml.safe_load(block_text)
+        raw = yaml.load(block_text, Loader=LineLoader)  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        at = f"{path}:{line + 1 + mark.line}" if mark is not None else where
+        where = f"{path}:{line + 1 + mark.line}" if mark is not None else at()
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise KernelHeaderError(f"{at}: header is not valid YAML: {problem}") from exc
+        raise KernelHeaderError(f"{where}: header is not valid YAML: {problem}") from exc
     if not isinstance(raw, dict):
-        raise KernelHeaderError(f"{where}: header must be 'key: value' lines")
-    unknown = set(raw) - _KEYS
-    if unknown:
-        raise KernelHeaderError(f"{where}: unknown header key(s) {sorted(unknown)}")
+        raise KernelHeaderError(f"{at()}: header must be 'key: value' lines")
+    for key in raw:
+        if key not in _KEYS:
+            raise KernelHeaderError(f"{at(raw, key)}: unknown header key {_unknown(key, _KEYS)}")
+    rules: tuple[str, ...] | None = None
+    requirements: tuple[str, ...] | None = None
+    declared = raw.get("op")
+    if declared is not None:
+        from cudabench.ops import OPS
+
+        if not isinstance(declared, str) or declared not in OPS:
+            raise KernelHeaderError(f"{at(raw, 'op')}: unknown op {_unknown(declared, OPS)}")
+        if declared != op:
+            raise OtherOp(f"{at(raw, 'op')}: a {declared} kernel, not {op}")
+    if check_op:
+        from cudabench.ops import get_op
+
+        operation = get_op(op)
+        rules, requirements = tuple(operation.grid_rules), tuple(operation.requirements)
     for key in ("variant", "about"):
         if not isinstance(raw.get(key), str) or not raw[key].strip():
-            raise KernelHeaderError(f"{where}: header needs '{key}: <text>'")
+            raise KernelHeaderError(f"{at(raw, key)}: header needs '{key}: <text>'")
     name = raw["variant"]
     if not _NAME.match(name):
-        raise KernelHeaderError(f"{where}: variant name {name!r} must be a plain identifier")
-    single = {"entry", "block", "grid"} & set(raw)
+        raise KernelHeaderError(f"{at(raw, 'variant')}: variant name {name!r} must be a plain "
+                                "identifier")  # fmt: skip
+    single = [k for k in _LAUNCH_KEYS if k in raw]
     if "launches" in raw:
         if single:
-            raise KernelHeaderError(f"{where}: write either launches or entry/block/grid")
+            raise KernelHeaderError(f"{at(raw, single[0])}: write either launches or "
+                                    "entry/block/grid")  # fmt: skip
         if not isinstance(raw["launches"], list) or not raw["launches"]:
-            raise KernelHeaderError(f"{where}: launches must be a non-empty list")
-        launches = tuple(_launch(item, where) for item in raw["launches"])
+            raise KernelHeaderError(f"{at(raw, 'launches')}: launches must be a non-empty list")
+        launches = tuple(_launch(item, at, raw, "launches", rules, op) for item in raw["launches"])
     else:
-        launches = (_launch({k: raw[k] for k in _LAUNCH_KEYS if k in raw}, where),)
+        fields = type(raw)({k: raw[k] for k in _LAUNCH_KEYS if k in raw})
+        fields.lines = getattr(raw, "lines", {})  # type: ignore[attr-defined]
+        launches = (_launch(fields, at, raw, "variant", rules, op),)
     init = raw.get("init", "none")
     if init not in _INITS:
-        raise KernelHeaderError(f"{where}: init {init!r} must be one of {list(_INITS)}")
+        raise KernelHeaderError(f"{at(raw, 'init')}: init {_unknown(init, _INITS)} is not one of "
+                                f"{list(_INITS)}")  # fmt: skip
     requires = raw.get("requires", {}) or {}
     if not isinstance(requires, dict) or not all(
         isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool)
         for k, v in requires.items()
     ):
-        raise KernelHeaderError(f"{where}: requires must map names to integers")
+        raise KernelHeaderError(f"{at(raw, 'requires')}: requires must map names to integers")
+    if requirements is not None:
+        for key in requires:
+            if key not in requirements:
+                known = f"{_unknown(key, requirements)}" if requirements else f"{key!r} ({op} checks none)"
+                raise KernelHeaderError(f"{at(requires, key)}: {op} cannot check requires {known}")
     return KernelVariant(
         op=op,
         name=name,
@@ -136,16 +208,23 @@ def parse_header(path: Path, op: str, text: str | None = None) -> KernelVariant:
 
 
 def discover(op: str, roots: Iterable[Path]) -> tuple[list[KernelVariant], list[str]]:
-    """All variants of `op` under each root's `<op>/` folder (or the root itself for a user
-    folder holding .cu files directly). Returns (variants, problems): a file with a bad header
-    is a problem line and the others still load; a duplicate name is a problem too."""
+    """All variants of `op`: the `.cu` files under each root's `<op>/` folder, and the files
+    directly in a user folder whose header says `op: <op>` or names no op (those join the op
+    asked for; `unassigned` lists them for commands that span every op). A file of another
+    op's folder or `op:` is not this op's. Returns (variants, problems): a file with a bad
+    header is a problem line and the others still load; a duplicate name is a problem too."""
     variants: dict[str, KernelVariant] = {}
     problems: list[str] = []
     for root in roots:
-        folder = root / op if (root / op).is_dir() else root
+        in_op_folder = (root / op).is_dir()
+        folder = root / op if in_op_folder else root
         for path in sorted(folder.glob("*.cu")):
             try:
                 variant = parse_header(path, op)
+            except OtherOp as exc:
+                if in_op_folder:  # kernels/reduce/x.cu saying `op: add`
+                    problems.append(f"{exc}, but it is in the folder {folder}")
+                continue
             except KernelHeaderError as exc:
                 problems.append(str(exc))
                 continue
@@ -158,6 +237,19 @@ def discover(op: str, roots: Iterable[Path]) -> tuple[list[KernelVariant], list[
                 continue
             variants[variant.name] = variant
     return list(variants.values()), problems
+
+
+def unassigned(roots: Iterable[Path]) -> list[Path]:
+    """Files directly in user folders (not in an op's folder) whose header names no op: a
+    command over every op cannot tell which op they are for."""
+    from cudabench.ops import OPS
+
+    found = []
+    for root in roots:
+        if any((root / name).is_dir() for name in OPS) or root == BUILTIN_KERNELS:
+            continue
+        found += [p for p in sorted(root.glob("*.cu")) if header_op(p) is None]
+    return found
 
 
 def user_roots(folders: Iterable[Path]) -> list[Path]:

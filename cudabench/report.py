@@ -164,7 +164,7 @@ def compare_table(pairs: list[Any], meta_a: RunMeta, meta_b: RunMeta, threshold:
         for name in ("ncu A µs", "ncu B µs", "ncu change", "DRAM % A→B", "bound A→B"):
             table.add_column(name, justify="right")
     for pair in pairs:
-        op, variant, shape, _ = pair.key
+        op, variant, shape = pair.key.op, pair.key.variant, pair.key.shape
         a_text = _cell(pair.a)
         b_text = _cell(pair.b)
         verdict = pair.verdict.value

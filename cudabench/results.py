@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import json
+import math
 import os
 import subprocess
 import tempfile
@@ -20,7 +21,9 @@ from typing import Any
 
 import pandas as pd
 
-from cudabench.spec import DeviceInfo, ProfileMetrics, ResultRow, RunMeta, Status, TimingOptions
+from cudabench import __version__
+from cudabench.schema import SchemaError, read_record
+from cudabench.spec import ProfileMetrics, ResultRow, RunMeta
 
 FORMAT_VERSION = 1
 RESULTS_DIR = Path("results")
@@ -130,30 +133,50 @@ def results_document(meta: RunMeta, rows: list[ResultRow]) -> dict[str, Any]:
     return {"meta": meta_dict(meta), "rows": [row_record(row) for row in rows]}
 
 
+_NON_NEGATIVE = ("time_us", "min_us", "spread", "gbps", "gflops", "pct_peak", "speedup",
+                 "max_abs_err", "tolerance", "floor_us")  # a negative or NaN time means nothing
+
+
 def read_results(path: Path) -> tuple[RunMeta, list[ResultRow]]:
-    """Read a `.json` results file back (a `.csv` path reads its `.json` sibling)."""
+    """Read a `.json` results file back, checked field by field against the records'
+    declared types (schema.py). Any problem is one ResultsError naming the file and the
+    field. A `.csv` path reads the `.json` written beside it."""
     json_path = path.with_suffix(".json")
+    shown = path if path.suffix == ".json" else f"{path} (its {json_path.name})"
     try:
-        doc = json.loads(json_path.read_text())
-        meta_raw = doc["meta"]
-        device = DeviceInfo(**{k: v for k, v in meta_raw.pop("device").items()
-                               if k != "dram_peak_gbps"})  # fmt: skip
-        meta_raw.pop("format_version", None)
-        timing = TimingOptions(**meta_raw.pop("timing"))
-        meta_raw["devices"] = tuple(meta_raw.get("devices", (0,)))
-        meta = RunMeta(device=device, timing=timing, **meta_raw)
-        rows = []
-        for raw in doc["rows"]:
-            raw["status"] = Status(raw["status"])
-            raw["samples_us"] = tuple(raw.get("samples_us", ()))
-            if raw.get("ncu") is not None:
-                raw["ncu"] = ProfileMetrics(**raw["ncu"])
-            for name in ("sm_mhz", "mem_mhz"):
-                if raw.get(name) is not None:
-                    raw[name] = tuple(raw[name])
-            rows.append(ResultRow(**raw))
+        text = json_path.read_text()
     except FileNotFoundError as exc:
-        raise ResultsError(f"{json_path}: no such results file") from exc
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise ResultsError(f"{json_path}: not a cudabench results file ({exc})") from exc
+        if path.suffix == ".csv":
+            raise ResultsError(f"{path}: compare and report read the {json_path.name} written "
+                               "beside a results CSV (it holds the metadata and samples), and "
+                               "there is none") from exc  # fmt: skip
+        raise ResultsError(f"{path}: no such results file") from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ResultsError(f"{shown}: cannot read: {exc}") from exc
+    try:
+        doc = json.loads(text)
+    except ValueError as exc:
+        raise ResultsError(f"{shown}: not JSON (truncated or not a results file): {exc}") from exc
+    try:
+        if not isinstance(doc, dict) or "meta" not in doc or "rows" not in doc:
+            raise SchemaError("not a cudabench results file (needs 'meta' and 'rows')")
+        raw_meta = doc["meta"]
+        version = raw_meta.get("format_version") if isinstance(raw_meta, dict) else None
+        if version != FORMAT_VERSION:
+            raise SchemaError(f"meta.format_version: {version!r} is not {FORMAT_VERSION}, the "
+                              f"format this cudabench {__version__} reads")  # fmt: skip
+        if isinstance(raw_meta.get("device"), dict):
+            raw_meta = {**raw_meta, "device": {k: v for k, v in raw_meta["device"].items()
+                                               if k != "dram_peak_gbps"}}  # fmt: skip
+        meta = read_record(RunMeta, raw_meta, "meta", derived=("format_version",))
+        if not isinstance(doc["rows"], list):
+            raise SchemaError("rows: expected a list")
+        rows = [read_record(ResultRow, raw, f"rows[{i}]") for i, raw in enumerate(doc["rows"])]
+        for i, row in enumerate(rows):
+            for name in _NON_NEGATIVE:
+                value = getattr(row, name)
+                if value is not None and not 0 <= value < math.inf:
+                    raise SchemaError(f"rows[{i}].{name}: {value!r} is not a finite number >= 0")
+    except SchemaError as exc:
+        raise ResultsError(f"{shown}: {exc}") from exc
     return meta, rows

@@ -151,6 +151,20 @@ class ProfileMetrics:
 
 
 @dataclass(frozen=True)
+class RowKey:
+    """What a row measures: the one identity results files, compare and reports match rows
+    by. A new axis of the sweep is a new field here, not a branch in each consumer."""
+
+    op: str
+    variant: str
+    shape: str
+    dtype: str
+
+    def __str__(self) -> str:
+        return f"{self.op} {self.variant} {self.shape} {self.dtype}"
+
+
+@dataclass(frozen=True)
 class ResultRow:
     """One flat row per (case, variant), whatever happened to it."""
 
@@ -184,6 +198,10 @@ class ResultRow:
     throttle: str = ""  # NVML throttle reasons seen before or after the samples
     floor_us: float | None = None  # an empty kernel's time, measured the same way (launch floor)
     samples_us: tuple[float, ...] = field(default=(), repr=False)
+
+    @property
+    def key(self) -> RowKey:
+        return RowKey(self.op, self.variant, self.shape, self.dtype)
 
 
 @dataclass(frozen=True)

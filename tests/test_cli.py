@@ -260,3 +260,16 @@ def test_every_op_runs_end_to_end(op, shape, tmp_path):
     if op == "sgemm":
         assert all(r["gflops"] for r in rows if r["status"] == "OK")
         assert "GFLOP/s" in result.stdout
+
+
+def test_a_shape_too_large_is_a_skipped_row_and_the_others_run(tmp_path):
+    result = run("run", "reduce", "-s", "1024", "-s", "2^40", *QUICK, "-o", str(tmp_path))
+    assert result.exit_code == 0, result.output
+    (json_path,) = tmp_path.glob("*_reduce.json")
+    rows = json.loads(json_path.read_text())["rows"]
+    by_shape = {}
+    for r in rows:
+        by_shape.setdefault(r["shape"], set()).add(r["status"])
+    assert by_shape == {"1024": {"OK"}, "1099511627776": {"SKIPPED"}}
+    skipped = next(r for r in rows if r["status"] == "SKIPPED")
+    assert skipped["error"].startswith("needs 8796.16 GB of GPU memory, 107.37 GB free")

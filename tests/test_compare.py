@@ -61,8 +61,8 @@ def test_matching_status_changes_first_and_unmatched_kept():
     pairs = compare_rows(a, b)
     assert [p.verdict for p in pairs] == [Verdict.STATUS, Verdict.SAME, Verdict.SAME,
                                           Verdict.ONLY_A, Verdict.ONLY_B]
-    assert pairs[0].key[1] == "breaks" and pairs[0].regressed
-    assert [p.key[1] for p in pairs[3:]] == ["gone", "new"]
+    assert pairs[0].key.variant == "breaks" and pairs[0].regressed
+    assert [p.key.variant for p in pairs[3:]] == ["gone", "new"]
 
 
 def test_different_gpu_or_mode_refused():
@@ -110,6 +110,26 @@ def test_compare_cli_latest_two_and_exit_statuses(runs, monkeypatch):
                              "results/20261121T230000_reduce.json", "--json"])
     verdicts = {r["variant"]: r["verdict"] for r in json.loads(js.stdout)}
     assert verdicts == {"float4": "SAME", "shuffle": "SLOWER", "cupy": "SAME"}
+
+
+def test_gate_fails_when_nothing_matched_or_rows_went_missing(runs, tmp_path, monkeypatch):
+    monkeypatch.chdir(runs)
+    a = "results/20261121T220000_reduce.json"
+    other_op = [dataclasses.replace(row("float4", 50.0), op="add")]
+    write_results(tmp_path / "add_run", META, other_op)
+    nothing = runner.invoke(app, ["compare", a, str(tmp_path / "add_run.json"), "--fail-on-regression"])
+    assert nothing.exit_code == 1 and "no rows matched" in nothing.stderr
+    assert runner.invoke(app, ["compare", a, str(tmp_path / "add_run.json")]).exit_code == 0
+    lost = [row("float4", 50.0, seed=7), row("cupy", 100.0, seed=8, baseline=True)]  # shuffle gone
+    write_results(tmp_path / "lost", META, lost)
+    gate = runner.invoke(app, ["compare", a, str(tmp_path / "lost.json"), "--fail-on-regression"])
+    assert gate.exit_code == 1 and "missing from B" in gate.stderr and "shuffle" in gate.stderr
+    allowed = runner.invoke(app, ["compare", a, str(tmp_path / "lost.json"),
+                                  "--fail-on-regression", "--allow-missing"])
+    assert allowed.exit_code == 0, allowed.output
+    nothing_allowed = runner.invoke(app, ["compare", a, str(tmp_path / "add_run.json"),
+                                          "--fail-on-regression", "--allow-missing"])
+    assert nothing_allowed.exit_code == 1
 
 
 def test_compare_cli_refuses_other_gpu_unless_asked(runs, tmp_path, monkeypatch):

@@ -66,3 +66,113 @@ def test_table_marks_fastest_correct_variant_per_shape():
 
 def test_failure_summary_names_failed_rows_only():
     assert failure_summary(ROWS) == ["reduce 3x5 bad: FAIL (1 of 3 outputs wrong)"]
+
+
+# --- the validating reader: any malformed file is one ResultsError naming file and field ---
+
+from hypothesis import HealthCheck, given, settings, strategies as st
+from typer.testing import CliRunner
+
+from cudabench.cli import app
+
+
+def _doc(tmp_path):
+    _, json_path = write_results(tmp_path / "run", META, ROWS)
+    return json_path, json.loads(json_path.read_text())
+
+
+@pytest.mark.parametrize("edit, field", [
+    (lambda d: d["rows"][1].__setitem__("time_us", "fast"), "rows[1].time_us"),
+    (lambda d: d["rows"][0].__setitem__("status", "GREAT"), "rows[0].status"),
+    (lambda d: d["rows"][0].__setitem__("samples_us", [1.0, "x"]), "rows[0].samples_us[1]"),
+    (lambda d: d["rows"][0].__setitem__("registers", 3.5), "rows[0].registers"),
+    (lambda d: d["rows"][0].__setitem__("time_us", -1.0), "rows[0].time_us"),
+    (lambda d: d["rows"][0].__setitem__("sm_mhz", [1980]), "rows[0].sm_mhz"),
+    (lambda d: d["rows"][2].pop("variant"), "rows[2].variant"),
+    (lambda d: d["rows"][2].__setitem__("speed", 1), "rows[2].speed"),
+    (lambda d: d["meta"]["device"].__setitem__("sm_count", "many"), "meta.device.sm_count"),
+    (lambda d: d["meta"]["timing"].__setitem__("cold", "yes"), "meta.timing.cold"),
+    (lambda d: d["meta"].__setitem__("format_version", 99), "meta.format_version"),
+    (lambda d: d.__setitem__("rows", {"a": 1}), "rows"),
+])
+def test_reader_names_the_field(tmp_path, edit, field):
+    path, doc = _doc(tmp_path)
+    edit(doc)
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ResultsError) as info:
+        read_results(path)
+    message = str(info.value)
+    assert message.startswith(str(path)) and field in message and "\n" not in message
+
+
+def test_truncated_file_and_csv_without_json(tmp_path):
+    path, _ = _doc(tmp_path)
+    path.write_text(path.read_text()[:100])
+    with pytest.raises(ResultsError, match="not JSON"):
+        read_results(path)
+    path.unlink()
+    with pytest.raises(ResultsError, match=r"run\.csv: .*run\.json.*there is none"):
+        read_results(tmp_path / "run.csv")
+
+
+def test_report_and_compare_say_one_line_for_a_bad_field(tmp_path):
+    path, doc = _doc(tmp_path)
+    doc["rows"][1]["time_us"] = "fast"
+    path.write_text(json.dumps(doc))
+    cli = CliRunner()
+    for args in (["report", str(path)], ["compare", str(path), str(path)]):
+        result = cli.invoke(app, args)
+        assert result.exit_code == 2, result.output
+        assert result.exception is None or isinstance(result.exception, SystemExit)
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1 and "rows[1].time_us" in lines[0]
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-10**6, 10**6) | st.floats(allow_nan=True)
+    | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_fuzzed_files_read_or_fail_with_one_line(tmp_path, data):
+    """Replace, drop or add one value anywhere in a valid file, or cut it short: the reader
+    returns records or raises ResultsError, never anything else."""
+    path, doc = _doc(tmp_path)
+    containers = []
+
+    def walk(node):
+        if isinstance(node, dict):
+            containers.append(node)
+            for v in node.values():
+                walk(v)
+        elif isinstance(node, list):
+            containers.append(node)
+            for v in node:
+                walk(v)
+
+    walk(doc)
+    target = data.draw(st.sampled_from(containers))
+    keys = list(target) if isinstance(target, dict) else list(range(len(target)))
+    action = data.draw(st.sampled_from(["replace", "drop", "add", "cut"]))
+    if action == "replace" and keys:
+        target[data.draw(st.sampled_from(keys))] = data.draw(_JSON)
+    elif action == "drop" and keys:
+        key = data.draw(st.sampled_from(keys))
+        del target[key]
+    elif action == "add" and isinstance(target, dict):
+        target[data.draw(st.text(max_size=6))] = data.draw(_JSON)
+    text = json.dumps(doc)
+    if action == "cut":
+        text = text[: data.draw(st.integers(0, len(text)))]
+    path.write_text(text)
+    try:
+        meta, rows = read_results(path)
+    except ResultsError as exc:
+        assert "\n" not in str(exc) and str(exc).startswith(str(path))
+        return
+    assert isinstance(meta, RunMeta) and all(isinstance(r, ResultRow) for r in rows)
+    results_table(rows, meta, "fuzz")  # a file that reads also renders

@@ -22,7 +22,10 @@ def open_backend(name: str | None = None, device: int = 0) -> Backend:
     if name == "fake":
         from cudabench.backends.fake import FakeBackend
 
-        count = int(os.environ.get("CUDABENCH_FAKE_DEVICES", "1"))
+        text = os.environ.get("CUDABENCH_FAKE_DEVICES", "1")
+        if not text.isdigit():
+            raise BackendUnavailable(f"CUDABENCH_FAKE_DEVICES={text!r}: give a count like 2")
+        count = int(text)
         if not 0 <= device < count:
             raise BackendUnavailable(f"GPU {device} does not exist (this machine has {count})")
         return FakeBackend(devices=count)

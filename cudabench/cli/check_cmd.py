@@ -1,18 +1,41 @@
-"""`cudabench check`: compile every kernel with nvcc for each target arch. No GPU needed."""
+"""`cudabench check`: compile every kernel with nvcc for each target arch. No GPU needed.
+
+Everything that can be known without a GPU is checked: the header (keys, values, the op's grid
+rules and `requires:` names, each error at its own line), nvcc's diagnostics, and the entry
+points in the cubin. nvcc runs in parallel (one process per CPU), with a progress bar on a
+terminal and a line per kernel otherwise.
+"""
 
 from __future__ import annotations
 
+import os
+import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from cudabench.cli.common import KERNELS_OPTION_HELP, err, fail_usage, out, variants_for
-from cudabench.compile import CompileError, NvccMissing, compile_variant, nvcc_version
+from cudabench.cli.common import KERNELS_OPTION_HELP, catalogue, err, fail_usage, out
+from cudabench.compile import (
+    CompileError, Compiled, ToolchainError, compile_variant, nvcc_path, nvcc_version,
+)  # fmt: skip
 from cudabench.ops import OPS, UnknownName, get_op
+from cudabench.spec import KernelVariant
 
 DEFAULT_ARCHS = ["sm_80", "sm_90"]
+
+
+def _compile(variant: KernelVariant, arch: str) -> Compiled | CompileError:
+    try:
+        return compile_variant(variant, arch)
+    except ToolchainError:
+        raise
+    except CompileError as exc:
+        return exc
 
 
 def check_command(
@@ -21,9 +44,12 @@ def check_command(
         Optional[list[str]], typer.Option(help="Target arch, repeatable (default sm_80 and sm_90).")
     ] = None,
     kernels: Annotated[Optional[list[Path]], typer.Option(help=KERNELS_OPTION_HELP)] = None,
+    jobs: Annotated[Optional[int], typer.Option(
+        "--jobs", "-j", min=1, help="nvcc processes at once (default: one per CPU).")] = None,
 ) -> None:
-    """Compile every kernel variant for each arch and report registers and spills.
-    Exits 1 if any fails to compile (or lacks an entry point its header names)."""
+    """Check every kernel variant without a GPU: its header against the op, and nvcc for each
+    arch (registers and spills reported). Exits 1 if any header is wrong, a kernel fails to
+    compile or lacks an entry point its header names; 2 if nvcc itself cannot run."""
     try:
         ops = [get_op(op)] if op else list(OPS.values())
     except UnknownName as exc:
@@ -32,33 +58,51 @@ def check_command(
     for a in archs:
         if not a.startswith("sm_") or not a[3:].rstrip("a").isdigit():
             fail_usage(f"--arch {a!r} is not an arch like sm_90")
+    found, problems = catalogue(ops, kernels, every_op=op is None)
+    for problem in problems:
+        err.print(f"[red]error:[/] {escape(problem)}", soft_wrap=True)
+    work = [(operation, v, a) for operation, variants in found for v in variants for a in archs]
+    try:
+        nvcc_path()
+    except ToolchainError as exc:
+        fail_usage(str(exc))
     table = Table(title=f"nvcc {nvcc_version() or '?'}", title_justify="left", header_style="bold")
     for column in ("op", "variant", "arch", "status", "registers", "spills (bytes)"):
         table.add_column(column)
-    failures = 0
-    for operation in ops:
-        variants, problems = variants_for(operation.name, kernels)
-        for problem in problems:
-            err.print(f"[red]error:[/] {problem}", soft_wrap=True)
-        failures += len(problems)
-        for variant in variants:
-            for a in archs:
-                try:
-                    compiled = compile_variant(variant, a)
-                except NvccMissing as exc:
-                    fail_usage(str(exc))
-                except CompileError as exc:
-                    failures += 1
-                    table.add_row(operation.name, variant.name, a, "[red]COMPILE_ERROR[/]", "", "")
-                    err.print(f"[red]{variant.path}[/] ({a}):\n{exc}", soft_wrap=True)
-                    continue
-                res = [compiled.resources[e] for e in variant.entries]
-                table.add_row(
-                    operation.name, variant.name, a, "[green]OK[/]",
-                    "/".join(str(r.registers) for r in res),
-                    "/".join(str(r.spill_bytes) for r in res),
-                )  # fmt: skip
+    workers = jobs or os.cpu_count() or 1
+    outcomes: list[Compiled | CompileError] = []
+    progress = Progress(TextColumn("compiling {task.description}"), BarColumn(),
+                        MofNCompleteColumn(), TimeElapsedColumn(), console=err, transient=True,
+                        disable=not err.is_terminal)  # fmt: skip
+    # threads are enough: each waits on its own nvcc process
+    with progress, ThreadPoolExecutor(max_workers=workers) as pool:
+        task = progress.add_task("", total=len(work))
+        futures = [pool.submit(_compile, v, a) for _, v, a in work]
+        for (operation, variant, a), future in zip(work, futures):
+            try:
+                outcome = future.result()
+            except ToolchainError as exc:
+                pool.shutdown(cancel_futures=True)
+                fail_usage(str(exc))
+            outcomes.append(outcome)
+            progress.update(task, advance=1, description=f"{operation.name} {variant.name} {a}")
+            if not err.is_terminal:
+                status = "COMPILE_ERROR" if isinstance(outcome, CompileError) else "ok"
+                err.print(f"{operation.name} {variant.name} {a}: {status}", markup=False)
+    failures = len(problems)
+    for (operation, variant, a), outcome in zip(work, outcomes):
+        if isinstance(outcome, CompileError):
+            failures += 1
+            table.add_row(operation.name, variant.name, a, "[red]COMPILE_ERROR[/]", "", "")
+            err.print(f"[red]{variant.path}[/] ({a}):\n{outcome}", soft_wrap=True)
+            continue
+        res = [outcome.resources[e] for e in variant.entries]
+        table.add_row(
+            operation.name, variant.name, a, "[green]OK[/]",
+            "/".join(str(r.registers) for r in res), "/".join(str(r.spill_bytes) for r in res),
+        )  # fmt: skip
     out.print(table)
     if failures:
         err.print(f"[red]{failures} problem(s)[/]")
         raise typer.Exit(1)
+    sys.stdout.flush()

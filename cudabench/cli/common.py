@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import typer
 from rich.console import Console
 
-from cudabench.kernels import BUILTIN_KERNELS, discover, user_roots
+from cudabench.kernels import BUILTIN_KERNELS, discover, unassigned, user_roots
 from cudabench.ops import closest
 from cudabench.spec import KernelVariant
 
@@ -30,13 +30,38 @@ def fail_usage(message: str) -> NoReturn:
     raise typer.Exit(2)
 
 
-def variants_for(op: str, kernels: list[Path] | None) -> tuple[list[KernelVariant], list[str]]:
-    """Built-in and user variants of `op`, and the problem lines of files that did not load."""
+def kernel_roots(kernels: list[Path] | None) -> list[Path]:
+    """The built-in kernels folder and the user's --kernels folders; exit 2 if one is bad."""
     try:
-        roots = [BUILTIN_KERNELS, *user_roots(kernels or [])]
+        return [BUILTIN_KERNELS, *user_roots(kernels or [])]
     except FileNotFoundError as exc:
         fail_usage(str(exc))
-    return discover(op, roots)
+
+
+def variants_for(op: str, kernels: list[Path] | None) -> tuple[list[KernelVariant], list[str]]:
+    """Built-in and user variants of `op`, and the problem lines of files that did not load."""
+    return discover(op, kernel_roots(kernels))
+
+
+def catalogue(ops: list[Any], kernels: list[Path] | None,
+              every_op: bool) -> tuple[list[tuple[Any, list[KernelVariant]]], list[str]]:  # fmt: skip
+    """Each op with its variants, and the problems, each once. Over every op (`every_op`), a
+    file directly in a --kernels folder with no `op:` in its header belongs to none of them:
+    it is a problem line, not a variant of all ten."""
+    roots = kernel_roots(kernels)
+    found, problems = [], []
+    for operation in ops:
+        variants, bad = discover(operation.name, roots)
+        if every_op:
+            loose = {str(p) for p in unassigned(roots)}
+            variants = [v for v in variants if v.path not in loose]
+            bad = [b for b in bad if not any(b.startswith(f"{p}:") for p in loose)]
+        found.append((operation, variants))
+        problems += bad
+    if every_op:
+        problems += [f"{p}: no 'op:' in its header, so it is no op's variant (add e.g. 'op: reduce', "
+                     "or name the op on the command line)" for p in unassigned(roots)]  # fmt: skip
+    return found, list(dict.fromkeys(problems))
 
 
 def select(variants: list[KernelVariant], names: list[str] | None,

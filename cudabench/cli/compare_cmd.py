@@ -11,7 +11,7 @@ import typer
 
 from cudabench.cli.common import err, fail_usage, out
 from cudabench.compare import (
-    DEFAULT_THRESHOLD, CompareError, Verdict, check_comparable, compare_rows, find_run, load,
+    DEFAULT_THRESHOLD, CompareError, Pair, Verdict, check_comparable, compare_rows, find_run, load,
     speedup_matrix,
 )  # fmt: skip
 from cudabench.report import compare_table, matrix_table
@@ -38,7 +38,11 @@ def compare_command(
     threshold: Annotated[str, typer.Option(
         help="Smallest change worth a verdict (e.g. 2% or 0.02).")] = f"{100 * DEFAULT_THRESHOLD:g}%",
     fail_on_regression: Annotated[bool, typer.Option(
-        help="Exit 1 if any row is SLOWER or newly failing (for CI gates).")] = False,
+        help="Exit 1 if any row is SLOWER or newly failing, if a row of A is missing from B, "
+        "or if no row matched at all (for CI gates).")] = False,
+    allow_missing: Annotated[bool, typer.Option(
+        help="With --fail-on-regression: rows of A missing from B do not fail the gate "
+        "(some row must still match).")] = False,
     ignore_device: Annotated[bool, typer.Option(
         help="Compare runs from different GPUs or timing modes anyway.")] = False,
     by: Annotated[Optional[str], typer.Option(
@@ -50,8 +54,9 @@ def compare_command(
     """Compare two runs row by row (FASTER / SLOWER / SAME / UNSURE from the samples' noise,
     status changes first), or with --by variant one run's speedup matrix.
 
-    Exit status: 0, or 1 with --fail-on-regression when a row got slower or started failing;
-    2 for bad usage or runs that cannot be compared."""
+    Exit status: 0, or 1 with --fail-on-regression when a row got slower or started failing,
+    a row of A is missing from B (unless --allow-missing) or no row matched at all; 2 for bad
+    usage or runs that cannot be compared."""
     value = parse_threshold(threshold)
     try:
         if by is not None:
@@ -80,7 +85,7 @@ def compare_command(
     pairs = compare_rows(rows_a, rows_b, value)
     if as_json:
         out.print_json(json.dumps([{
-            "op": p.key[0], "variant": p.key[1], "shape": p.key[2], "dtype": p.key[3],
+            **dataclasses.asdict(p.key),
             "a_us": p.a.time_us if p.a else None, "b_us": p.b.time_us if p.b else None,
             "a_status": p.a.status.value if p.a else None,
             "b_status": p.b.status.value if p.b else None,
@@ -93,7 +98,28 @@ def compare_command(
         out.print(compare_table(pairs, meta_a, meta_b, value))
     counts = {v: sum(p.verdict is v for p in pairs) for v in Verdict}
     err.print(", ".join(f"{n} {v.value}" for v, n in counts.items() if n), markup=False)
-    if fail_on_regression and any(p.regressed for p in pairs):
-        err.print("[bold red]regression:[/] " + "; ".join(
-            f"{p.key[0]} {p.key[2]} {p.key[1]} {p.verdict.value}" for p in pairs if p.regressed))
-        raise typer.Exit(1)
+    if fail_on_regression:
+        reasons = gate_failures(pairs, allow_missing)
+        for reason in reasons:
+            err.print(f"[bold red]{reason[0]}:[/] {reason[1]}", soft_wrap=True)
+        if reasons:
+            raise typer.Exit(1)
+
+
+def gate_failures(pairs: list[Pair], allow_missing: bool) -> list[tuple[str, str]]:
+    """Why a --fail-on-regression gate fails: (label, detail) lines, none when it passes. A
+    gate that matched nothing, or lost rows of A, has not shown that nothing regressed."""
+    reasons = []
+    if not any(p.a is not None and p.b is not None for p in pairs):
+        reasons.append(("no rows matched", "A and B share no (op, variant, shape, dtype); "
+                        "nothing was compared"))
+    regressed = [p for p in pairs if p.regressed]
+    if regressed:
+        reasons.append(("regression", "; ".join(f"{p.key} {p.verdict.value}" for p in regressed)))
+    missing = [p for p in pairs if p.verdict is Verdict.ONLY_A]
+    if missing and not allow_missing:
+        shown = "; ".join(str(p.key) for p in missing[:10])
+        more = f" and {len(missing) - 10} more" if len(missing) > 10 else ""
+        reasons.append(("missing from B", f"{len(missing)} row(s) of A: {shown}{more} "
+                        "(--allow-missing to accept)"))
+    return reasons

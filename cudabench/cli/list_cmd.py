@@ -9,7 +9,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from cudabench.cli.common import KERNELS_OPTION_HELP, err, fail_usage, out, variants_for
+from cudabench.cli.common import KERNELS_OPTION_HELP, catalogue, err, fail_usage, out
 from cudabench.ops import OPS, UnknownName, get_op
 
 
@@ -25,13 +25,11 @@ def list_command(
     table = Table(header_style="bold", show_lines=False)
     for column in ("op", "variant", "launch (entry, block, grid rule)", "about"):
         table.add_column(column)
-    problems: list[str] = []
-    for index, operation in enumerate(ops):
+    found, problems = catalogue(ops, kernels, every_op=op is None)
+    for index, (operation, variants) in enumerate(found):
         if index:
             table.add_section()
         table.add_row(f"[bold]{operation.name}[/]", "", "", escape(operation.about))
-        variants, bad = variants_for(operation.name, kernels)
-        problems += bad
         for variant in variants:
             launch = "; ".join(f"{l.entry} ({l.block}, {l.grid})" for l in variant.launches)
             table.add_row("", escape(variant.name), escape(launch), escape(variant.about))
@@ -39,4 +37,4 @@ def list_command(
             table.add_row("", f"[dim]{name}[/]", "[dim]baseline[/]", "[dim]library call[/]")
     out.print(table)
     for problem in problems:
-        err.print(f"[yellow]warning:[/] {problem}", soft_wrap=True)
+        err.print(f"[yellow]warning:[/] {escape(problem)}", soft_wrap=True)

@@ -197,7 +197,7 @@ def profile_command_cli(
         shutil.rmtree(scratch, ignore_errors=True)
 
     if time_it:
-        pool = open_workers([device], timeout, work.jobs)
+        pool = open_workers([device], timeout)
         meta = run_meta(pool.info, pool.versions, work.timing, command_line(ctx), started,
                         pool.devices)  # type: ignore[arg-type]
         rows = run_jobs(work, on_workers(work, pool), stem, meta)

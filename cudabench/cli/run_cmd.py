@@ -76,13 +76,13 @@ def run_command(
     started = now_utc()
     if profile_mode:  # under ncu: in this process, on one GPU
         index = chosen[0] if chosen else 0
-        backend = open_gpu(index, work.jobs)
+        backend = open_gpu(index)
         stem = results_stem(output, work.op_label, started)
         meta = run_meta(backend.device_info(), backend.versions(), work.timing,
                         command_line(ctx), started, chosen or [0])  # fmt: skip
         rows = run_jobs(work, in_process(work, backend, index, profile=True), stem, meta)
     else:
-        pool = open_workers(chosen, timeout, work.jobs)
+        pool = open_workers(chosen, timeout)
         stem = results_stem(output, work.op_label, started)
         meta = run_meta(pool.info, pool.versions, work.timing, command_line(ctx), started,
                         pool.devices)  # type: ignore[arg-type]

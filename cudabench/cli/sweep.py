@@ -137,38 +137,25 @@ def parse_devices(text: str) -> list[int] | None:
     return devices
 
 
-def _check_fits(info: DeviceInfo, jobs: list[CaseJob]) -> None:
-    for job in jobs:
-        need = get_op(job.case.op).device_bytes(job.case.shape)
-        if need > info.total_memory_bytes:
-            fail_usage(f"shape {job.case.shape_text} needs {need / 1e9:.1f} GB of GPU memory; "
-                       f"{info.name} has {info.total_memory_bytes / 1e9:.1f} GB")  # fmt: skip
-
-
-def open_workers(devices: list[int] | None, timeout_s: float, jobs: list[CaseJob]) -> WorkerPool:
-    """One worker process per GPU; exit 2 if there is no GPU or a shape cannot fit."""
+def open_workers(devices: list[int] | None, timeout_s: float) -> WorkerPool:
+    """One worker process per GPU; exit 2 if there is no GPU. (A shape too large for the
+    GPU is not an error here: its rows are SKIPPED with the bytes it needs, and the other
+    shapes run.)"""
     pool = WorkerPool(devices, timeout_s)
     try:
-        info = pool.open()
+        pool.open()
     except PoolError as exc:
         pool.close(graceful=False)
         fail_usage(str(exc))
-    try:
-        _check_fits(info, jobs)
-    except typer.Exit:
-        pool.close(graceful=False)
-        raise
     return pool
 
 
-def open_gpu(device: int, jobs: list[CaseJob]) -> Backend:
+def open_gpu(device: int) -> Backend:
     """The GPU backend in this process (profile mode); exit 2 if there is none."""
     try:
-        backend = open_backend(device=device)
+        return open_backend(device=device)
     except BackendUnavailable as exc:
         fail_usage(str(exc))
-    _check_fits(backend.device_info(), jobs)
-    return backend
 
 
 def results_stem(output: Path | None, op_label: str, started: str) -> Path:
