@@ -124,8 +124,20 @@ def timing_from(raw: Any, where: str, base: TimingOptions | None = None) -> Timi
     return dataclasses.replace(base, **values)
 
 
+def find_config(path: Path) -> Path:
+    """A config path as given, or, when it is relative and not there, the same name in the
+    installed configs folder (so `configs/seeds.yaml` works from any directory)."""
+    if path.is_file() or path.is_absolute():
+        return path
+    for candidate in (BUILTIN_CONFIGS.parent / path, BUILTIN_CONFIGS / path.name):
+        if candidate.is_file():
+            return candidate
+    return path
+
+
 def load_config(path: Path) -> BenchConfig:
-    """Read and check a config file. Raises ConfigError."""
+    """Read and check a config file (see find_config). Raises ConfigError."""
+    path = find_config(path)
     where = str(path)
     try:
         text = path.read_text()

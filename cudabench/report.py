@@ -215,7 +215,7 @@ def matrix_table(matrix: Any, meta: RunMeta) -> Table:
     return table
 
 
-REPORT_COLUMNS = ["op", "shape", "variant", "status", "time_us", "spread", "gbps", "pct_peak",
+REPORT_COLUMNS = ["op", "shape", "dtype", "variant", "status", "time_us", "spread", "gbps", "pct_peak",
                   "speedup", "registers", "method", "batch", "error", "notes"]  # fmt: skip
 
 
@@ -230,9 +230,14 @@ def report_frame(rows: list[ResultRow]) -> pd.DataFrame:
     return frame.round(3)
 
 
+def _blanks(frame: pd.DataFrame) -> pd.DataFrame:
+    """Missing values as empty cells, for text reports (integer columns too)."""
+    return frame.astype(object).where(frame.notna(), "")
+
+
 def report_markdown(rows: list[ResultRow], meta: RunMeta, op_label: str) -> str:
     """A Markdown table that pastes cleanly into a PR, under a line naming GPU and mode."""
-    frame = report_frame(rows).fillna("")
+    frame = _blanks(report_frame(rows))
     frame["error"] = frame["error"].map(lambda e: _short(str(e), 60).replace("|", "/"))
     best = fastest_per_shape(rows)
     frame["variant"] = [
@@ -247,7 +252,7 @@ def report_html(rows: list[ResultRow], meta: RunMeta, op_label: str, plot: str |
     """One self-contained page: title, the table, and the plot if one was made."""
     import html
 
-    body = report_frame(rows).fillna("").to_html(index=False, border=0, classes="results")
+    body = _blanks(report_frame(rows)).to_html(index=False, border=0, classes="results")
     image = f'<p><img src="{html.escape(plot)}" alt="bandwidth plot"></p>' if plot else ""
     return (
         "<!doctype html><meta charset='utf-8'>"

@@ -59,10 +59,22 @@ def row_record(row: ResultRow) -> dict[str, Any]:
 NCU_COLUMNS = [f"ncu_{f.name}" for f in dataclasses.fields(ProfileMetrics)]
 
 
+_CLOCKS = ("sm_mhz", "mem_mhz")  # (before, after) pairs: two CSV columns each
+_INT_COLUMNS = [f.name for f in dataclasses.fields(ResultRow) if f.type in ("int | None", "int")]
+_INT_COLUMNS += [f"{name}_{when}" for name in _CLOCKS for when in ("before", "after")]
+
+
 def _flat(row: ResultRow) -> dict[str, Any]:
     """A CSV record: the raw samples stay in the JSON file only, ncu's metrics become
-    `ncu_*` columns."""
-    record = {k: v for k, v in row_record(row).items() if k not in ("samples_us", "ncu")}
+    `ncu_*` columns, and each clock pair two columns (`sm_mhz_before`, `sm_mhz_after`)."""
+    record: dict[str, Any] = {}
+    for key, value in row_record(row).items():
+        if key in ("samples_us", "ncu"):
+            continue
+        if key in _CLOCKS:
+            record[f"{key}_before"], record[f"{key}_after"] = value or (None, None)
+            continue
+        record[key] = value
     for name in NCU_COLUMNS:
         value = getattr(row.ncu, name[4:]) if row.ncu else None
         record[name] = (json.dumps(value) if value else None) if isinstance(value, dict) else value
@@ -72,10 +84,17 @@ def _flat(row: ResultRow) -> dict[str, Any]:
 def rows_frame(rows: Iterable[ResultRow]) -> pd.DataFrame:
     """One row per ResultRow; the `ncu_*` columns only when some row was profiled."""
     rows = list(rows)
-    columns = [f.name for f in dataclasses.fields(ResultRow) if f.name not in ("samples_us", "ncu")]
+    columns = []
+    for f in dataclasses.fields(ResultRow):
+        if f.name in _CLOCKS:
+            columns += [f"{f.name}_before", f"{f.name}_after"]
+        elif f.name not in ("samples_us", "ncu"):
+            columns.append(f.name)
     if any(row.ncu for row in rows):
         columns += NCU_COLUMNS
-    return pd.DataFrame.from_records([_flat(row) for row in rows], columns=columns)
+    frame = pd.DataFrame.from_records([_flat(row) for row in rows], columns=columns)
+    # integers stay integers beside missing values (pandas would make 32 into 32.0)
+    return frame.astype({c: "Int64" for c in _INT_COLUMNS if c in frame.columns})
 
 
 def meta_dict(meta: RunMeta) -> dict[str, Any]:

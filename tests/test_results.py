@@ -1,10 +1,12 @@
+import dataclasses
 import json
+import re
 
 import pandas as pd
 import pytest
 
 from cudabench.backends.fake import FAKE_DEVICE
-from cudabench.report import failure_summary, fastest_per_shape, results_table
+from cudabench.report import failure_summary, fastest_per_shape, report_markdown, results_table
 from cudabench.results import ResultsError, read_results, result_stem, rows_frame, write_results
 from cudabench.spec import ResultRow, RunMeta, Status, TimingOptions
 from rich.console import Console
@@ -176,3 +178,17 @@ def test_fuzzed_files_read_or_fail_with_one_line(tmp_path, data):
         return
     assert isinstance(meta, RunMeta) and all(isinstance(r, ResultRow) for r in rows)
     results_table(rows, meta, "fuzz")  # a file that reads also renders
+    report_markdown(rows, meta, "fuzz")
+    rows_frame(rows).to_csv(index=False)
+
+
+def test_csv_keeps_integers_and_splits_clock_pairs(tmp_path):
+    rows = [dataclasses.replace(ROWS[0], registers=32, sm_mhz=(1980, 1965), mem_mhz=(3201, 3201)),
+            *ROWS[1:]]
+    csv_path, _ = write_results(tmp_path / "run", META, rows)
+    lines = csv_path.read_text().splitlines()
+    header = lines[0].split(",")
+    first = dict(zip(header, lines[1].split(",")))
+    assert first["registers"] == "32" and first["sm_mhz_before"] == "1980"
+    assert first["sm_mhz_after"] == "1965" and "sm_mhz" not in header
+    assert re.search(r"\|\s+32\s+\|", report_markdown(rows, META, "reduce"))

@@ -11,10 +11,15 @@ import os
 from cudabench.backends.base import Backend, BackendUnavailable
 
 
+def backend_name() -> str:
+    """The backend `run` will use: $CUDABENCH_BACKEND, else `cupy`."""
+    return os.environ.get("CUDABENCH_BACKEND", "cupy")
+
+
 def open_backend(name: str | None = None, device: int = 0) -> Backend:
     """The backend named (default: $CUDABENCH_BACKEND, else `cupy`). Raises
     BackendUnavailable with a one-line reason when there is no GPU, driver or CuPy."""
-    name = name or os.environ.get("CUDABENCH_BACKEND", "cupy")
+    name = name or backend_name()
     if name == "cupy":
         from cudabench.backends.cupy_backend import CupyBackend
 

@@ -98,6 +98,33 @@ def _driver_release() -> str:
     return version.decode() if isinstance(version, bytes) else str(version)
 
 
+def driver_present() -> bool:
+    """Whether the NVIDIA driver's library (libcuda) can be loaded on this machine."""
+    import ctypes
+
+    try:
+        ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return False
+    return True
+
+
+def no_gpu_reason(exc: BaseException) -> str:
+    """One line for a runtime that cannot start: no driver at all reads differently from a
+    driver that is too old (CUDA says "insufficient" for both)."""
+    text = str(exc)
+    if "InsufficientDriver" in text and not driver_present():
+        return ("no NVIDIA driver found (libcuda.so.1 does not load): `run` and `profile` need "
+                "a GPU and its driver; list, check, compare and report work without one")
+    if "InsufficientDriver" in text:
+        return (f"the NVIDIA driver is older than CUDA {cp.cuda.runtime.runtimeGetVersion()} "
+                "(this CuPy's runtime) needs: update the driver or install the CuPy of an "
+                "older CUDA (see README)")
+    if "NoDevice" in text:
+        return "no CUDA GPU found (the driver is loaded but sees no device)"
+    return f"no usable CUDA GPU or driver: {text}"
+
+
 class CupyBackend:
     name = "cupy"
 
@@ -105,7 +132,7 @@ class CupyBackend:
         try:
             count = cp.cuda.runtime.getDeviceCount()
         except _CUDA_ERRORS as exc:
-            raise BackendUnavailable(f"no usable CUDA GPU or driver: {exc}") from exc
+            raise BackendUnavailable(no_gpu_reason(exc)) from exc
         if count == 0:
             raise BackendUnavailable("no CUDA GPU found")
         if not 0 <= device < count:

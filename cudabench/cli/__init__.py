@@ -6,22 +6,40 @@ traceback; a failed kernel is a row, and makes `run` exit 1 at the end.
 
 from __future__ import annotations
 
-import typer
+import sys
+from typing import Annotated, Optional
 
+import typer
+from rich.markup import escape
+
+from cudabench import __version__
 from cudabench.cli import check_cmd, compare_cmd, list_cmd, profile_cmd, report_cmd, run_cmd
+from cudabench.cli.common import err
 
 app = typer.Typer(
     name="cudabench",
-    help=(
-        "Is my CUDA kernel right, how fast is it against the hardware and the vendor library, "
-        "and why. Compiles kernel variants from kernels/<op>/*.cu (and your own with "
-        "--kernels), validates each against a float64 reference, times it honestly, and "
-        "writes throughput tables to the terminal and to results/."
-    ),
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
     pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        print(f"cudabench {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[Optional[bool], typer.Option(
+        "--version", callback=_show_version, is_eager=True, help="Print the version and exit.")] = None,
+) -> None:
+    """Is my CUDA kernel right, how fast is it against the hardware and the vendor library,
+    and why. Compiles kernel variants from kernels/<op>/*.cu (and your own with --kernels),
+    validates each against a float64 reference, times it honestly, and writes throughput
+    tables to the terminal and to results/."""
 app.command("list")(list_cmd.list_command)
 app.command("check")(check_cmd.check_command)
 app.command("run")(run_cmd.run_command)
@@ -30,5 +48,35 @@ app.command("compare")(compare_cmd.compare_command)
 app.command("report")(report_cmd.report_command)
 
 
-def main() -> None:
-    app()
+try:  # typer 0.2x vendors click; older typers use click itself
+    from typer._click import exceptions as click  # type: ignore[import-not-found]
+except ImportError:  # pragma: no cover - depends on the installed typer
+    import click.exceptions as click  # type: ignore[no-redef]
+
+
+def usage_line(exc: click.UsageError) -> str:
+    """A click usage error as one line: what was wrong, and where to read more."""
+    message = " ".join(exc.format_message().split())
+    command = exc.ctx.command_path if exc.ctx is not None else "cudabench"
+    return f"{message} (see {command} --help)"
+
+
+def main(argv: list[str] | None = None) -> None:
+    """The `cudabench` command: typer's app, with usage errors as one line (exit 2) rather
+    than a framed box."""
+    command = typer.main.get_command(app)
+    try:
+        code = command.main(args=argv, prog_name="cudabench", standalone_mode=False)
+    except click.NoArgsIsHelpError as exc:
+        print(exc.ctx.get_help() if exc.ctx else "")
+        sys.exit(0)
+    except click.UsageError as exc:
+        err.print(f"[bold red]error:[/] {escape(usage_line(exc))}", soft_wrap=True)
+        sys.exit(2)
+    except click.ClickException as exc:  # a bad file argument and the like
+        err.print(f"[bold red]error:[/] {escape(' '.join(exc.format_message().split()))}",
+                  soft_wrap=True)  # fmt: skip
+        sys.exit(exc.exit_code)
+    except typer.Abort:
+        sys.exit(130)
+    sys.exit(code if isinstance(code, int) else 0)

@@ -10,7 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from cudabench.cli.common import KERNELS_OPTION_HELP, catalogue, err, fail_usage, out
-from cudabench.ops import OPS, UnknownName, get_op
+from cudabench.ops import OPS, UnknownName, get_op, torch_baselines
 
 
 def list_command(
@@ -36,5 +36,8 @@ def list_command(
         for name in operation.baselines():
             table.add_row("", f"[dim]{name}[/]", "[dim]baseline[/]", "[dim]library call[/]")
     out.print(table)
+    if not torch_baselines.available():
+        err.print("note: torch is not importable here, so no torch baselines are listed or run "
+                  "(pip install -e '.[torch]' adds them)", soft_wrap=True, markup=False)  # fmt: skip
     for problem in problems:
         err.print(f"[yellow]warning:[/] {escape(problem)}", soft_wrap=True)

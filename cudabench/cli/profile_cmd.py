@@ -47,7 +47,7 @@ def _child_command(ctx: typer.Context, work: Plan, rows_path: Path, device: int,
         command += ["--variant", name]
     for folder in ctx.params.get("kernels") or []:
         command += ["--kernels", str(folder)]
-    return command + ["--cold" if ctx.params.get("cold", True) else "--hot", "--device",
+    return command + ["--cold" if ctx.params.get("cold", True) else "--hot", "--devices",
                       str(device), "--warmup", str(warmup), "--profile-mode",
                       "--output", str(rows_path)]  # fmt: skip
 
@@ -143,7 +143,9 @@ def profile_command_cli(
     output: Annotated[Optional[Path], typer.Option(
         "--output", "-o", help="Folder for the result files and report, or a file stem "
         "(default results/<timestamp>_<op>.csv/.json/.ncu-rep).")] = None,
-    device: Annotated[int, typer.Option(min=0, help="CUDA device index.")] = 0,
+    device: Annotated[int, typer.Option(
+        "--devices", "--device", min=0, help="The GPU to profile on (one index: ncu "
+        "profiles one process).")] = 0,
     timeout: Annotated[float, typer.Option(
         min=1.0, help="Seconds a variant may take in the timed run before it is TIMEOUT.")
     ] = DEFAULT_TIMEOUT_S,

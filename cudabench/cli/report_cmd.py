@@ -25,7 +25,7 @@ def report_command(
         help="Also draw bandwidth against size per variant, with the DRAM peak, and a bar "
         "chart of one shape's variants, to this image (.png, .svg, .pdf).")] = None,
     shape: Annotated[Optional[str], typer.Option(
-        help="The shape of the bar chart (default: the largest).")] = None,
+        "--shape", "-s", help="The shape of the bar chart (default: the largest).")] = None,
     output: Annotated[Optional[Path], typer.Option(
         "--output", "-o", help="Write the report to this file instead of stdout.")] = None,
 ) -> None:

@@ -16,8 +16,9 @@ from cudabench.cli.sweep import (
 )  # fmt: skip
 from cudabench.nvtx import ncu_filter
 from cudabench.pool import DEFAULT_TIMEOUT_S
-from cudabench.report import results_table
+from cudabench.report import fastest_per_shape, results_table
 from cudabench.results import now_utc, results_document, write_results
+from cudabench.spec import ResultRow
 
 
 def run_command(
@@ -94,14 +95,22 @@ def run_command(
     (err if as_json else out).print(table)
     if as_json:
         out.print_json(json.dumps(results_document(meta, rows)))
-    err.print(f"results: {csv_path}  {json_path}", soft_wrap=True)
-    first = next((job for job in work.jobs if job.variants), None)
-    if first and not profile_mode:
-        err.print(
-            "profile it: cudabench profile "
-            f"{target} --shape {first.case.shape_text} --variant {first.variants[0].name}"
-            f"   (or by hand: ncu --nvtx --nvtx-include "
-            f"\"{ncu_filter(first.case.op, first.variants[0].name, first.case.shape_text)}\" "
-            f"-c 1 --clock-control none {meta.command})", soft_wrap=True, markup=False,
-        )  # fmt: skip
+    err.print(f"results: {csv_path.resolve()}  {json_path.resolve()}", soft_wrap=True,
+              markup=False)  # fmt: skip
+    if not profile_mode:
+        hint = profile_hint(target, rows, meta.command)
+        if hint:
+            err.print(hint, soft_wrap=True, markup=False)
     exit_with_summary(rows, work.problems)
+
+
+def profile_hint(target: str, rows: list[ResultRow], command: str) -> str:
+    """How to profile the run's first shape's fastest variant (the starred row)."""
+    best = fastest_per_shape(rows)
+    star = next((r for r in rows if (r.op, r.shape, r.variant) in best), None)
+    if star is None:
+        return ""
+    return (f"profile it: cudabench profile {target} --shape {star.shape} --variant {star.variant}"
+            f"   (or by hand: ncu --nvtx --nvtx-include "
+            f"\"{ncu_filter(star.op, star.variant, star.shape)}\" -c 1 --clock-control none "
+            f"{command})")

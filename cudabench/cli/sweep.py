@@ -15,10 +15,10 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from cudabench import __version__
-from cudabench.backends import open_backend
+from cudabench.backends import backend_name, open_backend
 from cudabench.backends.base import Backend, BackendUnavailable
 from cudabench.cli.common import err, fail_usage, select, variants_for
-from cudabench.compile import nvcc_version
+from cudabench.compile import ToolchainError, nvcc_path, nvcc_version
 from cudabench.config import BenchConfig, Benchmark, ConfigError, builtin_config, load_config
 from cudabench.ops import UnknownName, get_op
 from cudabench.report import failure_summary
@@ -121,6 +121,11 @@ def plan(target: str, shapes: list[str] | None, variants: list[str] | None,
                 fail_usage(f"shape {'x'.join(map(str, shape))}: {exc}")
             case = Case(op=op.name, shape=shape, dtype=bench.dtype)
             jobs.append(CaseJob(case, tuple(chosen), tuple(baselines), options))
+    if any(job.variants for job in jobs) and backend_name() == "cupy":
+        try:
+            nvcc_path()  # every variant needs it: say so once, not in a row per variant
+        except ToolchainError as exc:
+            fail_usage(str(exc))
     return Plan(jobs, problems, options)
 
 
