@@ -337,3 +337,14 @@ def test_a_flat_kernels_file_joins_only_the_op_it_names(tmp_path):
     as_add = run("run", "add", "-s", "1024", "--kernels", str(tmp_path), *QUICK, "-o", str(tmp_path / "o"))
     assert as_add.exit_code == 0, as_add.output
     assert "mine" not in as_add.stdout
+
+
+def test_no_driver_reads_differently_from_an_old_driver(monkeypatch):
+    pytest.importorskip("cupy")
+    from cudabench.backends import cupy_backend
+
+    insufficient = RuntimeError("cudaErrorInsufficientDriver: CUDA driver version is insufficient")
+    monkeypatch.setattr(cupy_backend, "driver_present", lambda: False)
+    assert cupy_backend.no_gpu_reason(insufficient).startswith("no NVIDIA driver found")
+    monkeypatch.setattr(cupy_backend, "driver_present", lambda: True)
+    assert "driver is older than CUDA" in cupy_backend.no_gpu_reason(insufficient)
