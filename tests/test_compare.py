@@ -173,7 +173,7 @@ def test_report_formats(runs, monkeypatch):
     assert md.exit_code == 0 and "| op " in md.stdout and "**float4**" in md.stdout
     assert "Fake GPU" in md.stdout
     csv = runner.invoke(app, ["report", "-f", "csv"]).stdout.splitlines()
-    assert csv[0].startswith("op,shape,variant,status") and len(csv) == 4
+    assert csv[0].startswith("op,shape,dtype,variant,status") and len(csv) == 4
     doc = json.loads(runner.invoke(app, ["report", "-f", "json"]).stdout)
     assert len(doc["rows"]) == 3 and doc["meta"]["device"]["name"] == "Fake GPU (no hardware)"
     html = runner.invoke(app, ["report", "-f", "html", "-o", "r.html"])
