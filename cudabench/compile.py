@@ -1,8 +1,15 @@
 """nvcc -> cubin, with a content-hash cache and ptxas's resource report. Needs no GPU.
 
+A variant compiles once per (arch, dtype): `-DCB_T=<C++ type>` gives the file its element type
+(kernels/common/dtype.cuh names it `elem_t`). A header entry may be a template instantiation
+(`ReduceScaleBlockKernel<T, long long>`, `T` the dtype's type): cudabench compiles a two-line
+wrapper that includes the file and takes the instantiation's address, so nvcc emits it, then
+finds its lowered (mangled) name among the entries ptxas reports by demangling them
+(cu++filt, or binutils' c++filt), never by asking the user for a mangled name.
+
 A cubin is cached under `$CUDABENCH_CACHE` (default `~/.cache/cudabench`) by the hash of the
-source, every header in `kernels/common/`, the target arch, the flags and nvcc's version, so
-editing a kernel or a shared header recompiles and nothing else does.
+source, every header in `kernels/common/`, the target arch, the dtype, the entries, the flags
+and nvcc's version, so editing a kernel or a shared header recompiles and nothing else does.
 """
 
 from __future__ import annotations
@@ -18,7 +25,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from cudabench.kernels import BUILTIN_KERNELS
+from cudabench.dtypes import get_dtype
+from cudabench.kernels import BUILTIN_KERNELS, instantiate
 from cudabench.spec import KernelVariant
 
 NVCC_FLAGS = ("-O3", "-std=c++17", "-lineinfo", "-Xptxas", "-v")
@@ -52,7 +60,12 @@ class EntryResources:
 class Compiled:
     cubin: Path
     arch: str
-    resources: dict[str, EntryResources]
+    resources: dict[str, EntryResources]  # by lowered name, as ptxas reports them
+    names: tuple[str, ...]  # the cubin's (lowered) name of each launch's entry, in order
+
+    @property
+    def launch_resources(self) -> list[EntryResources]:
+        return [self.resources[name] for name in self.names]
 
 
 def nvcc_path() -> str:
@@ -133,13 +146,83 @@ def _cached_report(path: Path) -> dict[str, EntryResources] | None:
         return None
 
 
-def compile_variant(variant: KernelVariant, arch: str) -> Compiled:
-    """Compile one variant's file for `arch` (e.g. sm_90) to a cached cubin. Raises
-    CompileError with nvcc's diagnostics, or when an entry the header names is missing."""
+def _demangler() -> str:
+    nvcc = Path(nvcc_path())
+    for candidate in (nvcc.parent / "cu++filt", shutil.which("cu++filt"), shutil.which("c++filt")):
+        if candidate and Path(candidate).is_file():
+            return str(candidate)
+    raise ToolchainError("a template entry needs cu++filt (CUDA toolkit) or c++filt (binutils) "
+                         "to find its lowered name; neither was found")  # fmt: skip
+
+
+def _bare(demangled: str) -> str:
+    """`void ns::k<float, 4>(float const*, int)` -> `ns::k<float,4>`: no return type, no
+    parameters, no spaces, so it compares with a header entry written any way."""
+    text = demangled.strip()
+    if text.endswith(")"):  # drop the parameter list: the balanced (...) at the end
+        depth = 0
+        for i in range(len(text) - 1, -1, -1):
+            depth += {")": 1, "(": -1}.get(text[i], 0)
+            if depth == 0:
+                text = text[:i]
+                break
+    if text.startswith("void "):  # a template's demangled name starts with its return type
+        text = text[len("void "):]
+    return "".join(text.split())
+
+
+def lowered_names(entries: list[str], found: list[str], path: str) -> dict[str, str]:
+    """Each header entry's name in the cubin: itself when the file declares it extern "C",
+    else the reported entry whose demangled name is it (CompileError naming it if none)."""
+    lowered = {e: e for e in entries if e in found}
+    missing = [e for e in entries if e not in lowered]
+    if not missing:
+        return lowered
+    mangled = [name for name in found if name.startswith("_Z")]
+    demangled: dict[str, str] = {}
+    if mangled:
+        try:
+            proc = subprocess.run([_demangler()], input="\n".join(mangled), capture_output=True,
+                                  text=True, timeout=60)  # fmt: skip
+        except (OSError, subprocess.SubprocessError) as exc:
+            raise ToolchainError(f"demangling the entries of {path} failed: {exc}") from exc
+        demangled = {_bare(d): m for m, d in zip(mangled, proc.stdout.splitlines())}
+    for entry in missing:
+        match = demangled.get("".join(entry.split()))
+        if match is None:
+            shown = sorted(demangled) or sorted(found) or ["none"]
+            raise CompileError(
+                f"{path}: entry point {entry!r} named in the header is not in the compiled file "
+                f"(found: {', '.join(shown)}; declare kernels extern \"C\" or name a "
+                "template instantiation that exists)"
+            )
+        lowered[entry] = match
+    return lowered
+
+
+def _wrapper(source: Path, entries: list[str]) -> str:
+    """A file that includes the variant and takes the address of each template entry, so
+    nvcc instantiates and emits them."""
+    lines = [f'#include "{source}"', "// cudabench: instantiate the header's template entries"]
+    lines += [f"static void* const cudabench_entry_{i} = (void*)&{e};"
+              for i, e in enumerate(entries) if "<" in e]  # fmt: skip
+    return "\n".join(lines) + "\n"
+
+
+def compile_variant(variant: KernelVariant, arch: str, dtype: str = "float32") -> Compiled:
+    """Compile one variant's file for `arch` (e.g. sm_90) and `dtype` to a cached cubin.
+    Raises CompileError with nvcc's diagnostics, or when an entry the header names is missing
+    (a template instantiation that does not exist is nvcc's error, naming it)."""
+    element = get_dtype(dtype)
+    if dtype not in variant.dtypes:
+        raise CompileError(f"{variant.path}: variant {variant.name!r} is for "
+                           f"{', '.join(variant.dtypes)}, not {dtype}")  # fmt: skip
+    entries = [instantiate(launch.entry, element.ctype) for launch in variant.launches]
     source = Path(variant.path).read_text()
+    flags = [*NVCC_FLAGS, *element.defines]
     key = hashlib.sha256(
         "\0".join(
-            [source, _common_headers_digest(), arch, " ".join(NVCC_FLAGS), nvcc_version()]
+            [source, _common_headers_digest(), arch, " ".join(flags), nvcc_version(), *entries]
         ).encode()
     ).hexdigest()[:24]
     folder = cache_dir()
@@ -153,10 +236,14 @@ def compile_variant(variant: KernelVariant, arch: str) -> Compiled:
                                  "set CUDABENCH_CACHE to a writable folder") from exc  # fmt: skip
         with tempfile.TemporaryDirectory() as tmp:
             out = Path(tmp) / "k.cubin"
+            target = Path(variant.path).resolve()
+            if any("<" in e for e in entries):
+                target = Path(tmp) / f"{Path(variant.path).stem}.instantiate.cu"
+                target.write_text(_wrapper(Path(variant.path).resolve(), entries))
             cmd = [
-                nvcc_path(), "-cubin", f"-arch={arch}", *NVCC_FLAGS,
-                f"-I{BUILTIN_KERNELS}", f"-I{Path(variant.path).parent}",
-                "-o", str(out), variant.path,
+                nvcc_path(), "-cubin", f"-arch={arch}", *flags,
+                f"-I{BUILTIN_KERNELS}", f"-I{Path(variant.path).resolve().parent}",
+                "-o", str(out), str(target),
             ]  # fmt: skip
             try:
                 proc = subprocess.run(cmd, capture_output=True, text=True, timeout=COMPILE_TIMEOUT_S)
@@ -178,11 +265,9 @@ def compile_variant(variant: KernelVariant, arch: str) -> Compiled:
             except OSError as exc:
                 raise ToolchainError(f"compile cache {folder}: cannot write ({exc.strerror}); "
                                      "set CUDABENCH_CACHE to a writable folder") from exc  # fmt: skip
-    missing = [entry for entry in variant.entries if entry not in resources]
-    if missing:
-        raise CompileError(
-            f"{variant.path}:{variant.header_line}: entry point(s) {missing} named in the header "
-            f"are not in the compiled file (found: {sorted(resources) or 'none'}; "
-            "declare kernels extern \"C\")"
-        )
-    return Compiled(cubin=cubin, arch=arch, resources=resources)
+    try:
+        lowered = lowered_names(entries, list(resources), f"{variant.path}:{variant.header_line}")
+    except CompileError as exc:
+        raise type(exc)(f"{exc} [{dtype}]") from None
+    return Compiled(cubin=cubin, arch=arch, resources=resources,
+                    names=tuple(lowered[e] for e in entries))

@@ -8,6 +8,8 @@ first line that is not a comment, or is an empty `//`:
     //   entry: reduce_sum_shuffle
     //   block: 256
     //   grid: segments           # a rule the op defines by name; never eval() of text
+    //   dtypes: [float32, float16, bfloat16]   # optional (default float32): one source,
+    //                            # compiled once per dtype with CB_T / elem_t its element type
     //   op: reduce               # optional: which op (needed for a file directly in a
     //                            # --kernels folder that holds several ops' files)
     //   init: zero               # zero (or `nan`: fill with NaN) the output before every launch
@@ -37,9 +39,13 @@ from cudabench.yaml_lines import LineLoader
 
 BUILTIN_KERNELS = Path(__file__).resolve().parent.parent / "kernels"
 HEADER_START = "// cudabench:"
-_KEYS = ("op", "variant", "entry", "block", "grid", "launches", "about", "init", "requires")
+_KEYS = ("op", "variant", "entry", "block", "grid", "launches", "about", "init", "requires",
+         "dtypes")
 _LAUNCH_KEYS = ("entry", "block", "grid")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_\-]*$")
+# a C name, or a template instantiation: name<args> (types, numbers, `T` for the dtype)
+_ENTRY = re.compile(r"^[A-Za-z_]\w*(?:<[\w\s,:*&()+\-]*>)?$")
+_T = re.compile(r"\bT\b")
 _INITS = ("none", "zero", "nan")  # nan: 0xFF bytes, the empty value of a CAS-loop max
 
 
@@ -95,8 +101,10 @@ def _launch(raw: object, at: _Where, parent: Any, parent_key: str, rules: tuple[
         raise KernelHeaderError(f"{at(parent, parent_key)}: header needs {missing} "
                                 "(entry, block, grid)")  # fmt: skip
     entry, block, grid = raw["entry"], raw["block"], raw["grid"]
-    if not isinstance(entry, str) or not _NAME.match(entry):
-        raise KernelHeaderError(f"{at(raw, 'entry')}: entry {entry!r} is not a C identifier")
+    if not isinstance(entry, str) or not _ENTRY.match(entry.strip()):
+        raise KernelHeaderError(f"{at(raw, 'entry')}: entry {entry!r} is not a C identifier "
+                                "or a template instantiation like kernel<T, 4>")  # fmt: skip
+    entry = " ".join(entry.split())
     if not isinstance(block, int) or isinstance(block, bool) or not 1 <= block <= 1024:
         raise KernelHeaderError(f"{at(raw, 'block')}: block {block!r} must be an integer 1..1024")
     if block % 32:
@@ -194,6 +202,7 @@ def parse_header(path: Path, op: str, text: str | None = None, check_op: bool = 
             if key not in requirements:
                 known = f"{_unknown(key, requirements)}" if requirements else f"{key!r} ({op} checks none)"
                 raise KernelHeaderError(f"{at(requires, key)}: {op} cannot check requires {known}")
+    dtypes = _dtypes(raw, at)
     return KernelVariant(
         op=op,
         name=name,
@@ -204,7 +213,28 @@ def parse_header(path: Path, op: str, text: str | None = None, check_op: bool = 
         requires=tuple(sorted(requires.items())),
         source_hash=hashlib.sha256(text.encode()).hexdigest()[:16],
         header_line=line,
+        dtypes=dtypes,
     )
+
+
+def _dtypes(raw: Any, at: _Where) -> tuple[str, ...]:
+    from cudabench.dtypes import DTYPES
+
+    value = raw.get("dtypes", ["float32"])
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not value:
+        raise KernelHeaderError(f"{at(raw, 'dtypes')}: dtypes must be a list such as "
+                                "[float32, float16, bfloat16]")  # fmt: skip
+    for name in value:
+        if name not in DTYPES:
+            raise KernelHeaderError(f"{at(raw, 'dtypes')}: unknown dtype {_unknown(name, DTYPES)}")
+    return tuple(dict.fromkeys(value))
+
+
+def instantiate(entry: str, ctype: str) -> str:
+    """A header's entry with the dtype bound: `k<T, 4>` -> `k<__half, 4>`; a C name as is."""
+    return _T.sub(ctype, entry) if "<" in entry else entry
 
 
 def discover(op: str, roots: Iterable[Path]) -> tuple[list[KernelVariant], list[str]]:

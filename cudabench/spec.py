@@ -35,7 +35,9 @@ class Status(str, enum.Enum):
 
 @dataclass(frozen=True)
 class Launch:
-    """One kernel launch of a variant: entry point, block size and the op's named grid rule."""
+    """One kernel launch of a variant: entry point, block size and the op's named grid rule.
+    The entry is a C name (`reduce_sum_float4`) or a template instantiation whose `T` is the
+    dtype's C++ type (`ReduceScaleBlockKernel<T, long long>`)."""
 
     entry: str
     block: int
@@ -55,6 +57,7 @@ class KernelVariant:
     requires: tuple[tuple[str, int], ...] = ()  # named constraints the op knows how to check
     source_hash: str = ""
     header_line: int = 1  # where the header starts, for error messages
+    dtypes: tuple[str, ...] = ("float32",)  # the element types the file compiles for
 
     @property
     def entries(self) -> tuple[str, ...]:

@@ -1,4 +1,7 @@
-"""nvcc: every kernel compiles for sm_80 and sm_90 (no GPU needed)."""
+"""nvcc: every kernel compiles for sm_80 and sm_90, in every dtype it declares (no GPU needed)."""
+
+import dataclasses
+from pathlib import Path
 
 import pytest
 
@@ -26,7 +29,7 @@ def test_parse_ptxas_report():
     assert found["other"].registers == 16 and found["other"].spill_bytes == 0
 
 
-BUILTIN = [v for op in sorted(OPS) for v in discover(op, [BUILTIN_KERNELS])[0]]
+BUILTIN = [(v, d) for op in sorted(OPS) for v in discover(op, [BUILTIN_KERNELS])[0] for d in v.dtypes]
 
 
 def test_every_op_has_kernels_and_no_header_problems():
@@ -37,14 +40,14 @@ def test_every_op_has_kernels_and_no_header_problems():
 
 @pytest.mark.nvcc
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
-@pytest.mark.parametrize("variant", BUILTIN, ids=lambda v: f"{v.op}/{v.name}")
-def test_every_builtin_kernel_compiles(variant, arch, tmp_path, monkeypatch):
+@pytest.mark.parametrize("variant, dtype", BUILTIN, ids=lambda x: x if isinstance(x, str) else f"{x.op}/{x.name}")
+def test_every_builtin_kernel_compiles(variant, dtype, arch, tmp_path, monkeypatch):
     monkeypatch.setenv("CUDABENCH_CACHE", str(tmp_path))
-    compiled = compile_variant(variant, arch)
+    compiled = compile_variant(variant, arch, dtype)
     assert compiled.cubin.stat().st_size > 0
-    for entry in variant.entries:
-        assert compiled.resources[entry].registers > 0
-        assert compiled.resources[entry].spill_bytes == 0, f"{variant.name} spills on {arch}"
+    for res in compiled.launch_resources:
+        assert res.registers > 0
+        assert res.spill_bytes == 0, f"{variant.name} ({dtype}) spills on {arch}"
     again = compile_variant(variant, arch)  # cached: same file, no recompile
     assert again.cubin == compiled.cubin
 
@@ -52,10 +55,46 @@ def test_every_builtin_kernel_compiles(variant, arch, tmp_path, monkeypatch):
 @pytest.mark.nvcc
 @pytest.mark.parametrize("name, body, message", [
     ("broken", 'extern "C" __global__ void broken() { int x = ; }\n', r"broken\.cu\(\d+\): error"),
-    ("absent", "__global__ void mangled() {}\n", r"entry point\(s\) \['absent'\].*extern \"C\""),
+    ("absent", "__global__ void mangled() {}\n", r"entry point 'absent'.*found: mangled\b.*extern \"C\""),
 ])
 def test_compile_errors_say_where_and_why(kernel_dir, tmp_path, monkeypatch, name, body, message):
     monkeypatch.setenv("CUDABENCH_CACHE", str(tmp_path / "cache"))
     path = write_kernel(kernel_dir, name, body)
     with pytest.raises(CompileError, match=message):
         compile_variant(parse_header(path, "reduce"), "sm_90")
+
+
+SEED000 = Path(__file__).parent / "fixtures" / "seed000" / "ReduceScaleBlockKernel.cu"
+
+
+@pytest.mark.nvcc
+def test_template_entry_is_instantiated_and_found_by_its_demangled_name(tmp_path, monkeypatch):
+    """Seed 000's BlockReduce kernel, pasted as printed with only a header added."""
+    monkeypatch.setenv("CUDABENCH_CACHE", str(tmp_path / "cache"))
+    variant = parse_header(SEED000, "reduce_scale")
+    assert variant.entries == ("ReduceScaleBlockKernel<T, long long>",)
+    compiled = compile_variant(variant, "sm_90")
+    assert compiled.names == ("_Z22ReduceScaleBlockKernelIfxEvPT_T0_S2_",)
+    assert compiled.launch_resources[0].registers > 0
+
+
+@pytest.mark.nvcc
+def test_a_template_instantiation_that_does_not_exist_is_a_compile_error(tmp_path, monkeypatch):
+    monkeypatch.setenv("CUDABENCH_CACHE", str(tmp_path / "cache"))
+    text = SEED000.read_text().replace("ReduceScaleBlockKernel<T, long long>", "ReduceScaleBlockKernal<T, long long>")
+    path = tmp_path / "typo.cu"
+    path.write_text(text)
+    with pytest.raises(CompileError, match="ReduceScaleBlockKernal"):
+        compile_variant(parse_header(path, "reduce_scale"), "sm_90")
+
+
+@pytest.mark.nvcc
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+def test_one_source_compiles_once_per_dtype(tmp_path, monkeypatch, arch):
+    monkeypatch.setenv("CUDABENCH_CACHE", str(tmp_path / "cache"))
+    (variant,) = [v for v in discover("add", [BUILTIN_KERNELS])[0] if v.name == "float4"]
+    assert set(variant.dtypes) == {"float32", "float16", "bfloat16"}
+    cubins = {dt: compile_variant(variant, arch, dt).cubin for dt in variant.dtypes}
+    assert len(set(cubins.values())) == 3  # the cache keys on the dtype
+    with pytest.raises(CompileError, match="not float64|is for"):
+        compile_variant(dataclasses.replace(variant, dtypes=("float32",)), arch, "float16")

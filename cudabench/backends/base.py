@@ -56,8 +56,8 @@ class Backend(Protocol):
 
     def free_bytes(self) -> int: ...
 
-    def load(self, variant: KernelVariant) -> Loaded:
-        """Compile (cached) and load; raises compile.CompileError."""
+    def load(self, variant: KernelVariant, dtype: str = "float32") -> Loaded:
+        """Compile (cached) for `dtype` and load; raises compile.CompileError."""
 
     def launch(self, function: Any, grid: Any, block: Any, args: tuple[Any, ...],
                shared_bytes: int = 0) -> None:  # fmt: skip

@@ -215,11 +215,11 @@ class CupyBackend:
         pool.free_all_blocks()
         return int(cp.cuda.runtime.memGetInfo()[0])
 
-    def load(self, variant: KernelVariant) -> Loaded:
-        compiled = compile_variant(variant, self.device_info().arch)
+    def load(self, variant: KernelVariant, dtype: str = "float32") -> Loaded:
+        compiled = compile_variant(variant, self.device_info().arch, dtype)
         module = cp.RawModule(path=str(compiled.cubin))
-        functions = tuple(module.get_function(launch.entry) for launch in variant.launches)
-        res = [compiled.resources[e] for e in variant.entries]
+        functions = tuple(module.get_function(name) for name in compiled.names)
+        res = compiled.launch_resources
         return Loaded(
             functions=functions,
             blocks_per_sm=tuple(

@@ -173,7 +173,9 @@ class FakeBackend:
 
         return empty
 
-    def load(self, variant: KernelVariant) -> Loaded:
+    def load(self, variant: KernelVariant, dtype: str = "float32") -> Loaded:
+        if dtype not in variant.dtypes:
+            raise CompileError(f"{variant.path}: not declared for {dtype}")
         missing = [e for e in variant.entries if e not in self.kernels]
         if missing:
             raise CompileError(f"{variant.path}: fake backend has no kernel for {missing}")

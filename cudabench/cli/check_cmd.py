@@ -29,9 +29,9 @@ from cudabench.spec import KernelVariant
 DEFAULT_ARCHS = ["sm_80", "sm_90"]
 
 
-def _compile(variant: KernelVariant, arch: str) -> Compiled | CompileError:
+def _compile(variant: KernelVariant, arch: str, dtype: str) -> Compiled | CompileError:
     try:
-        return compile_variant(variant, arch)
+        return compile_variant(variant, arch, dtype)
     except ToolchainError:
         raise
     except CompileError as exc:
@@ -48,7 +48,7 @@ def check_command(
         "--jobs", "-j", min=1, help="nvcc processes at once (default: one per CPU).")] = None,
 ) -> None:
     """Check every kernel variant without a GPU: its header against the op, and nvcc for each
-    arch (registers and spills reported). Exits 1 if any header is wrong, a kernel fails to
+    dtype the header declares and each arch (registers and spills reported). Exits 1 if any header is wrong, a kernel fails to
     compile or lacks an entry point its header names; 2 if nvcc itself cannot run."""
     try:
         ops = [get_op(op)] if op else list(OPS.values())
@@ -61,13 +61,14 @@ def check_command(
     found, problems = catalogue(ops, kernels, every_op=op is None)
     for problem in problems:
         err.print(f"[red]error:[/] {escape(problem)}", soft_wrap=True)
-    work = [(operation, v, a) for operation, variants in found for v in variants for a in archs]
+    work = [(operation, v, d, a) for operation, variants in found for v in variants
+            for d in v.dtypes for a in archs]  # every (variant, dtype) for every arch
     try:
         nvcc_path()
     except ToolchainError as exc:
         fail_usage(str(exc))
     table = Table(title=f"nvcc {nvcc_version() or '?'}", title_justify="left", header_style="bold")
-    for column in ("op", "variant", "arch", "status", "registers", "spills (bytes)"):
+    for column in ("op", "variant", "dtype", "arch", "status", "registers", "spills (bytes)"):
         table.add_column(column)
     workers = jobs or os.cpu_count() or 1
     outcomes: list[Compiled | CompileError] = []
@@ -77,28 +78,30 @@ def check_command(
     # threads are enough: each waits on its own nvcc process
     with progress, ThreadPoolExecutor(max_workers=workers) as pool:
         task = progress.add_task("", total=len(work))
-        futures = [pool.submit(_compile, v, a) for _, v, a in work]
-        for (operation, variant, a), future in zip(work, futures):
+        futures = [pool.submit(_compile, v, d, a) for _, v, d, a in work]
+        for (operation, variant, d, a), future in zip(work, futures):
             try:
                 outcome = future.result()
             except ToolchainError as exc:
                 pool.shutdown(cancel_futures=True)
                 fail_usage(str(exc))
             outcomes.append(outcome)
-            progress.update(task, advance=1, description=f"{operation.name} {variant.name} {a}")
+            name = f"{operation.name} {variant.name} {d} {a}"
+            progress.update(task, advance=1, description=name)
             if not err.is_terminal:
                 status = "COMPILE_ERROR" if isinstance(outcome, CompileError) else "ok"
-                err.print(f"{operation.name} {variant.name} {a}: {status}", markup=False)
+                err.print(f"{name}: {status}", markup=False)
     failures = len(problems)
-    for (operation, variant, a), outcome in zip(work, outcomes):
+    for (operation, variant, d, a), outcome in zip(work, outcomes):
         if isinstance(outcome, CompileError):
             failures += 1
-            table.add_row(operation.name, variant.name, a, "[red]COMPILE_ERROR[/]", "", "")
-            err.print(f"[red]{variant.path}[/] ({a}):\n{outcome}", soft_wrap=True)
+            table.add_row(operation.name, variant.name, d, a, "[red]COMPILE_ERROR[/]", "", "")
+            err.print(f"[red]{escape(variant.path)}[/] ({d}, {a}):\n{escape(str(outcome))}",
+                      soft_wrap=True)  # fmt: skip
             continue
-        res = [outcome.resources[e] for e in variant.entries]
+        res = outcome.launch_resources
         table.add_row(
-            operation.name, variant.name, a, "[green]OK[/]",
+            operation.name, variant.name, d, a, "[green]OK[/]",
             "/".join(str(r.registers) for r in res), "/".join(str(r.spill_bytes) for r in res),
         )  # fmt: skip
     out.print(table)

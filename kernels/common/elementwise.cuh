@@ -1,9 +1,10 @@
-// Elementwise maps (seed 002): a thread per element, or a thread per 4 elements with one
-// 16-byte load and store. The float4 form handles any n: the last n % 4 elements, and
-// buffers that are not 16-byte aligned, go one float at a time (seed 002 reads a float4
-// wherever idx < N, past the end of the array).
+// Elementwise maps (seed 002): a thread per element, or a thread per 16 bytes (4 floats or 8
+// halves) with one load and one store. The vector form handles any n: the last n % kPack
+// elements, and buffers that are not 16-byte aligned, go one element at a time (seed 002
+// reads a float4 wherever idx < N, past the end of the array). Arithmetic is in float.
 #pragma once
 
+#include "common/dtype.cuh"
 #include "common/warp.cuh"
 
 namespace cb {
@@ -23,47 +24,53 @@ __device__ __forceinline__ long long thread_index() {
 }
 
 template <class F>
-__device__ __forceinline__ void map(const float* __restrict__ x, float* __restrict__ out,
+__device__ __forceinline__ void map(const elem_t* __restrict__ x, elem_t* __restrict__ out,
                                     long long n, F f) {
   const long long i = thread_index();
-  if (i < n) out[i] = f(x[i]);
+  if (i < n) out[i] = from_float<elem_t>(f(to_float(x[i])));
 }
 
 template <class F>
-__device__ __forceinline__ void map(const float* __restrict__ a, const float* __restrict__ b,
-                                    float* __restrict__ out, long long n, F f) {
+__device__ __forceinline__ void map(const elem_t* __restrict__ a, const elem_t* __restrict__ b,
+                                    elem_t* __restrict__ out, long long n, F f) {
   const long long i = thread_index();
-  if (i < n) out[i] = f(a[i], b[i]);
+  if (i < n) out[i] = from_float<elem_t>(f(to_float(a[i]), to_float(b[i])));
+}
+
+// A thread per 16 bytes: kPack elements (4 floats, 8 halves) in one load and one store.
+template <class F>
+__device__ __forceinline__ void map_vec4(const elem_t* __restrict__ x, elem_t* __restrict__ out,
+                                         long long n, F f) {
+  const long long i = kPack * thread_index();
+  if (i >= n) return;
+  if (i + kPack <= n && is_aligned16(x) && is_aligned16(out)) {
+    Vec<elem_t> v;
+    v.raw = load16(x + i);
+#pragma unroll
+    for (int e = 0; e < kPack; ++e) v.set(e, f(v.get(e)));
+    store16(out + i, v.raw);
+    return;
+  }
+  for (long long k = i; k < n && k < i + kPack; ++k) out[k] = from_float<elem_t>(f(to_float(x[k])));
 }
 
 template <class F>
-__device__ __forceinline__ void map_vec4(const float* __restrict__ x, float* __restrict__ out,
+__device__ __forceinline__ void map_vec4(const elem_t* __restrict__ a,
+                                         const elem_t* __restrict__ b, elem_t* __restrict__ out,
                                          long long n, F f) {
-  const long long i = 4 * thread_index();
+  const long long i = kPack * thread_index();
   if (i >= n) return;
-  if (i + 3 < n && is_aligned16(x) && is_aligned16(out)) {
-    float4 v = *reinterpret_cast<const float4*>(x + i);
-    v.x = f(v.x); v.y = f(v.y); v.z = f(v.z); v.w = f(v.w);
-    *reinterpret_cast<float4*>(out + i) = v;
+  if (i + kPack <= n && is_aligned16(a) && is_aligned16(b) && is_aligned16(out)) {
+    Vec<elem_t> u, v;
+    u.raw = load16(a + i);
+    v.raw = load16(b + i);
+#pragma unroll
+    for (int e = 0; e < kPack; ++e) u.set(e, f(u.get(e), v.get(e)));
+    store16(out + i, u.raw);
     return;
   }
-  for (long long k = i; k < n && k < i + 4; ++k) out[k] = f(x[k]);
-}
-
-template <class F>
-__device__ __forceinline__ void map_vec4(const float* __restrict__ a,
-                                         const float* __restrict__ b, float* __restrict__ out,
-                                         long long n, F f) {
-  const long long i = 4 * thread_index();
-  if (i >= n) return;
-  if (i + 3 < n && is_aligned16(a) && is_aligned16(b) && is_aligned16(out)) {
-    const float4 u = *reinterpret_cast<const float4*>(a + i);
-    const float4 v = *reinterpret_cast<const float4*>(b + i);
-    *reinterpret_cast<float4*>(out + i) =
-        make_float4(f(u.x, v.x), f(u.y, v.y), f(u.z, v.z), f(u.w, v.w));
-    return;
-  }
-  for (long long k = i; k < n && k < i + 4; ++k) out[k] = f(a[k], b[k]);
+  for (long long k = i; k < n && k < i + kPack; ++k)
+    out[k] = from_float<elem_t>(f(to_float(a[k]), to_float(b[k])));
 }
 
 }  // namespace cb

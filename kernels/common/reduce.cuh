@@ -14,9 +14,14 @@
 // * group == blockDim.x, long rows: a block reduces one *segment* of a row; a row has `chunks`
 //   segments, enough to fill the GPU once when there are few rows (a 1-D reduction is one long
 //   row). Each thread reads the row with a grid-stride loop, 4 loads in flight.
+//
+// Elements are `elem_t` (common/dtype.cuh: float, __half or __nv_bfloat16); every sum and max
+// is taken in float, and the vector paths read 16 bytes a load (4 floats or 8 halves).
 #pragma once
 
 #include <cuda/atomic>
+
+#include "common/dtype.cuh"
 
 namespace cb {
 
@@ -68,15 +73,17 @@ __device__ __forceinline__ float hreduce(float4 v) {
 }
 __device__ __forceinline__ float hsum(float4 v) { return hreduce<Sum>(v); }
 
-// A 16-byte load for data read once: through the read-only path (.nc: x is not written while
-// the kernel runs) without allocating in L1 (L1::no_allocate), so a stream of them does not
-// churn L1. On an H200 this took a 442368x128 row sum from 54.4 to 51.2 us (docs/performance.md).
-__device__ __forceinline__ float4 load_stream(const float4* p) {
-  float4 v;
-  asm("ld.global.nc.L1::no_allocate.v4.f32 {%0, %1, %2, %3}, [%4];"
-      : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
-      : "l"(p));
-  return v;
+// The kPack elements of a 16-byte vector combined pairwise (a tree: independent operations).
+template <class Op = Sum>
+__device__ __forceinline__ float hreduce(const Vec<elem_t>& v) {
+  float t[kPack];
+#pragma unroll
+  for (int i = 0; i < kPack; ++i) t[i] = v.get(i);
+#pragma unroll
+  for (int width = kPack / 2; width >= 1; width /= 2)
+#pragma unroll
+    for (int i = 0; i < width; ++i) t[i] = Op::combine(t[i], t[i + width]);
+  return t[0];
 }
 
 // ---------------------------------------------------------------- short rows, warp mode
@@ -102,7 +109,7 @@ __device__ __forceinline__ void next_warp_rows(WarpRows& w) { w.row0 += w.step; 
 // Each lane's partials of rows row0 .. row0 + kWarpRows - 1 (rows past the end give the
 // identity), plain 4-byte loads: lane l reads columns l, l + 32, ...
 template <class Op = Sum>
-__device__ __forceinline__ void warp_rows_sum(const float* __restrict__ x, long long rows,
+__device__ __forceinline__ void warp_rows_sum(const elem_t* __restrict__ x, long long rows,
                                               long long cols, const WarpRows& w,
                                               float (&acc)[kWarpRows]) {
 #pragma unroll
@@ -111,35 +118,35 @@ __device__ __forceinline__ void warp_rows_sum(const float* __restrict__ x, long 
     float v[kWarpRows];
 #pragma unroll
     for (int r = 0; r < kWarpRows; ++r)
-      v[r] = w.row0 + r < rows ? x[(w.row0 + r) * cols + c] : Op::identity();
+      v[r] = w.row0 + r < rows ? to_float(x[(w.row0 + r) * cols + c]) : Op::identity();
 #pragma unroll
     for (int r = 0; r < kWarpRows; ++r) acc[r] = Op::combine(acc[r], v[r]);
   }
 }
 
-// The same with 16-byte float4 loads. Needs every row to start on a 16-byte boundary
-// (cols % 4 == 0 and x aligned); otherwise it reads plain floats, so any shape is correct.
+// The same with 16-byte loads (kPack elements each). Needs every row to start on a 16-byte
+// boundary (cols % kPack == 0 and x aligned); otherwise it reads plain elements, so any shape
+// is correct.
 template <class Op = Sum>
-__device__ __forceinline__ void warp_rows_sum_vec4(const float* __restrict__ x, long long rows,
+__device__ __forceinline__ void warp_rows_sum_vec4(const elem_t* __restrict__ x, long long rows,
                                                    long long cols, const WarpRows& w,
                                                    float (&acc)[kWarpRows]) {
-  if ((cols & 3) || (reinterpret_cast<unsigned long long>(x) & 15)) {
+  if ((cols % kPack) || (reinterpret_cast<unsigned long long>(x) & 15)) {
     warp_rows_sum<Op>(x, rows, cols, w, acc);
     return;
   }
 #pragma unroll
   for (int r = 0; r < kWarpRows; ++r) acc[r] = Op::identity();
-  const long long n4 = cols / 4;
-  const float e = Op::identity();
-  for (long long j = w.lane; j < n4; j += 32) {
-    float4 v[kWarpRows];
+  const long long nv = cols / kPack;
+  for (long long j = w.lane; j < nv; j += 32) {
+    Vec<elem_t> v[kWarpRows];
 #pragma unroll
     for (int r = 0; r < kWarpRows; ++r)
-      v[r] = w.row0 + r < rows
-                 ? load_stream(reinterpret_cast<const float4*>(x + (w.row0 + r) * cols) + j)
-                 : make_float4(e, e, e, e);
+      v[r].raw = w.row0 + r < rows ? load16_stream(x + (w.row0 + r) * cols + j * kPack)
+                                   : make_uint4(0, 0, 0, 0);
 #pragma unroll
-    for (int r = 0; r < kWarpRows; ++r) acc[r] = Op::combine(acc[r], hreduce<Op>(v[r]));
+    for (int r = 0; r < kWarpRows; ++r)
+      if (w.row0 + r < rows) acc[r] = Op::combine(acc[r], hreduce<Op>(v[r]));
   }
 }
 
@@ -171,18 +178,18 @@ __device__ __forceinline__ float warp_rows_total(const WarpRows& w, float (&acc)
 
 // Write the warp's row totals: the first lane of each row's lane group writes it.
 template <class Op = Sum>
-__device__ __forceinline__ void warp_rows_store(float* __restrict__ out, long long rows,
+__device__ __forceinline__ void warp_rows_store(elem_t* __restrict__ out, long long rows,
                                                 const WarpRows& w, float (&acc)[kWarpRows]) {
   const float total = warp_rows_total<Op>(w, acc);
   const long long row = w.row0 + w.lane / kLanesPerRow;
-  if (w.lane % kLanesPerRow == 0 && row < rows) out[row] = total;
+  if (w.lane % kLanesPerRow == 0 && row < rows) out[row] = from_float<elem_t>(total);
 }
 
 // Short-row mode, whole: every warp of the grid takes kWarpRows rows at a time, sums them
-// (with float4 loads when kVec4 and the rows are 16-byte aligned) and stores the totals.
+// (with 16-byte loads when kVec4 and the rows are 16-byte aligned) and stores the totals.
 template <bool kVec4, class Op = Sum>
-__device__ __forceinline__ void reduce_short_rows(const float* __restrict__ x,
-                                                  float* __restrict__ out, long long rows,
+__device__ __forceinline__ void reduce_short_rows(const elem_t* __restrict__ x,
+                                                  elem_t* __restrict__ out, long long rows,
                                                   long long cols) {
   for (WarpRows w = first_warp_rows(); w.row0 < rows; next_warp_rows(w)) {
     float acc[kWarpRows];
@@ -211,59 +218,65 @@ __device__ __forceinline__ Segment segment_of_block(int chunks) {
 // last, partial round costs one memory latency, not one per element.
 constexpr int kLoads = 4;
 template <class Op = Sum>
-__device__ __forceinline__ float strided_sum(const float* __restrict__ p, long long begin,
+__device__ __forceinline__ float strided_sum(const elem_t* __restrict__ p, long long begin,
                                              long long end, long long stride) {
   float a = Op::identity();
   for (long long i = begin; i < end; i += kLoads * stride) {
     float v[kLoads];
 #pragma unroll
     for (int k = 0; k < kLoads; ++k)
-      v[k] = i + k * stride < end ? p[i + k * stride] : Op::identity();
+      v[k] = i + k * stride < end ? to_float(p[i + k * stride]) : Op::identity();
 #pragma unroll
     for (int k = 0; k < kLoads; ++k) a = Op::combine(a, v[k]);
   }
   return a;
 }
 
-// This thread's share of the sum of p[0, n) read as 16-byte float4 loads, kLoads of them in
-// flight at a time. `index` and `stride` count float4s among all threads of the row. A row
-// need not start on a 16-byte boundary: up to 3 floats before the first boundary (the head)
-// and up to 3 after the last whole float4 (the tail) are read as plain floats by the row's
-// first threads. Nothing past p[n - 1] is ever read (seed 002's reduce_v4 reads a float4
-// wherever idx < N).
+// This thread's share of the sum of p[0, n) read as 16-byte loads (kPack elements each),
+// kLoads of them in flight at a time. `index` and `stride` count vectors among all threads
+// of the row. A row need not start on a 16-byte boundary: up to kPack - 1 elements before the
+// first boundary (the head) and after the last whole vector (the tail) are read one by one by
+// the row's first threads. Nothing past p[n - 1] is ever read (seed 002's reduce_v4 reads a
+// float4 wherever idx < N).
 template <class Op = Sum>
-__device__ __forceinline__ float vec4_sum(const float* __restrict__ p, long long n,
+__device__ __forceinline__ float vec4_sum(const elem_t* __restrict__ p, long long n,
                                           long long index, long long stride) {
-  const int misalign = (int)((reinterpret_cast<unsigned long long>(p) >> 2) & 3);
-  const long long head = misalign ? (4 - misalign < n ? 4 - misalign : n) : 0;
-  const float4* __restrict__ body = reinterpret_cast<const float4*>(p + head);
-  const long long n4 = (n - head) / 4;
-  const long long tail = head + 4 * n4;
-  const float e = Op::identity();
-  float4 a = make_float4(e, e, e, e);
-  for (long long i = index; i < n4; i += kLoads * stride) {  // as strided_sum, in float4s
-    float4 v[kLoads];
+  const int misalign = (int)((reinterpret_cast<unsigned long long>(p) / sizeof(elem_t)) % kPack);
+  const long long head = misalign ? (kPack - misalign < n ? kPack - misalign : n) : 0;
+  const elem_t* __restrict__ body = p + head;
+  const long long nv = (n - head) / kPack;
+  const long long tail = head + kPack * nv;
+  float a[kPack];
+#pragma unroll
+  for (int e = 0; e < kPack; ++e) a[e] = Op::identity();
+  for (long long i = index; i < nv; i += kLoads * stride) {  // as strided_sum, in vectors
+    Vec<elem_t> v[kLoads];
 #pragma unroll
     for (int k = 0; k < kLoads; ++k)
-      v[k] = i + k * stride < n4 ? load_stream(body + i + k * stride) : make_float4(e, e, e, e);
+      v[k].raw = i + k * stride < nv ? load16_stream(body + (i + k * stride) * kPack)
+                                     : make_uint4(0, 0, 0, 0);
 #pragma unroll
-    for (int k = 0; k < kLoads; ++k) {
-      a.x = Op::combine(a.x, v[k].x); a.y = Op::combine(a.y, v[k].y);
-      a.z = Op::combine(a.z, v[k].z); a.w = Op::combine(a.w, v[k].w);
-    }
+    for (int k = 0; k < kLoads; ++k)
+      if (i + k * stride < nv)
+#pragma unroll
+        for (int e = 0; e < kPack; ++e) a[e] = Op::combine(a[e], v[k].get(e));
   }
-  float acc = hreduce<Op>(a);
-  if (index < head) acc = Op::combine(acc, p[index]);
-  if (index < n - tail) acc = Op::combine(acc, p[tail + index]);
+#pragma unroll
+  for (int width = kPack / 2; width >= 1; width /= 2)
+#pragma unroll
+    for (int e = 0; e < width; ++e) a[e] = Op::combine(a[e], a[e + width]);
+  float acc = a[0];
+  if (index < head) acc = Op::combine(acc, to_float(p[index]));
+  if (index < n - tail) acc = Op::combine(acc, to_float(p[tail + index]));
   return acc;
 }
 
 // Long-row mode, a block's part: its segment of row s.row reduced over the block (every
-// thread ends with it): float4 streaming loads (kVec4) or plain strided ones.
+// thread ends with it): 16-byte streaming loads (kVec4) or plain strided ones.
 template <bool kVec4, class Op = Sum>
-__device__ __forceinline__ float segment_reduce(const float* __restrict__ x, long long cols,
+__device__ __forceinline__ float segment_reduce(const elem_t* __restrict__ x, long long cols,
                                                 const Segment& s, int chunks, float* scratch) {
-  const float* row = x + s.row * cols;
+  const elem_t* row = x + s.row * cols;
   const long long index = (long long)s.chunk * blockDim.x + threadIdx.x;
   const long long stride = (long long)chunks * blockDim.x;
   const float v = kVec4 ? vec4_sum<Op>(row, cols, index, stride)
@@ -287,10 +300,10 @@ __device__ __forceinline__ bool take_last_ticket(unsigned* counter, int chunks) 
 // `counters` must be zero before the first launch.
 template <class Op = Sum>
 __device__ __forceinline__ void finish_row(float v, const Segment& s, int chunks,
-                                           float* __restrict__ out, float* partials,
+                                           elem_t* __restrict__ out, float* partials,
                                            unsigned* counters) {
   if (chunks == 1) {
-    if (threadIdx.x == 0) out[s.row] = v;
+    if (threadIdx.x == 0) out[s.row] = from_float<elem_t>(v);
     return;
   }
   __shared__ bool is_last;
@@ -305,7 +318,7 @@ __device__ __forceinline__ void finish_row(float v, const Segment& s, int chunks
     acc = Op::combine(acc, __ldcg(&partials[s.row * chunks + i]));
   acc = warp_reduce<Op>(acc);
   if (threadIdx.x == 0) {
-    out[s.row] = acc;
+    out[s.row] = from_float<elem_t>(acc);
     counters[s.row] = 0;
   }
 }
@@ -314,7 +327,7 @@ __device__ __forceinline__ void finish_row(float v, const Segment& s, int chunks
 // per segment with the last block of a split row combining the partials. The float4 and
 // shuffle variants of reduce and reduce_max are this with their loads (kVec4) and their Op.
 template <bool kVec4, class Op = Sum>
-__device__ __forceinline__ void reduce_rows(const float* __restrict__ x, float* __restrict__ out,
+__device__ __forceinline__ void reduce_rows(const elem_t* __restrict__ x, elem_t* __restrict__ out,
                                             float* partials, unsigned* counters, long long rows,
                                             long long cols, int group, int chunks) {
   __shared__ float scratch[32];

@@ -3,6 +3,7 @@
 //   entry: reduce_sum_shared
 //   block: 256
 //   grid: segments
+//   dtypes: [float32, float16, bfloat16]
 //   about: tree reduction in shared memory, grid-stride loads (seed 001 opt, seed 002 reduce_v2)
 //
 // Each thread adds a strided slice of its row (coalesced: neighbouring threads read
@@ -11,7 +12,7 @@
 #include "common/reduce.cuh"
 
 extern "C" __global__ void __launch_bounds__(256)
-reduce_sum_shared(const float* __restrict__ x, float* __restrict__ out, float* partials,
+reduce_sum_shared(const elem_t* __restrict__ x, elem_t* __restrict__ out, float* partials,
                   unsigned* counters, long long rows, long long cols, int group, int chunks) {
   __shared__ float tile[256];  // one slot per thread: the block is at most 256 threads
   if (group == 32) {  // short rows: each row's 32 lane sums are halved in the warp's slice
@@ -27,7 +28,7 @@ reduce_sum_shared(const float* __restrict__ x, float* __restrict__ out, float* p
           if (w.lane < half) slice[w.lane] += slice[w.lane + half];
           __syncwarp();
         }
-        if (w.lane == 0 && w.row0 + r < rows) out[w.row0 + r] = slice[0];
+        if (w.lane == 0 && w.row0 + r < rows) out[w.row0 + r] = cb::from_float<elem_t>(slice[0]);
         __syncwarp();  // slice[0] is read before the next row overwrites it
       }
     }

@@ -3,6 +3,7 @@
 //   entry: reduce_sum_shuffle
 //   block: 256
 //   grid: segments
+//   dtypes: [float32, float16, bfloat16]
 //   about: warp-shuffle reduction, warps for short rows, blocks for long ones (seed 001 reduce_sum_shuffle, 002 reduce_v3, 004 BlockReduceSum)
 //
 // No shared-memory tree: a warp sums with __shfl_xor_sync in five steps and no barrier; a
@@ -10,7 +11,7 @@
 #include "common/reduce.cuh"
 
 extern "C" __global__ void __launch_bounds__(256)
-reduce_sum_shuffle(const float* __restrict__ x, float* __restrict__ out, float* partials,
+reduce_sum_shuffle(const elem_t* __restrict__ x, elem_t* __restrict__ out, float* partials,
                    unsigned* counters, long long rows, long long cols, int group, int chunks) {
   cb::reduce_rows<false>(x, out, partials, counters, rows, cols, group, chunks);
 }

@@ -3,6 +3,7 @@
 //   entry: reduce_max_x4
 //   block: 256
 //   grid: segments
+//   dtypes: [float32, float16, bfloat16]
 //   about: float4 loads (aligned head and scalar tail), warp and block max from -inf, split rows joined by the last block (seed 001 reduce_max_x4)
 //
 // The sum machinery of kernels/common/reduce.cuh with Max as the combining operation:
@@ -11,7 +12,7 @@
 #include "common/reduce.cuh"
 
 extern "C" __global__ void __launch_bounds__(256)
-reduce_max_x4(const float* __restrict__ x, float* __restrict__ out, float* partials,
+reduce_max_x4(const elem_t* __restrict__ x, elem_t* __restrict__ out, float* partials,
               unsigned* counters, long long rows, long long cols, int group, int chunks) {
   cb::reduce_rows<true, cb::Max>(x, out, partials, counters, rows, cols, group, chunks);
 }
