@@ -22,7 +22,7 @@ import statistics
 from dataclasses import dataclass
 from pathlib import Path
 
-from cudabench.report import fastest_per_shape
+from cudabench.report import case_label, fastest_per_shape
 from cudabench.results import RESULTS_DIR, ResultsError, read_results
 from cudabench.spec import ResultRow, RowKey, RunMeta, Status
 
@@ -168,12 +168,15 @@ def speedup_matrix(rows: list[ResultRow], against: str | None = None) -> Matrix:
         raise CompareError(
             f"no row named {baseline!r} to compare against (variants: {', '.join(names)})"
         )
-    shapes = list(dict.fromkeys(r.shape for r in rows))
-    times = {(r.shape, r.variant): r.time_us for r in rows if r.status is Status.OK and r.time_us}
+    label = {id(r): case_label(r, rows) for r in rows}  # the shape, and the dtype if several
+    shapes = list(dict.fromkeys(label[id(r)] for r in rows))
+    times = {(label[id(r)], r.variant): r.time_us for r in rows
+             if r.status is Status.OK and r.time_us}  # fmt: skip
     speedup = {
         (shape, name): times[(shape, baseline)] / times[(shape, name)]
         for shape in shapes for name in names
         if (shape, baseline) in times and (shape, name) in times
     }  # fmt: skip
-    best = {(shape, name) for (_, shape, name) in fastest_per_shape(rows)}
+    fastest = fastest_per_shape(rows)
+    best = {(label[id(r)], r.variant) for r in rows if r.key in fastest}
     return Matrix(shapes, names, speedup, baseline, best)

@@ -5,7 +5,8 @@ A config names one op or several, their shapes, optionally which variants, and t
     op: reduce                      # one benchmark: op / shapes / variants at the top level
     shapes: [442368x128, 2^30, 1000003]
     variants: [shuffle, float4]     # optional; default: every variant (and the baselines)
-    dtype: float32                  # optional; the only element type the ops implement now
+    dtypes: [float32, bfloat16]     # optional (default [float32]; `all`: every dtype each
+                                    # variant supports); `dtype: float16` names one
     timing: {cold: false, min_samples: 10, max_time_s: 10}
 
     benchmarks:                     # or several
@@ -24,14 +25,14 @@ from typing import Any
 import yaml
 
 from cudabench.yaml_lines import LineLoader, Lines, line_at
+from cudabench.dtypes import ALL, DTYPES
 from cudabench.ops import closest
 from cudabench.shapes import ShapeError, parse_shape
 from cudabench.spec import Shape, TimingOptions
 
 BUILTIN_CONFIGS = Path(__file__).resolve().parent.parent / "configs"
-_TOP_KEYS = {"op", "shapes", "variants", "dtype", "timing", "benchmarks"}
-_BENCH_KEYS = {"op", "shapes", "variants", "dtype"}
-DTYPES = ("float32",)  # the element types the ops implement
+_TOP_KEYS = {"op", "shapes", "variants", "dtype", "dtypes", "timing", "benchmarks"}
+_BENCH_KEYS = {"op", "shapes", "variants", "dtype", "dtypes"}
 _TIMING_TYPES: dict[str, type] = {
     f.name: (float if f.type in ("float", float) else int if f.type in ("int", int) else bool)
     for f in dataclasses.fields(TimingOptions)
@@ -47,7 +48,7 @@ class Benchmark:
     op: str
     shapes: tuple[Shape, ...]
     variants: tuple[str, ...] = ()  # empty: all
-    dtype: str = "float32"
+    dtypes: tuple[str, ...] = ("float32",)  # or ("all",): every dtype each variant supports
 
 
 @dataclass(frozen=True)
@@ -94,11 +95,15 @@ def _benchmark(raw: Any, where: str) -> Benchmark:
     except ShapeError as exc:
         raise ConfigError(f"{at}: {exc}") from exc
     variants = _names(raw.get("variants", []), line_at(where, raw, "variants"), "variants")
-    dtype = raw.get("dtype", "float32")
-    if dtype not in DTYPES:
-        raise ConfigError(f"{line_at(where, raw, 'dtype')}: unknown dtype {dtype!r} "
-                          f"(supported: {', '.join(DTYPES)})")  # fmt: skip
-    return Benchmark(op=raw["op"], shapes=shapes, variants=variants, dtype=dtype)
+    if "dtype" in raw and "dtypes" in raw:
+        raise ConfigError(f"{line_at(where, raw, 'dtype')}: write either dtype or dtypes")
+    key = "dtypes" if "dtypes" in raw else "dtype"
+    dtypes = _names(raw.get(key, ["float32"]), line_at(where, raw, key), key)
+    for name in dtypes:
+        if name not in DTYPES and name != ALL:
+            raise ConfigError(f"{line_at(where, raw, key)}: unknown dtype {name!r}"
+                              f"{closest(str(name), [*DTYPES, ALL])}")  # fmt: skip
+    return Benchmark(op=raw["op"], shapes=shapes, variants=variants, dtypes=dtypes)
 
 
 def timing_from(raw: Any, where: str, base: TimingOptions | None = None) -> TimingOptions:

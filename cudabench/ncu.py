@@ -26,7 +26,8 @@ from pathlib import Path
 import pandas as pd
 
 from cudabench.nvtx import DOMAIN, ncu_filter
-from cudabench.spec import ProfileMetrics
+from cudabench.dtypes import DTYPES
+from cudabench.spec import ProfileMetrics, RowKey
 
 NVTX_COLUMN = "thread Domain:Push/Pop_Range:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg"
 
@@ -85,16 +86,16 @@ def find_ncu(explicit: str | None = None) -> str:
 
 
 def profile_command(
-    ncu: str, cases: Iterable[tuple[str, str, str]], report: Path, child: list[str], *,
+    ncu: str, cases: Iterable[tuple[str, str, str, str]], report: Path, child: list[str], *,
     cold: bool = True, section_set: str | None = None, sections: Iterable[str] = (),
     metrics: Iterable[str] = (),
 ) -> list[str]:  # fmt: skip
-    """The ncu command line for the (op, variant, shape) cases; `child` is the cudabench
+    """The ncu command line for the (op, variant, shape, dtype) cases; `child` is the cudabench
     command in profile mode. Clocks stay the card's own (`--clock-control none`, as cudabench
     times); `--cache-control all` flushes the caches before each kernel (cold), `none` not."""
     command = [ncu, "--nvtx"]
-    for op, variant, shape in cases:
-        command += ["--nvtx-include", ncu_filter(op, variant, shape)]
+    for op, variant, shape, dtype in cases:
+        command += ["--nvtx-include", ncu_filter(op, variant, shape, dtype)]
     command += ["--clock-control", "none", "--cache-control", "all" if cold else "none"]
     if section_set:
         command += ["--set", section_set]
@@ -213,13 +214,16 @@ def summarize(kernels: list[KernelRecord], extra: Iterable[str] = ()) -> Profile
 
 
 def metrics_by_case(kernels: list[KernelRecord],
-                    extra: Iterable[str] = ()) -> dict[tuple[str, str, str], ProfileMetrics]:  # fmt: skip
-    """(op, variant, shape) -> the summary of the kernels whose cudabench NVTX stack starts
-    with those three ranges (inner ranges, e.g. a library's own, are kept with them)."""
-    groups: dict[tuple[str, str, str], list[KernelRecord]] = {}
+                    extra: Iterable[str] = ()) -> dict[RowKey, ProfileMetrics]:  # fmt: skip
+    """A row's key (op, variant, shape, dtype) -> the summary of the kernels whose cudabench
+    NVTX stack starts with those four ranges (inner ranges, e.g. a library's own, are kept
+    with them). A stack of three (a report from before the dtype range) is float32."""
+    groups: dict[RowKey, list[KernelRecord]] = {}
     for kernel in kernels:
-        if len(kernel.ranges) >= 3:
-            key = (kernel.ranges[0], kernel.ranges[1], kernel.ranges[2])
-            groups.setdefault(key, []).append(kernel)
+        stack = kernel.ranges
+        if len(stack) >= 4 and stack[3] in DTYPES:
+            groups.setdefault(RowKey(*stack[:4]), []).append(kernel)
+        elif len(stack) == 3:
+            groups.setdefault(RowKey(*stack, "float32"), []).append(kernel)
     extra = tuple(extra)
     return {key: summarize(group, extra) for key, group in groups.items()}

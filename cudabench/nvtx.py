@@ -1,8 +1,8 @@
-"""NVTX ranges in the domain `cudabench`, nested op -> variant -> shape, so that
+"""NVTX ranges in the domain `cudabench`, nested op -> variant -> shape -> dtype, so that
 
-    ncu --nvtx --nvtx-include "cudabench@reduce/float4/442368x128/" ...
+    ncu --nvtx --nvtx-include "cudabench@reduce/float4/442368x128/bfloat16/" ...
 
-profiles exactly that variant at that shape. Range names never contain `/` (ncu reads it as
+profiles exactly that variant at that shape and dtype (leave the dtype off for all of them). Range names never contain `/` (ncu reads it as
 nesting), `:` or `"` (they delimit the ranges in ncu's CSV). Without a profiler attached a
 range costs well under a microsecond. If the `nvtx` package is missing the ranges are no-ops.
 """
@@ -32,7 +32,8 @@ def nvtx_range(name: str) -> Iterator[None]:
         yield
 
 
-def ncu_filter(op: str, variant: str, shape_text: str | None = None) -> str:
-    """The `--nvtx-include` expression for one variant (and optionally one shape)."""
-    parts = [op, variant] + ([shape_text] if shape_text else [])
+def ncu_filter(op: str, variant: str, shape_text: str | None = None,
+               dtype: str | None = None) -> str:  # fmt: skip
+    """The `--nvtx-include` expression for one variant (and optionally one shape and dtype)."""
+    parts = [op, variant] + ([shape_text] if shape_text else []) + ([dtype] if dtype else [])
     return f"{DOMAIN}@" + "/".join(parts) + "/"

@@ -10,7 +10,7 @@ import pandas as pd
 from rich.table import Table
 from rich.text import Text
 
-from cudabench.spec import ResultRow, RunMeta, Status
+from cudabench.spec import ResultRow, RowKey, RunMeta, Status
 
 _STATUS_STYLE = {
     Status.OK: "green", Status.FAIL: "bold red", Status.COMPILE_ERROR: "bold red",
@@ -23,15 +23,21 @@ def _num(value: float | None, fmt: str) -> str:
     return "" if value is None else format(value, fmt)
 
 
-def fastest_per_shape(rows: list[ResultRow]) -> set[tuple[str, str, str]]:
-    """(op, shape, variant) of the fastest correct non-baseline row of each shape."""
-    best: dict[tuple[str, str], ResultRow] = {}
+def case_label(row: ResultRow, rows: list[ResultRow]) -> str:
+    """A row's shape, with its dtype when the run has more than one (`442368x128 bfloat16`)."""
+    several = len({r.dtype for r in rows}) > 1
+    return f"{row.shape} {row.dtype}" if several else row.shape
+
+
+def fastest_per_shape(rows: list[ResultRow]) -> set[RowKey]:
+    """The keys of the fastest correct non-baseline row of each (op, shape, dtype)."""
+    best: dict[tuple[str, str, str], ResultRow] = {}
     for row in rows:
         if row.status is Status.OK and row.time_us and not row.is_baseline:
-            key = (row.op, row.shape)
+            key = (row.op, row.shape, row.dtype)
             if key not in best or row.time_us < best[key].time_us:
                 best[key] = row
-    return {(r.op, r.shape, r.variant) for r in best.values()}
+    return {r.key for r in best.values()}
 
 
 def title(meta: RunMeta, op_label: str) -> str:
@@ -58,14 +64,15 @@ def results_table(rows: list[ResultRow], meta: RunMeta, op_label: str) -> Table:
         ("% peak", "right"), (vs, "right"), ("regs", "right"), ("timing", "left"),
     ]:  # fmt: skip
         table.add_column(name, justify=justify)  # type: ignore[arg-type]
-    groups: dict[tuple[str, str], list[ResultRow]] = defaultdict(list)
+    groups: dict[tuple[str, str, str], list[ResultRow]] = defaultdict(list)
     for row in rows:
-        groups[(row.op, row.shape)].append(row)
-    for gi, ((op, shape), group) in enumerate(groups.items()):
+        groups[(row.op, row.shape, row.dtype)].append(row)
+    for gi, group in enumerate(groups.values()):
         if gi:
             table.add_section()
+        shape = case_label(group[0], rows)
         for position, row in enumerate(group):
-            star = (row.op, row.shape, row.variant) in best
+            star = row.key in best
             style = "bold" if star else ("dim" if row.is_baseline else "")
             status = Text(row.status.value, style=_STATUS_STYLE[row.status])
             if row.error and row.status is not Status.OK:
@@ -241,7 +248,7 @@ def report_markdown(rows: list[ResultRow], meta: RunMeta, op_label: str) -> str:
     frame["error"] = frame["error"].map(lambda e: _short(str(e), 60).replace("|", "/"))
     best = fastest_per_shape(rows)
     frame["variant"] = [
-        f"**{r.variant}**" if (r.op, r.shape, r.variant) in best else r.variant for r in rows
+        f"**{r.variant}**" if r.key in best else r.variant for r in rows
     ]
     head = (f"**{title(meta, op_label)}**  \n`{meta.command}` ({meta.started}, "
             f"cudabench {meta.cudabench_version})\n\n")  # fmt: skip

@@ -33,6 +33,7 @@ from typing import Any, Protocol
 
 from cudabench.backends.base import Backend, KernelCrash, Loaded, Scope
 from cudabench.compile import CompileError
+from cudabench.dtypes import get_dtype, output_tolerance
 from cudabench.measure import measure, measure_interleaved
 from cudabench.nvtx import nvtx_range
 from cudabench.ops import get_op
@@ -100,7 +101,7 @@ class Runner:
         self.profile = profile
         self.device: DeviceInfo = backend.device_info()
         self.observer = observer or _Silent()
-        self._loaded: dict[tuple[str, str], Loaded | CompileError] = {}
+        self._loaded: dict[tuple[str, str, str], Loaded | CompileError] = {}
         self._floor: dict[str, float | None] = {}  # L2 mode -> launch floor, us
 
     def run_job(self, job: CaseJob) -> list[ResultRow]:
@@ -185,11 +186,11 @@ class Runner:
                 return _row(case, name, Status.SKIPPED, f"out of GPU memory: {exc}")
             return _row(case, name, Status.ERROR, f"{type(exc).__name__}: {exc}")
 
-    def _load(self, variant: KernelVariant) -> Loaded:
-        key = (variant.path, variant.source_hash)
+    def _load(self, variant: KernelVariant, dtype: str) -> Loaded:
+        key = (variant.path, variant.source_hash, dtype)
         if key not in self._loaded:
             try:
-                self._loaded[key] = self.backend.load(variant)
+                self._loaded[key] = self.backend.load(variant, dtype)
             except CompileError as exc:
                 self._loaded[key] = exc
         loaded = self._loaded[key]
@@ -211,18 +212,18 @@ class Runner:
         reason = op.unmet(variant, case.shape)
         if reason:
             return _row(case, variant.name, Status.N_A, reason)
-        loaded = self._load(variant)
+        dtype = get_dtype(case.dtype)
+        loaded = self._load(variant, dtype.name)
         try:
             geometries = [
-                op.geometry(launch, variant, case.shape, self.device, occupancy)
+                op.geometry(launch, variant, case.shape, self.device, occupancy, dtype.itemsize)
                 for launch, occupancy in zip(variant.launches, loaded.blocks_per_sm)
             ]
         except ValueError as exc:
             return _row(case, variant.name, Status.ERROR, str(exc))
         xp = self.backend.xp
-        inputs = op.make_inputs(xp, case.shape, seed)
-        ref, tol = op.reference(xp, inputs)
-        out = xp.empty(op.output_shape(case.shape), dtype=xp.float32)
+        inputs, ref, tol = _problem(xp, op, case, seed)
+        out = xp.empty(op.output_shape(case.shape), dtype=dtype.array_type())
         # one workspace for all launches of the variant: a multi-kernel variant's kernels
         # pass their partials through it (each name as large as any launch asks)
         sizes: dict[str, tuple[int, str]] = {}
@@ -264,8 +265,7 @@ class Runner:
 
     def _prepare_baseline(self, op: Op, case: Case, name: str, seed: int) -> Prepared | ResultRow:
         xp = self.backend.xp
-        inputs = op.make_inputs(xp, case.shape, seed)
-        ref, tol = op.reference(xp, inputs)
+        inputs, ref, tol = _problem(xp, op, case, seed)
         library_call = op.baselines()[name]
         result: list[Any] = [None]
 
@@ -303,7 +303,7 @@ class Runner:
         return _row(
             job.case, p.name, Status.OK, max_abs_err=check.max_abs_err,
             tolerance=check.tolerance, samples=1, batch=1, method="ncu",
-            bytes_moved=op.bytes_moved(job.case.shape), is_baseline=p.is_baseline, **p.resources,
+            bytes_moved=_bytes(op, job.case), is_baseline=p.is_baseline, **p.resources,
         )  # fmt: skip
 
     def _finish(self, op: Op, case: Case, p: Prepared, measurement: Measurement,
@@ -321,7 +321,7 @@ class Runner:
 
     def _timed_row(self, op: Op, case: Case, name: str, m: Any, check: Any,
                    resources: dict[str, Any], timing: TimingOptions) -> ResultRow:  # fmt: skip
-        moved = op.bytes_moved(case.shape)
+        moved = _bytes(op, case)
         seconds = m.median_ms * 1e-3
         gbps = moved / seconds / 1e9 if seconds > 0 else None
         flops = op.flops(case.shape) if hasattr(op, "flops") else None
@@ -359,8 +359,8 @@ class Runner:
 def _ranges(name: str, case: Case) -> Iterator[None]:
     """NVTX ranges variant -> shape (inside the op's range): they hold the variant's own
     launches only, never the input generation, reference or checks, so that
-    `ncu --nvtx-include cudabench@op/variant/shape/` profiles exactly those."""
-    with nvtx_range(name), nvtx_range(case.shape_text):
+    `ncu --nvtx-include cudabench@op/variant/shape/dtype/` profiles exactly those."""
+    with nvtx_range(name), nvtx_range(case.shape_text), nvtx_range(case.dtype):
         yield
 
 
@@ -393,6 +393,21 @@ def _with_clocks(row: ResultRow, before: Clocks | None, after: Clocks | None) ->
         row, sm_mhz=(before.sm_mhz, after.sm_mhz), mem_mhz=(before.mem_mhz, after.mem_mhz),
         throttle=", ".join(reasons), notes=notes,
     )  # fmt: skip
+
+
+def _problem(xp: Any, op: Op, case: Case, seed: int) -> tuple[tuple[Any, ...], Any, Any]:
+    """Fresh inputs in the case's dtype, and the float64 reference computed from them as
+    stored, with the op's tolerance plus the rounding of each output to the dtype."""
+    dtype = get_dtype(case.dtype)
+    inputs = op.make_inputs(xp, case.shape, seed)
+    if dtype.name != "float32":  # drawn in float32, then rounded once to the element type
+        inputs = tuple(x.astype(dtype.array_type()) for x in inputs)
+    ref, tol = op.reference(xp, inputs)
+    return inputs, ref, output_tolerance(xp, dtype, ref, tol)
+
+
+def _bytes(op: Op, case: Case) -> int:
+    return op.bytes_moved(case.shape, get_dtype(case.dtype).itemsize)
 
 
 def _seed(case: Case, name: str) -> int:

@@ -33,7 +33,10 @@ def test_single_benchmark_form(tmp_path):
 
 def test_dtype_reaches_the_benchmark(tmp_path):
     config = load_config(write(tmp_path, "op: reduce\nshapes: [8]\ndtype: float32\n"))
-    assert config.benchmarks[0].dtype == "float32"
+    assert config.benchmarks[0].dtypes == ("float32",)
+    config = load_config(write(tmp_path, "op: reduce\nshapes: [8]\ndtypes: [bfloat16, float16]\n"))
+    assert config.benchmarks[0].dtypes == ("bfloat16", "float16")
+    assert load_config(write(tmp_path, "op: reduce\nshapes: [8]\n")).benchmarks[0].dtypes == ("float32",)
 
 
 def test_several_benchmarks(tmp_path):
@@ -58,7 +61,8 @@ def test_several_benchmarks(tmp_path):
         ("- a\n- b\n", r"must be a mapping"),
         ("benchmarks: []\n", r"non-empty list"),
         ("benchmarks:\n  - {op: reduce, shapes: [1], extra: 1}\n", r"unknown key 'extra' in a benchmark"),
-        ("op: reduce\nshapes: [1]\ndtype: float16\n", r"c.yaml:3: unknown dtype 'float16'"),
+        ("op: reduce\nshapes: [1]\ndtype: float61\n", r"c.yaml:3: unknown dtype 'float61' \(did you mean float16"),
+        ("op: reduce\nshapes: [1]\ndtypes: [float32, bf16]\n", r"c.yaml:3: unknown dtype 'bf16'"),
     ],
 )
 def test_config_errors_name_file_and_line(tmp_path, text, message):

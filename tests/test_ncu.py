@@ -7,6 +7,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from cudabench.spec import RowKey
+
 from cudabench.ncu import (
     DURATION, NcuError, KernelRecord, bound_hint, import_command, metrics_by_case,
     ncu_messages, nvtx_ranges, parse_raw_csv, profile_command, summarize,
@@ -23,9 +25,9 @@ def test_real_page_groups_kernels_by_nvtx_range():
     kernels = parse_raw_csv(read("reduce_runs.csv"))
     assert len(kernels) == 20
     cases = metrics_by_case(kernels)
-    assert set(cases) == {("reduce", "float4", "16777216"), ("reduce", "cupy", "16777216"),
-                          ("reduce", "atomic", "3x5")}
-    float4 = cases[("reduce", "float4", "16777216")]
+    assert set(cases) == {RowKey("reduce", "float4", "16777216", "float32"), RowKey("reduce", "cupy", "16777216", "float32"),
+                          RowKey("reduce", "atomic", "3x5", "float32")}
+    float4 = cases[RowKey("reduce", "float4", "16777216", "float32")]
     assert float4.kernels == 5
     # the five durations in the file: 21,408 + 20,512 + 20,544 + 20,416 + 20,416 ns
     assert float4.duration_us == pytest.approx(103.296)
@@ -43,13 +45,13 @@ def test_multi_kernel_library_call_keeps_its_inner_range():
     assert len(cub) == 10  # two CUB kernels a call, 5 calls
     assert {k.name.split("<")[0] for k in cub} == {"void cub::DeviceReduceKernel",
                                                     "void cub::DeviceReduceSingleTileKernel"}
-    summary = metrics_by_case(kernels)[("reduce", "cupy", "16777216")]
+    summary = metrics_by_case(kernels)[RowKey("reduce", "cupy", "16777216", "float32")]
     assert summary.kernels == 10
     assert summary.duration_us == pytest.approx(sum(k.metrics[DURATION] for k in cub) / 1e3)
 
 
 def test_tiny_case_is_latency_bound():
-    summary = metrics_by_case(parse_raw_csv(read("reduce_runs.csv")))[("reduce", "atomic", "3x5")]
+    summary = metrics_by_case(parse_raw_csv(read("reduce_runs.csv")))[RowKey("reduce", "atomic", "3x5", "float32")]
     assert summary.bound == "latency" and summary.dram_write_bytes == 0.0
 
 
@@ -62,7 +64,7 @@ def test_set_full_page_with_thousands_of_columns():
 def test_a_missing_metric_stays_none_and_the_rest_is_read():
     table = pd.read_csv(io.StringIO(read("reduce_runs.csv")), dtype=str, keep_default_na=False)
     text = table.drop(columns=["dram__bytes_read.sum"]).to_csv(index=False)
-    summary = metrics_by_case(parse_raw_csv(text))[("reduce", "float4", "16777216")]
+    summary = metrics_by_case(parse_raw_csv(text))[RowKey("reduce", "float4", "16777216", "float32")]
     assert summary.dram_read_bytes is None
     assert summary.duration_us == pytest.approx(103.296) and summary.registers == 40
 
@@ -71,7 +73,7 @@ def test_extra_metrics_are_summed_or_weighted():
     kernels = parse_raw_csv(read("reduce_runs.csv"), extra=["dram__bytes_read.sum",
                                                             "launch__grid_size"])
     summary = metrics_by_case(kernels, ["dram__bytes_read.sum", "launch__grid_size"])
-    float4 = summary[("reduce", "float4", "16777216")]
+    float4 = summary[RowKey("reduce", "float4", "16777216", "float32")]
     assert float4.extra["dram__bytes_read.sum"] == float4.dram_read_bytes
     assert float4.extra["launch__grid_size"] == pytest.approx(792)
 
@@ -95,7 +97,7 @@ def test_nvtx_cell():
 def test_kernels_outside_cudabench_ranges_are_ignored():
     outside = KernelRecord("k", ("reduce",), {DURATION: 1000.0})
     inside = KernelRecord("k", ("reduce", "v", "8"), {DURATION: 1000.0})
-    assert set(metrics_by_case([outside, inside])) == {("reduce", "v", "8")}
+    assert set(metrics_by_case([outside, inside])) == {RowKey("reduce", "v", "8", "float32")}
 
 
 def test_summary_weights_percentages_by_duration():
@@ -119,13 +121,13 @@ def test_bound_hint(memory, sm, hint):
 
 def test_profile_command_line():
     child = ["python", "-m", "cudabench", "run", "reduce", "--profile-mode"]
-    cmd = profile_command("ncu", [("reduce", "float4", "442368x128"), ("reduce", "cupy", "442368x128")],
+    cmd = profile_command("ncu", [("reduce", "float4", "442368x128", "float32"), ("reduce", "cupy", "442368x128", "float32")],
                           Path("r.ncu-rep"), child, cold=True, section_set="full",
                           sections=["MemoryWorkloadAnalysis"], metrics=["l1tex__t_bytes.sum"])
     text = " ".join(cmd)
     assert cmd[:2] == ["ncu", "--nvtx"] and cmd[-len(child):] == child
     assert text.count("--nvtx-include") == 2
-    assert "--nvtx-include cudabench@reduce/float4/442368x128/" in text
+    assert "--nvtx-include cudabench@reduce/float4/442368x128/float32/" in text
     assert "--clock-control none --cache-control all" in text
     assert "--set full" in text and "--section MemoryWorkloadAnalysis" in text
     metrics = cmd[cmd.index("--metrics") + 1].split(",")
@@ -148,8 +150,8 @@ def test_ncu_messages_prefers_errors():
 def test_profile_page_has_one_kernel_per_case():
     cases = metrics_by_case(parse_raw_csv(read("profile_reduce.csv")))
     variants = {"atomic", "float4", "naive", "shared", "shuffle", "cupy"}
-    assert set(cases) == {("reduce", v, "442368x128") for v in variants}
+    assert set(cases) == {RowKey("reduce", v, "442368x128", "float32") for v in variants}
     assert all(m.kernels == 1 for m in cases.values())
-    float4 = cases[("reduce", "float4", "442368x128")]
+    float4 = cases[RowKey("reduce", "float4", "442368x128", "float32")]
     assert abs(float4.dram_read_bytes / (442368 * 128 * 4) - 1) < 0.01  # the input, once
-    assert float4.bound == "memory" and cases[("reduce", "naive", "442368x128")].bound == "latency"
+    assert float4.bound == "memory" and cases[RowKey("reduce", "naive", "442368x128", "float32")].bound == "latency"

@@ -8,7 +8,7 @@ import pytest
 from cudabench.backends.fake import FAKE_DEVICE
 from cudabench.report import failure_summary, fastest_per_shape, report_markdown, results_table
 from cudabench.results import ResultsError, read_results, result_stem, rows_frame, write_results
-from cudabench.spec import ResultRow, RunMeta, Status, TimingOptions
+from cudabench.spec import ResultRow, RowKey, RunMeta, Status, TimingOptions
 from rich.console import Console
 
 META = RunMeta(device=FAKE_DEVICE, timing_mode="hot", command="cudabench run reduce",
@@ -57,7 +57,8 @@ def test_frame_has_no_raw_samples():
 
 
 def test_table_marks_fastest_correct_variant_per_shape():
-    assert fastest_per_shape(ROWS) == {("reduce", "3x5", "fast"), ("reduce", "7", "slow")}
+    assert fastest_per_shape(ROWS) == {RowKey("reduce", "fast", "3x5", "float32"),
+                                       RowKey("reduce", "slow", "7", "float32")}
     console = Console(width=200, record=True)
     console.print(results_table(ROWS, META, "reduce"))
     text = console.export_text()
@@ -192,3 +193,13 @@ def test_csv_keeps_integers_and_splits_clock_pairs(tmp_path):
     assert first["registers"] == "32" and first["sm_mhz_before"] == "1980"
     assert first["sm_mhz_after"] == "1965" and "sm_mhz" not in header
     assert re.search(r"\|\s+32\s+\|", report_markdown(rows, META, "reduce"))
+
+
+def test_each_dtype_has_its_own_star_and_label():
+    half = [dataclasses.replace(r, dtype="bfloat16", time_us=(r.time_us or 0) / 2 or None) for r in ROWS[:4]]
+    rows = [*ROWS[:4], *half]
+    assert {k.dtype for k in fastest_per_shape(rows)} == {"float32", "bfloat16"}
+    console = Console(width=200, record=True)
+    console.print(results_table(rows, META, "reduce"))
+    text = console.export_text()
+    assert "3x5 float32" in text and "3x5 bfloat16" in text and text.count("★ fast") == 2

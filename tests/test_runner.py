@@ -159,7 +159,7 @@ def test_nvtx_ranges_hold_the_variants_launches_and_nothing_else(monkeypatch):
     monkeypatch.setattr(runner_module, "nvtx_range", fake_range)
     monkeypatch.setattr(runner_module, "check_output", check)
     Runner(Recording()).run_job(job((8, 129), variant("float4", "reduce_sum_float4")))
-    assert seen["launch"] == {("reduce", "float4", "8x129")}
+    assert seen["launch"] == {("reduce", "float4", "8x129", "float32")}
     assert seen["check"] == {("reduce",)}
 
 
@@ -188,8 +188,8 @@ def test_profile_mode_puts_exactly_one_call_in_each_range(monkeypatch):
         Case("reduce", (8, 129)), (variant("float4", "reduce_sum_float4"),), (), timing))
     (row,) = rows
     assert row.status is Status.OK and row.method == "ncu" and row.time_us is None
-    inside = [p for p in launches if len(p) == 3]
-    assert inside == [("reduce", "float4", "8x129")]  # one call in its range
+    inside = [p for p in launches if len(p) == 4]
+    assert inside == [("reduce", "float4", "8x129", "float32")]  # one call in its range
     assert len(launches) == 1 + 3 + 1  # validation and warm-up outside it
 
 

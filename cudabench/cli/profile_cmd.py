@@ -32,7 +32,7 @@ from cudabench.ncu import (
 )  # fmt: skip
 from cudabench.report import profile_table
 from cudabench.results import ResultsError, now_utc, read_results, write_results
-from cudabench.spec import ProfileMetrics, ResultRow, Status
+from cudabench.spec import ProfileMetrics, ResultRow, RowKey, Status
 
 NO_KERNELS = "No kernels were profiled"
 
@@ -47,14 +47,16 @@ def _child_command(ctx: typer.Context, work: Plan, rows_path: Path, device: int,
         command += ["--variant", name]
     for folder in ctx.params.get("kernels") or []:
         command += ["--kernels", str(folder)]
+    for name in dict.fromkeys(job.case.dtype for job in work.jobs):
+        command += ["--dtype", name]
     return command + ["--cold" if ctx.params.get("cold", True) else "--hot", "--devices",
                       str(device), "--warmup", str(warmup), "--profile-mode",
                       "--output", str(rows_path)]  # fmt: skip
 
 
-def _cases(work: Plan) -> list[tuple[str, str, str]]:
+def _cases(work: Plan) -> list[tuple[str, str, str, str]]:
     return [
-        (job.case.op, name, job.case.shape_text)
+        (job.case.op, name, job.case.shape_text, job.case.dtype)
         for job in work.jobs for name in [*(v.name for v in job.variants), *job.baselines]
     ]  # fmt: skip
 
@@ -93,13 +95,13 @@ def _read_report(ncu: str, report: Path, extra: list[str]) -> dict[tuple[str, st
         raise typer.Exit(1) from None
 
 
-def _join(rows: list[ResultRow], metrics: dict[tuple[str, str, str], ProfileMetrics],
+def _join(rows: list[ResultRow], metrics: dict[RowKey, ProfileMetrics],
           launches: dict[str, int]) -> list[ResultRow]:  # fmt: skip
     """Each row with its range's metrics; a note where ncu saw no kernel, or an unexpected
     number of them (a variant's header says how many launches a call makes)."""
     joined = []
     for row in rows:
-        found = metrics.get((row.op, row.variant, row.shape))
+        found = metrics.get(row.key)
         note = ""
         if found is None and row.status is Status.OK:
             note = "ncu profiled no kernel in this row's range"
@@ -120,6 +122,8 @@ def profile_command_cli(
     variant: Annotated[Optional[list[str]], typer.Option(
         "--variant", "-v", help="Only these variants (repeatable); baselines always run.")] = None,
     kernels: Annotated[Optional[list[Path]], typer.Option(help=KERNELS_OPTION_HELP)] = None,
+    dtype: Annotated[Optional[list[str]], typer.Option(
+        "--dtype", "-d", help="Element type(s), as for run (default float32).")] = None,
     section_set: Annotated[Optional[str], typer.Option(
         "--set", help="ncu section set to collect as well (e.g. full, detailed); the report "
         "keeps it for `ncu-ui`.")] = None,
@@ -160,7 +164,7 @@ def profile_command_cli(
     failed or a row failed, 2 bad usage.
     """
     extra = [m.strip() for m in (metrics or "").split(",") if m.strip()]
-    work = plan(target, shape, variant, kernels, cold=cold)
+    work = plan(target, shape, variant, kernels, dtype, cold=cold)
     for problem in work.problems:
         err.print(f"[red]error:[/] {problem}", soft_wrap=True)
     started = now_utc()

@@ -31,6 +31,10 @@ def run_command(
     variant: Annotated[Optional[list[str]], typer.Option(
         "--variant", "-v", help="Only these variants (repeatable); baselines always run.")] = None,
     kernels: Annotated[Optional[list[Path]], typer.Option(help=KERNELS_OPTION_HELP)] = None,
+    dtype: Annotated[Optional[list[str]], typer.Option(
+        "--dtype", "-d", help="Element type: float32, float16, bfloat16, or all (every dtype "
+        "each variant declares); repeatable. Default: the config's (float32). Kernels load "
+        "and store the type and accumulate in float32, as CUB and torch do.")] = None,
     cold: Annotated[Optional[bool], typer.Option(
         "--cold/--hot", help="Cold: flush L2 (a kernel reads 2x its size) before every sample. "
         "Default hot: launches under 50 us timed back to back in CUDA-graph batches, longer "
@@ -68,11 +72,13 @@ def run_command(
     1 some row failed (FAIL, COMPILE_ERROR, CRASH, ERROR), 2 bad usage, 130 interrupted
     (the results file keeps the finished rows).
     """
-    work = plan(target, shape, variant, kernels, cold=cold, interleave=interleave,
+    work = plan(target, shape, variant, kernels, dtype, cold=cold, interleave=interleave,
                 min_samples=min_samples, min_time_s=min_time, max_time_s=max_time,
                 warmup=warmup)  # fmt: skip
     for problem in work.problems:
         err.print(f"[red]error:[/] {problem}", soft_wrap=True)
+    for note in work.notes:
+        err.print(f"note: {note}", soft_wrap=True, markup=False)
     chosen = parse_devices(devices)
     started = now_utc()
     if profile_mode:  # under ncu: in this process, on one GPU
@@ -107,10 +113,11 @@ def run_command(
 def profile_hint(target: str, rows: list[ResultRow], command: str) -> str:
     """How to profile the run's first shape's fastest variant (the starred row)."""
     best = fastest_per_shape(rows)
-    star = next((r for r in rows if (r.op, r.shape, r.variant) in best), None)
+    star = next((r for r in rows if r.key in best), None)
     if star is None:
         return ""
-    return (f"profile it: cudabench profile {target} --shape {star.shape} --variant {star.variant}"
+    dtype = f" --dtype {star.dtype}" if star.dtype != "float32" else ""
+    return (f"profile it: cudabench profile {target} --shape {star.shape} --variant {star.variant}{dtype}"
             f"   (or by hand: ncu --nvtx --nvtx-include "
-            f"\"{ncu_filter(star.op, star.variant, star.shape)}\" -c 1 --clock-control none "
+            f"\"{ncu_filter(star.op, star.variant, star.shape, star.dtype)}\" -c 1 --clock-control none "
             f"{command})")

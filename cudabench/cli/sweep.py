@@ -26,7 +26,8 @@ from cudabench.pool import PoolError, PoolEvents, WorkerPool
 from cudabench.results import ResultsError, check_writable, git_sha, result_stem, write_results
 from cudabench.runner import CaseJob, Runner
 from cudabench.shapes import ShapeError, parse_shape
-from cudabench.spec import Case, DeviceInfo, ResultRow, RunMeta, TimingOptions
+from cudabench.dtypes import ALL, DTYPES, UnknownDType, get_dtype
+from cudabench.spec import Case, DeviceInfo, KernelVariant, ResultRow, RunMeta, TimingOptions
 
 SUMMARY_LINES = 20
 
@@ -38,6 +39,7 @@ class Plan:
     jobs: list[CaseJob]
     problems: list[str]
     timing: TimingOptions
+    notes: tuple[str, ...] = ()  # what the plan left out and why (no variant in a dtype)
 
     @property
     def op_label(self) -> str:
@@ -92,10 +94,28 @@ def command_line(ctx: typer.Context) -> str:
     return shlex.join(words)
 
 
+def _dtype_names(asked: list[str], chosen: list[KernelVariant]) -> list[str]:
+    """The dtypes to run: the asked ones, `all` standing for every dtype the chosen variants
+    declare (float32 first); an unknown name exits 2 with a did-you-mean."""
+    names: list[str] = []
+    for name in asked:
+        if name == ALL:
+            names += [d for d in DTYPES if any(d in v.dtypes for v in chosen)]
+            continue
+        try:
+            names.append(get_dtype(name).name)
+        except UnknownDType as exc:
+            fail_usage(f"--dtype: {exc}")
+    return list(dict.fromkeys(names))
+
+
 def plan(target: str, shapes: list[str] | None, variants: list[str] | None,
-         kernels: list[Path] | None, **timing: object) -> Plan:  # fmt: skip
-    """Jobs for a target (op name or config file); `timing` overrides the config's options
-    (None keeps them). Bad usage exits 2 with one line."""
+         kernels: list[Path] | None, dtypes: list[str] | None = None,
+         **timing: object) -> Plan:  # fmt: skip
+    """Jobs for a target (op name or config file), one per (benchmark, dtype, shape), each
+    with the chosen variants that declare the dtype; `dtypes` (None: the config's) and
+    `timing` override the config (None keeps it). Bad usage exits 2 with one line, as does a
+    dtype that no chosen variant of any benchmark supports."""
     try:
         config = _config_for(target, shapes)
         parsed = tuple(parse_shape(s) for s in shapes) if shapes else None
@@ -106,6 +126,7 @@ def plan(target: str, shapes: list[str] | None, variants: list[str] | None,
     )  # type: ignore[arg-type]
     jobs: list[CaseJob] = []
     problems: list[str] = []
+    unsupported: list[str] = []
     for bench in config.benchmarks:
         try:
             op = get_op(bench.op)
@@ -114,19 +135,27 @@ def plan(target: str, shapes: list[str] | None, variants: list[str] | None,
         found, bad = variants_for(op.name, kernels)
         problems += bad
         chosen, baselines = select(found, list(variants or bench.variants), list(op.baselines()))
-        for shape in parsed or bench.shapes:
-            try:
-                op.check_shape(shape)
-            except ValueError as exc:
-                fail_usage(f"shape {'x'.join(map(str, shape))}: {exc}")
-            case = Case(op=op.name, shape=shape, dtype=bench.dtype)
-            jobs.append(CaseJob(case, tuple(chosen), tuple(baselines), options))
+        for dtype in _dtype_names(list(dtypes or bench.dtypes), chosen):
+            in_dtype = [v for v in chosen if dtype in v.dtypes]
+            if chosen and not in_dtype:  # a variant that lacks the dtype is not in its rows
+                have = "; ".join(f"{v.name}: {', '.join(v.dtypes)}" for v in chosen)
+                unsupported.append(f"no chosen variant of {op.name} runs in {dtype} ({have})")
+                continue
+            for shape in parsed or bench.shapes:
+                try:
+                    op.check_shape(shape)
+                except ValueError as exc:
+                    fail_usage(f"shape {'x'.join(map(str, shape))}: {exc}")
+                case = Case(op=op.name, shape=shape, dtype=dtype)
+                jobs.append(CaseJob(case, tuple(in_dtype), tuple(baselines), options))
+    if unsupported and not jobs:
+        fail_usage(unsupported[0] + (f" (and {len(unsupported) - 1} more)" if len(unsupported) > 1 else ""))
     if any(job.variants for job in jobs) and backend_name() == "cupy":
         try:
             nvcc_path()  # every variant needs it: say so once, not in a row per variant
         except ToolchainError as exc:
             fail_usage(str(exc))
-    return Plan(jobs, problems, options)
+    return Plan(jobs, problems, options, tuple(unsupported))
 
 
 def parse_devices(text: str) -> list[int] | None:

@@ -67,7 +67,7 @@ class Op(Protocol):
     def unmet(self, variant: KernelVariant, shape: Shape) -> str | None:
         """Why the variant's `requires:` rules out this shape, or None."""
 
-    def bytes_moved(self, shape: Shape) -> int:
+    def bytes_moved(self, shape: Shape, itemsize: int = 4) -> int:
         """Bytes that must move: each input read once, each output written once."""
 
     def device_bytes(self, shape: Shape) -> int:
@@ -82,7 +82,7 @@ class Op(Protocol):
 
     def geometry(
         self, launch: Launch, variant: KernelVariant, shape: Shape, device: DeviceInfo,
-        blocks_per_sm: int,
+        blocks_per_sm: int, itemsize: int = 4,
     ) -> Geometry:
         """Grid, block and scalar arguments by the launch's named grid rule; blocks_per_sm is
         the launch's occupancy (resident blocks per SM at its block size)."""

@@ -1,10 +1,11 @@
 """Elementwise ops from seed 002: `add` (out = a + b), `sigmoid`, `relu`; float32, any shape
-(treated as a flat array of n elements).
+(treated as a flat array of n elements), in float32, float16 or bfloat16.
 
 Kernel arguments: `add(const float* a, const float* b, float* out, long long n)`, the unary
 ones `(const float* x, float* out, long long n)`. Grid rules: `elements` (a thread per
-element) and `vec4` (a thread per 4 elements: the float4 variant divides the *grid* by 4, as
-seed 002 says, and handles the last n % 4 elements, which the seed reads past the end).
+element) and `vec4` (a thread per 16 bytes, 4 floats or 8 halves: the float4 variant divides
+the *grid* by 4 in float32, as seed 002 says, and handles the last elements, which the seed
+reads past the end).
 """
 
 from __future__ import annotations
@@ -46,8 +47,8 @@ class Elementwise:
     def output_shape(self, shape: Shape) -> Shape:
         return shape
 
-    def bytes_moved(self, shape: Shape) -> int:
-        return 4 * math.prod(shape) * (self.arity + 1)
+    def bytes_moved(self, shape: Shape, itemsize: int = 4) -> int:
+        return itemsize * math.prod(shape) * (self.arity + 1)
 
     def device_bytes(self, shape: Shape) -> int:
         n = math.prod(shape)
@@ -68,9 +69,10 @@ class Elementwise:
         return ref, xp.maximum(self.ulps * UNIT_ROUNDOFF * xp.abs(ref), 1e-30)
 
     def geometry(self, launch: Launch, variant: KernelVariant, shape: Shape,
-                 device: DeviceInfo, blocks_per_sm: int) -> Geometry:  # fmt: skip
+                 device: DeviceInfo, blocks_per_sm: int, itemsize: int = 4) -> Geometry:  # fmt: skip
         n = math.prod(shape)
-        per_thread = {"elements": 1, "vec4": 4}.get(launch.grid)
+        # vec4: a thread per 16 bytes, 4 floats or 8 halves (kPack in common/dtype.cuh)
+        per_thread = {"elements": 1, "vec4": 16 // itemsize}.get(launch.grid)
         if per_thread is None:
             raise ValueError(
                 f"{variant.path}:{variant.header_line}: unknown grid rule {launch.grid!r} "

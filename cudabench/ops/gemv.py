@@ -34,9 +34,9 @@ class Gemv:
     def output_shape(self, shape: Shape) -> Shape:
         return (shape[0],)
 
-    def bytes_moved(self, shape: Shape) -> int:
+    def bytes_moved(self, shape: Shape, itemsize: int = 4) -> int:
         m, k = shape
-        return 4 * (m * k + k + m)
+        return itemsize * (m * k + k + m)
 
     def device_bytes(self, shape: Shape) -> int:
         m, k = shape
@@ -55,7 +55,7 @@ class Gemv:
         return ref, xp.maximum(tol, 1e-30)
 
     def geometry(self, launch: Launch, variant: KernelVariant, shape: Shape,
-                 device: DeviceInfo, blocks_per_sm: int) -> Geometry:  # fmt: skip
+                 device: DeviceInfo, blocks_per_sm: int, itemsize: int = 4) -> Geometry:  # fmt: skip
         if launch.grid != "warp_rows":
             raise unknown_rule(self, variant, launch.grid)
         grid = math.ceil(shape[0] / (launch.block // 32))

@@ -67,10 +67,10 @@ def requirement(variant: KernelVariant, rows: int, cols: int) -> str | None:
 
 
 class ReadWriteOnce:
-    """An op with one float32 input read once and an output of the same size written once."""
+    """An op with one input read once and an output of the same size written once."""
 
-    def bytes_moved(self, shape: Shape) -> int:
-        return 8 * math.prod(shape)
+    def bytes_moved(self, shape: Shape, itemsize: int = 4) -> int:
+        return 2 * itemsize * math.prod(shape)
 
     def device_bytes(self, shape: Shape) -> int:
         # input and output, float64 reference and tolerance, the check's temporaries

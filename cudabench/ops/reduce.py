@@ -71,9 +71,9 @@ class Reduce:
     def output_shape(self, shape: Shape) -> Shape:
         return (_rows_cols(shape)[0],)
 
-    def bytes_moved(self, shape: Shape) -> int:
+    def bytes_moved(self, shape: Shape, itemsize: int = 4) -> int:
         rows, cols = _rows_cols(shape)
-        return 4 * rows * cols + 4 * rows
+        return itemsize * (rows * cols + rows)
 
     def device_bytes(self, shape: Shape) -> int:
         rows, cols = _rows_cols(shape)
@@ -97,7 +97,7 @@ class Reduce:
 
     def geometry(
         self, launch: Launch, variant: KernelVariant, shape: Shape, device: DeviceInfo,
-        blocks_per_sm: int,
+        blocks_per_sm: int, itemsize: int = 4,
     ) -> Geometry:
         rows, cols = _rows_cols(shape)
         block = launch.block

@@ -39,7 +39,7 @@ class ReduceScale(RowOp):
         return ref, xp.maximum(4 * UNIT_ROUNDOFF * xp.abs(ref), 1e-30)
 
     def geometry(self, launch: Launch, variant: KernelVariant, shape: Shape,
-                 device: DeviceInfo, blocks_per_sm: int) -> Geometry:  # fmt: skip
+                 device: DeviceInfo, blocks_per_sm: int, itemsize: int = 4) -> Geometry:  # fmt: skip
         rows, _ = rows_cols(shape)
         if launch.grid == "row_block":
             grid = rows

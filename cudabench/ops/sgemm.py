@@ -46,9 +46,9 @@ class Sgemm:
         m, n, k = shape
         return 2 * m * n * k
 
-    def bytes_moved(self, shape: Shape) -> int:
+    def bytes_moved(self, shape: Shape, itemsize: int = 4) -> int:
         m, n, k = shape
-        return 4 * (m * k + k * n + m * n)
+        return itemsize * (m * k + k * n + m * n)
 
     def device_bytes(self, shape: Shape) -> int:
         m, n, k = shape
@@ -68,7 +68,7 @@ class Sgemm:
         return ref, xp.maximum(tol, 1e-30)
 
     def geometry(self, launch: Launch, variant: KernelVariant, shape: Shape,
-                 device: DeviceInfo, blocks_per_sm: int) -> Geometry:  # fmt: skip
+                 device: DeviceInfo, blocks_per_sm: int, itemsize: int = 4) -> Geometry:  # fmt: skip
         if launch.grid not in RULES:
             raise unknown_rule(self, variant, launch.grid)
         tile, bx, by = RULES[launch.grid]

@@ -67,7 +67,7 @@ class Softmax(RowOp):
         return ref, xp.maximum(ulps * UNIT_ROUNDOFF * ref, 1e-30)
 
     def geometry(self, launch: Launch, variant: KernelVariant, shape: Shape,
-                 device: DeviceInfo, blocks_per_sm: int) -> Geometry:  # fmt: skip
+                 device: DeviceInfo, blocks_per_sm: int, itemsize: int = 4) -> Geometry:  # fmt: skip
         rows, cols = rows_cols(shape)
         shared = 0
         chunks = 1

@@ -43,7 +43,7 @@ class Transpose(ReadWriteOnce):
         return ref, xp.full(ref.shape, 1e-30)  # a copy: exact
 
     def geometry(self, launch: Launch, variant: KernelVariant, shape: Shape,
-                 device: DeviceInfo, blocks_per_sm: int) -> Geometry:  # fmt: skip
+                 device: DeviceInfo, blocks_per_sm: int, itemsize: int = 4) -> Geometry:  # fmt: skip
         tiles = {"tile32": 32, "tile64": 64}
         if launch.grid not in tiles:
             raise unknown_rule(self, variant, launch.grid)
