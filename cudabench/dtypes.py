@@ -4,8 +4,8 @@
 Every kernel accumulates in float32, as CUB and torch do for half and bfloat16; only loads
 and stores are in the element type. So a 16-bit result differs from the float64 reference
 by the float32 arithmetic an op already allows for, plus the rounding of each output to the
-element type, at most `unit_roundoff * |reference|` (round to nearest). `output_tolerance`
-adds that term; the inputs themselves are exact: the reference is computed from them as
+element type, at most `unit_roundoff * |reference|` (round to nearest; half the subnormal
+step for the tiniest outputs). `output_tolerance` adds that term; the inputs themselves are exact: the reference is computed from them as
 stored.
 """
 
@@ -22,6 +22,7 @@ class DType:
     itemsize: int  # bytes per element
     unit_roundoff: float  # half an ulp, relative: 2^-24, 2^-11, 2^-8
     short: str  # the define suffix: CB_DTYPE_F32, CB_DTYPE_F16, CB_DTYPE_BF16
+    subnormal: float  # the smallest step: below the normal range rounding is absolute
 
     def array_type(self) -> Any:
         """The NumPy dtype CuPy and NumPy arrays of this type use (ml_dtypes for bfloat16)."""
@@ -39,9 +40,9 @@ class DType:
         return (f"-DCB_T={self.ctype}", f"-DCB_DTYPE_{self.short}")
 
 
-FLOAT32 = DType("float32", "float", 4, 2.0**-24, "F32")
-FLOAT16 = DType("float16", "__half", 2, 2.0**-11, "F16")
-BFLOAT16 = DType("bfloat16", "__nv_bfloat16", 2, 2.0**-8, "BF16")
+FLOAT32 = DType("float32", "float", 4, 2.0**-24, "F32", 2.0**-149)
+FLOAT16 = DType("float16", "__half", 2, 2.0**-11, "F16", 2.0**-24)
+BFLOAT16 = DType("bfloat16", "__nv_bfloat16", 2, 2.0**-8, "BF16", 2.0**-133)
 DTYPES: dict[str, DType] = {d.name: d for d in (FLOAT32, FLOAT16, BFLOAT16)}
 ALL = "all"  # --dtype all: every dtype each variant supports
 
@@ -60,7 +61,9 @@ def get_dtype(name: str) -> DType:
 
 
 def output_tolerance(xp: Any, dtype: DType, ref: Any, tol: Any) -> Any:
-    """An op's float32 tolerance plus the rounding of each output to `dtype`."""
+    """An op's float32 tolerance plus the rounding of each output to `dtype`: half an ulp,
+    `unit_roundoff * |ref|` in the normal range and half the subnormal step below it (a
+    float16 softmax output of 1e-8 is a subnormal, rounded to a multiple of 2^-24)."""
     if dtype.name == "float32":
         return tol
-    return tol + dtype.unit_roundoff * xp.abs(ref)
+    return tol + dtype.unit_roundoff * xp.abs(ref) + 0.5 * dtype.subnormal

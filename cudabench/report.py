@@ -137,12 +137,13 @@ def _short(error: str, limit: int = 70) -> str:
     return first if len(first) <= limit else first[: limit - 1] + "…"
 
 
-def failure_summary(rows: list[ResultRow]) -> list[str]:
-    """One line per failed row: `reduce 1000003 mykernel: FAIL (...)`."""
+def failure_summary(rows: list[ResultRow], baselines: bool = False) -> list[str]:
+    """One line per failed kernel row (`reduce 1000003 float32 mykernel: FAIL (...)`), or
+    with `baselines` per failed library row."""
     return [
-        f"{r.op} {r.shape} {r.variant}: {r.status.value} ({_short(r.error, 120)})"
+        f"{r.op} {r.shape} {r.dtype} {r.variant}: {r.status.value} ({_short(r.error, 120)})"
         for r in rows
-        if r.status.is_failure
+        if r.status.is_failure and r.is_baseline == baselines
     ]
 
 

@@ -68,7 +68,10 @@ def test_table_marks_fastest_correct_variant_per_shape():
 
 
 def test_failure_summary_names_failed_rows_only():
-    assert failure_summary(ROWS) == ["reduce 3x5 bad: FAIL (1 of 3 outputs wrong)"]
+    assert failure_summary(ROWS) == ["reduce 3x5 float32 bad: FAIL (1 of 3 outputs wrong)"]
+    failed_library = dataclasses.replace(ROWS[3], status=Status.FAIL, error="2 of 3 outputs wrong")
+    assert failure_summary([*ROWS, failed_library], baselines=True) == [
+        "reduce 3x5 float32 cupy: FAIL (2 of 3 outputs wrong)"]
 
 
 # --- the validating reader: any malformed file is one ResultsError naming file and field ---

@@ -37,11 +37,16 @@ def _row_max(grid: Any, block: Any, x: Any, out: Any, *rest: Any) -> None:
 
 
 def _add(grid: Any, block: Any, a: Any, b: Any, out: Any, n: Any) -> None:
-    out[...] = a + b
+    out[...] = _f(a) + _f(b)
+
+
+# Like the real kernels, the stand-ins compute in float32 (`_f`) and round once on the store.
+def _f(x: Any) -> Any:
+    return x.astype(np.float32)
 
 
 def _sigmoid(grid: Any, block: Any, x: Any, out: Any, n: Any) -> None:
-    out[...] = 1 / (1 + np.exp(-x))
+    out[...] = 1 / (1 + np.exp(-_f(x)))
 
 
 def _relu(grid: Any, block: Any, x: Any, out: Any, n: Any) -> None:
@@ -50,12 +55,12 @@ def _relu(grid: Any, block: Any, x: Any, out: Any, n: Any) -> None:
 
 def _scale(grid: Any, block: Any, x: Any, rows: Any, cols: Any) -> None:
     view = x.reshape(int(rows), int(cols))
-    view /= np.abs(view).max(axis=1, keepdims=True)
+    view[...] = _f(view) / np.abs(_f(view)).max(axis=1, keepdims=True)
 
 
 def _softmax(grid: Any, block: Any, x: Any, out: Any, partials: Any, rows: Any, cols: Any,
              chunks: Any) -> None:  # fmt: skip
-    view = x.reshape(int(rows), int(cols))
+    view = _f(x).reshape(int(rows), int(cols))
     e = np.exp(view - view.max(axis=1, keepdims=True))
     out[...] = (e / e.sum(axis=1, keepdims=True)).reshape(out.shape)
 
@@ -69,7 +74,7 @@ def _transpose(grid: Any, block: Any, x: Any, out: Any, m: Any, n: Any) -> None:
 
 
 def _gemv(grid: Any, block: Any, a: Any, x: Any, y: Any, m: Any, k: Any) -> None:
-    y[...] = a @ x
+    y[...] = _f(a) @ _f(x)
 
 
 def _sgemm(grid: Any, block: Any, a: Any, b: Any, c: Any, m: Any, n: Any, k: Any) -> None:

@@ -304,7 +304,12 @@ def in_process(plan_: Plan, backend: Backend, device: int,
 
 
 def exit_with_summary(rows: list[ResultRow], problems: list[str]) -> None:
-    """Name the failed rows and kernel files and exit 1, if there are any."""
+    """Name the failed rows and kernel files and exit 1, if there are any. A library
+    baseline that fails validation (a 16-bit expression that rounds after every step, say) is
+    named too, but it is the library's result, not the user's kernel: it does not fail the
+    run."""
+    for line in failure_summary(rows, baselines=True):
+        err.print(f"note: library baseline {line}", soft_wrap=True, markup=False)
     failed = failure_summary(rows)
     if failed or problems:
         err.print(f"[bold red]{len(failed) + len(problems)} failed:[/]")

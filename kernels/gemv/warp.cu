@@ -3,18 +3,20 @@
 //   entry: gemv_warp
 //   block: 256
 //   grid: warp_rows
+//   dtypes: [float32, float16, bfloat16]
 //   about: a warp per row, lane l reads columns l, l+32, ..., warp sum by xor shuffles (seed 002 sgemv)
 #include "common/reduce.cuh"
 #include "common/warp.cuh"
 
 extern "C" __global__ void __launch_bounds__(256)
-gemv_warp(const float* __restrict__ A, const float* __restrict__ x, float* __restrict__ y,
+gemv_warp(const elem_t* __restrict__ A, const elem_t* __restrict__ x, elem_t* __restrict__ y,
           long long M, long long K) {
   const long long row = cb::warp_row();
   if (row >= M) return;
-  const float* a = A + row * K;
+  const elem_t* a = A + row * K;
   float acc = 0.0f;
-  for (long long c = cb::lane_id(); c < K; c += 32) acc += a[c] * __ldg(&x[c]);
+  for (long long c = cb::lane_id(); c < K; c += 32)
+    acc += cb::to_float(a[c]) * cb::to_float(__ldg(&x[c]));
   acc = cb::warp_reduce<cb::Sum>(acc);
-  if (cb::lane_id() == 0) y[row] = acc;
+  if (cb::lane_id() == 0) y[row] = cb::from_float<elem_t>(acc);
 }

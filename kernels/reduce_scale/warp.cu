@@ -4,84 +4,99 @@
 //   block: 128
 //   grid: warp_rows4
 //   requires: {max_cols: 512}
+//   dtypes: [float32, float16, bfloat16]
 //   about: a warp per 4 rows held in registers (float4 packs when aligned; rows of up to 128 floats all loaded before any is reduced), max by xor shuffles, one read and one write (seed 000 ReduceScaleWarpKernel)
 //
-// Each lane keeps up to 4 float4 packs of its row (cols <= 512; longer rows are for
-// block_cached); the number of packs is a template argument picked per row length, so no
-// registers go to columns a row does not have. Rows whose cols % 4 != 0 (or an unaligned
-// buffer) take the float-by-float form.
+// Each lane keeps up to 4 16-byte packs of its row (4 floats or 8 halves each; cols <= 512:
+// longer rows are for block_cached); the number of packs is a template argument picked per
+// row length, so no registers go to columns a row does not have. Rows whose cols are not a
+// whole number of packs (or an unaligned buffer) take the element-by-element form.
 #include "common/reduce.cuh"
 #include "common/warp.cuh"
 
+using cb::kPack;  // elements in one 16-byte pack: 4 floats or 8 halves
+
+__device__ __forceinline__ float abs_max(const cb::Vec<elem_t>& v) {
+  float m = 0.0f;
+#pragma unroll
+  for (int e = 0; e < kPack; ++e) m = fmaxf(m, fabsf(v.get(e)));
+  return m;
+}
+
+__device__ __forceinline__ void divide(cb::Vec<elem_t>& v, float m) {
+#pragma unroll
+  for (int e = 0; e < kPack; ++e) v.set(e, v.get(e) / m);
+}
+
 template <int kPacks>
-__device__ __forceinline__ void scale_vec4(float* __restrict__ row, long long cols, int lane) {
-  float4 v[kPacks];
-  const long long n4 = cols / 4;
+__device__ __forceinline__ void scale_vec4(elem_t* __restrict__ row, long long cols, int lane) {
+  cb::Vec<elem_t> v[kPacks];
+  const long long nv = cols / kPack;
   float m = 0.0f;
 #pragma unroll
   for (int p = 0; p < kPacks; ++p) {
     const long long j = lane + 32LL * p;
-    v[p] = j < n4 ? reinterpret_cast<const float4*>(row)[j] : make_float4(0.f, 0.f, 0.f, 0.f);
-    m = fmaxf(m, fmaxf(fmaxf(fabsf(v[p].x), fabsf(v[p].y)), fmaxf(fabsf(v[p].z), fabsf(v[p].w))));
+    v[p].raw = j < nv ? cb::load16(row + j * kPack) : make_uint4(0, 0, 0, 0);
+    m = fmaxf(m, abs_max(v[p]));
   }
   m = cb::warp_reduce<cb::Max>(m);
 #pragma unroll
   for (int p = 0; p < kPacks; ++p) {
     const long long j = lane + 32LL * p;
-    if (j < n4)
-      reinterpret_cast<float4*>(row)[j] = make_float4(v[p].x / m, v[p].y / m, v[p].z / m, v[p].w / m);
+    if (j < nv) {
+      divide(v[p], m);
+      cb::store16(row + j * kPack, v[p].raw);
+    }
   }
 }
 
 template <int kPerLane>
-__device__ __forceinline__ void scale_scalar(float* __restrict__ row, long long cols, int lane) {
+__device__ __forceinline__ void scale_scalar(elem_t* __restrict__ row, long long cols, int lane) {
   float v[kPerLane];
   float m = 0.0f;
 #pragma unroll
   for (int k = 0; k < kPerLane; ++k) {
     const long long c = lane + 32LL * k;
-    v[k] = c < cols ? row[c] : 0.0f;
+    v[k] = c < cols ? cb::to_float(row[c]) : 0.0f;
     m = fmaxf(m, fabsf(v[k]));
   }
   m = cb::warp_reduce<cb::Max>(m);
 #pragma unroll
   for (int k = 0; k < kPerLane; ++k) {
     const long long c = lane + 32LL * k;
-    if (c < cols) row[c] = v[k] / m;
+    if (c < cols) row[c] = cb::from_float<elem_t>(v[k] / m);
   }
 }
 
-// Rows of up to 128 floats (one float4 a lane): the warp's 4 rows are loaded together, so
-// each lane has 4 independent 16-byte loads in flight (one row at a time left too few bytes
-// in flight: 147 us at 442368x128 on an H200).
-__device__ __forceinline__ void scale_4_short_rows(float* __restrict__ x, long long rows,
+// Rows of up to 32 packs (128 floats, 256 halves; one pack a lane): the warp's 4 rows are
+// loaded together, so each lane has 4 independent 16-byte loads in flight (one row at a time
+// left too few bytes in flight: 147 us at 442368x128 float32 on an H200).
+__device__ __forceinline__ void scale_4_short_rows(elem_t* __restrict__ x, long long rows,
                                                    long long cols, long long r0, int lane) {
-  float4 v[4];
+  cb::Vec<elem_t> v[4];
   float m[4];
-  const long long n4 = cols / 4;
+  const long long nv = cols / kPack;
 #pragma unroll
   for (int k = 0; k < 4; ++k) {
-    const bool in = r0 + k < rows && lane < n4;
-    v[k] = in ? reinterpret_cast<const float4*>(x + (r0 + k) * cols)[lane]
-              : make_float4(0.f, 0.f, 0.f, 0.f);
+    const bool in = r0 + k < rows && lane < nv;
+    v[k].raw = in ? cb::load16(x + (r0 + k) * cols + lane * kPack) : make_uint4(0, 0, 0, 0);
   }
 #pragma unroll
-  for (int k = 0; k < 4; ++k)
-    m[k] = cb::warp_reduce<cb::Max>(fmaxf(fmaxf(fabsf(v[k].x), fabsf(v[k].y)),
-                                  fmaxf(fabsf(v[k].z), fabsf(v[k].w))));
+  for (int k = 0; k < 4; ++k) m[k] = cb::warp_reduce<cb::Max>(abs_max(v[k]));
 #pragma unroll
   for (int k = 0; k < 4; ++k)
-    if (r0 + k < rows && lane < n4)
-      reinterpret_cast<float4*>(x + (r0 + k) * cols)[lane] =
-          make_float4(v[k].x / m[k], v[k].y / m[k], v[k].z / m[k], v[k].w / m[k]);
+    if (r0 + k < rows && lane < nv) {
+      divide(v[k], m[k]);
+      cb::store16(x + (r0 + k) * cols + lane * kPack, v[k].raw);
+    }
 }
 
-__device__ __forceinline__ void scale_row(float* __restrict__ x, long long cols, long long r,
+__device__ __forceinline__ void scale_row(elem_t* __restrict__ x, long long cols, long long r,
                                           int lane, bool vec4) {
-  float* row = x + r * cols;
+  elem_t* row = x + r * cols;
   if (vec4) {
-    if (cols <= 128) scale_vec4<1>(row, cols, lane);
-    else if (cols <= 256) scale_vec4<2>(row, cols, lane);
+    if (cols <= 32 * kPack) scale_vec4<1>(row, cols, lane);
+    else if (cols <= 64 * kPack) scale_vec4<2>(row, cols, lane);
     else scale_vec4<4>(row, cols, lane);
   } else {
     if (cols <= 128) scale_scalar<4>(row, cols, lane);
@@ -91,12 +106,12 @@ __device__ __forceinline__ void scale_row(float* __restrict__ x, long long cols,
 }
 
 extern "C" __global__ void __launch_bounds__(128)
-reduce_scale_warp(float* __restrict__ x, long long rows, long long cols) {
+reduce_scale_warp(elem_t* __restrict__ x, long long rows, long long cols) {
   const long long r0 = cb::warp_row() * 4;
   if (r0 >= rows) return;
   const int lane = cb::lane_id();
-  const bool vec4 = (cols & 3) == 0 && cb::is_aligned16(x);
-  if (vec4 && cols <= 128) {
+  const bool vec4 = cols % kPack == 0 && cb::is_aligned16(x);
+  if (vec4 && cols <= 32 * kPack) {
     scale_4_short_rows(x, rows, cols, r0, lane);
     return;
   }

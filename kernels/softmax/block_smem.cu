@@ -3,27 +3,33 @@
 //   entry: softmax_block_smem
 //   block: 256
 //   grid: row_block_smem
+//   dtypes: [float32, float16, bfloat16]
 //   about: a block per row, the row cached in dynamic shared memory (cols x 4 bytes, up to 48 KiB), block reductions (seed 003 OneFlow SoftmaxBlockSMemImpl)
 #include "common/softmax.cuh"
 
 extern "C" __global__ void __launch_bounds__(256)
-softmax_block_smem(const float* __restrict__ x, float* __restrict__ out, float* partials,
+softmax_block_smem(const elem_t* __restrict__ x, elem_t* __restrict__ out, float* partials,
                    long long rows, long long cols, int chunks) {
-  extern __shared__ float cache[];
+  extern __shared__ float cache[];  // the row as floats (cols x 4 bytes, the grid rule's)
   __shared__ float scratch[32];
-  const float* row = x + (long long)blockIdx.x * cols;
-  float* dst = out + (long long)blockIdx.x * cols;
-  const bool vec4 = (cols & 3) == 0 && cb::is_aligned16(x) && cb::is_aligned16(out);
+  using cb::kPack;
+  const elem_t* row = x + (long long)blockIdx.x * cols;
+  elem_t* dst = out + (long long)blockIdx.x * cols;
+  const bool vec = cols % kPack == 0 && cb::is_aligned16(x) && cb::is_aligned16(out);
   float m = -INFINITY;
-  if (vec4) {
-    for (long long j = threadIdx.x; j < cols / 4; j += blockDim.x) {
-      const float4 v = reinterpret_cast<const float4*>(row)[j];
-      reinterpret_cast<float4*>(cache)[j] = v;
-      m = fmaxf(m, fmaxf(fmaxf(v.x, v.y), fmaxf(v.z, v.w)));
+  if (vec) {  // 16-byte packs: 4 floats or 8 halves
+    for (long long j = threadIdx.x; j < cols / kPack; j += blockDim.x) {
+      cb::Vec<elem_t> v;
+      v.raw = cb::load16(row + j * kPack);
+#pragma unroll
+      for (int e = 0; e < kPack; ++e) {
+        cache[j * kPack + e] = v.get(e);
+        m = fmaxf(m, v.get(e));
+      }
     }
   } else {
     for (long long c = threadIdx.x; c < cols; c += blockDim.x) {
-      cache[c] = row[c];
+      cache[c] = cb::to_float(row[c]);
       m = fmaxf(m, cache[c]);
     }
   }
@@ -35,12 +41,15 @@ softmax_block_smem(const float* __restrict__ x, float* __restrict__ out, float* 
     s += e;
   }
   const float inv = 1.0f / cb::block_reduce<cb::Sum>(s, scratch);
-  if (vec4) {
-    for (long long j = threadIdx.x; j < cols / 4; j += blockDim.x) {
-      const float4 e = reinterpret_cast<const float4*>(cache)[j];
-      reinterpret_cast<float4*>(dst)[j] = make_float4(e.x * inv, e.y * inv, e.z * inv, e.w * inv);
+  if (vec) {
+    for (long long j = threadIdx.x; j < cols / kPack; j += blockDim.x) {
+      cb::Vec<elem_t> v;
+#pragma unroll
+      for (int e = 0; e < kPack; ++e) v.set(e, cache[j * kPack + e] * inv);
+      cb::store16(dst + j * kPack, v.raw);
     }
   } else {
-    for (long long c = threadIdx.x; c < cols; c += blockDim.x) dst[c] = cache[c] * inv;
+    for (long long c = threadIdx.x; c < cols; c += blockDim.x)
+      dst[c] = cb::from_float<elem_t>(cache[c] * inv);
   }
 }

@@ -4,34 +4,41 @@
 //   block: 1024
 //   grid: row_block
 //   requires: {max_cols: 1048576}
+//   dtypes: [float32, float16, bfloat16]
 //   about: a block per row for rows too long for shared memory, online max and sum in one pass, a second pass writes (seed 003 OneFlow SoftmaxBlockUncachedImpl)
 #include "common/softmax.cuh"
 
 extern "C" __global__ void __launch_bounds__(1024)
-softmax_block_uncached(const float* __restrict__ x, float* __restrict__ out, float* partials,
+softmax_block_uncached(const elem_t* __restrict__ x, elem_t* __restrict__ out, float* partials,
                        long long rows, long long cols, int chunks) {
   __shared__ float scratch[64];
-  const float* row = x + (long long)blockIdx.x * cols;
-  float* dst = out + (long long)blockIdx.x * cols;
-  const bool vec4 = (cols & 3) == 0 && cb::is_aligned16(x) && cb::is_aligned16(out);
+  using cb::kPack;
+  const elem_t* row = x + (long long)blockIdx.x * cols;
+  elem_t* dst = out + (long long)blockIdx.x * cols;
+  const bool vec = cols % kPack == 0 && cb::is_aligned16(x) && cb::is_aligned16(out);
   cb::MaxSum acc = cb::empty_max_sum();
-  if (vec4) {
-    for (long long j = threadIdx.x; j < cols / 4; j += blockDim.x) {
-      const float4 v = reinterpret_cast<const float4*>(row)[j];
-      acc = cb::push(cb::push(cb::push(cb::push(acc, v.x), v.y), v.z), v.w);
+  if (vec) {  // 16-byte packs: 4 floats or 8 halves
+    for (long long j = threadIdx.x; j < cols / kPack; j += blockDim.x) {
+      cb::Vec<elem_t> v;
+      v.raw = cb::load16(row + j * kPack);
+#pragma unroll
+      for (int e = 0; e < kPack; ++e) acc = cb::push(acc, v.get(e));
     }
   } else {
-    for (long long c = threadIdx.x; c < cols; c += blockDim.x) acc = cb::push(acc, row[c]);
+    for (long long c = threadIdx.x; c < cols; c += blockDim.x) acc = cb::push(acc, cb::to_float(row[c]));
   }
   acc = cb::block_combine(acc, scratch);
   const float m = acc.max, inv = 1.0f / acc.sum;
-  if (vec4) {
-    for (long long j = threadIdx.x; j < cols / 4; j += blockDim.x) {
-      const float4 v = reinterpret_cast<const float4*>(row)[j];
-      reinterpret_cast<float4*>(dst)[j] = make_float4(__expf(v.x - m) * inv, __expf(v.y - m) * inv,
-                                                      __expf(v.z - m) * inv, __expf(v.w - m) * inv);
+  if (vec) {
+    for (long long j = threadIdx.x; j < cols / kPack; j += blockDim.x) {
+      cb::Vec<elem_t> v;
+      v.raw = cb::load16(row + j * kPack);
+#pragma unroll
+      for (int e = 0; e < kPack; ++e) v.set(e, __expf(v.get(e) - m) * inv);
+      cb::store16(dst + j * kPack, v.raw);
     }
   } else {
-    for (long long c = threadIdx.x; c < cols; c += blockDim.x) dst[c] = __expf(row[c] - m) * inv;
+    for (long long c = threadIdx.x; c < cols; c += blockDim.x)
+      dst[c] = cb::from_float<elem_t>(__expf(cb::to_float(row[c]) - m) * inv);
   }
 }

@@ -5,6 +5,7 @@
 //     - {entry: softmax_1d_sum, block: 256, grid: split}
 //     - {entry: softmax_1d_norm, block: 256, grid: split}
 //   requires: {max_rows: 1}
+//   dtypes: [float32, float16, bfloat16]
 //   about: 1-D, three kernels (max, sum of exp, normalize), block partials in a workspace, each kernel re-reduces the partials it needs (seeds 001 and 002)
 //
 // The seeds chain max -> sum -> normalize through single device scalars updated by atomics.
@@ -25,7 +26,7 @@ __device__ __forceinline__ float partials_reduce(const float* p, int first, int 
 }
 
 extern "C" __global__ void __launch_bounds__(256)
-softmax_1d_max(const float* __restrict__ x, float* __restrict__ out, float* partials,
+softmax_1d_max(const elem_t* __restrict__ x, elem_t* __restrict__ out, float* partials,
                long long rows, long long cols, int chunks) {
   __shared__ float scratch[32];
   float m = cb::strided_sum<cb::Max>(x, cb::split_index(), cols, (long long)chunks * blockDim.x);
@@ -34,23 +35,23 @@ softmax_1d_max(const float* __restrict__ x, float* __restrict__ out, float* part
 }
 
 extern "C" __global__ void __launch_bounds__(256)
-softmax_1d_sum(const float* __restrict__ x, float* __restrict__ out, float* partials,
+softmax_1d_sum(const elem_t* __restrict__ x, elem_t* __restrict__ out, float* partials,
                long long rows, long long cols, int chunks) {
   __shared__ float scratch[32];
   const float m = partials_reduce<cb::Max>(partials, 0, chunks, scratch);
   float s = 0.0f;
   for (long long i = cb::split_index(); i < cols; i += (long long)chunks * blockDim.x)
-    s += __expf(x[i] - m);
+    s += __expf(cb::to_float(x[i]) - m);
   s = cb::block_reduce<cb::Sum>(s, scratch);
   if (threadIdx.x == 0) partials[chunks + blockIdx.x] = s;
 }
 
 extern "C" __global__ void __launch_bounds__(256)
-softmax_1d_norm(const float* __restrict__ x, float* __restrict__ out, float* partials,
+softmax_1d_norm(const elem_t* __restrict__ x, elem_t* __restrict__ out, float* partials,
                 long long rows, long long cols, int chunks) {
   __shared__ float scratch[32];
   const float m = partials_reduce<cb::Max>(partials, 0, chunks, scratch);
   const float inv = 1.0f / partials_reduce<cb::Sum>(partials, chunks, chunks, scratch);
   for (long long i = cb::split_index(); i < cols; i += (long long)chunks * blockDim.x)
-    out[i] = __expf(x[i] - m) * inv;
+    out[i] = cb::from_float<elem_t>(__expf(cb::to_float(x[i]) - m) * inv);
 }

@@ -3,15 +3,18 @@
 //   entry: transpose_smem64
 //   block: 256
 //   grid: tile64
+//   dtypes: [float32, float16, bfloat16]
 //   about: 64 x 65 shared-memory tile, 16 elements a thread (twice the columns and rows of smem), more bytes in flight per block
 //
 // The smem variant's 32 x 32 tile gives each thread 4 loads before the barrier; at 8192x8192
 // it ran DRAM at 72% of its peak (docs/performance.md). Here each of the 32 x 8 threads moves
 // 8 rows x 2 columns, 16 independent loads, then 16 stores.
+#include "common/dtype.cuh"
+
 constexpr int kT = 64, kRows = 8;
 
 extern "C" __global__ void __launch_bounds__(256)
-transpose_smem64(const float* __restrict__ in, float* __restrict__ out, int M, int N) {
+transpose_smem64(const elem_t* __restrict__ in, elem_t* __restrict__ out, int M, int N) {
   __shared__ float tile[kT][kT + 1];
   const int col0 = blockIdx.x * kT, row0 = blockIdx.y * kT;
 #pragma unroll
@@ -20,7 +23,7 @@ transpose_smem64(const float* __restrict__ in, float* __restrict__ out, int M, i
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const int col = col0 + threadIdx.x + 32 * h;
-      if (row < M && col < N) tile[threadIdx.y + k][threadIdx.x + 32 * h] = in[(long long)row * N + col];
+      if (row < M && col < N) tile[threadIdx.y + k][threadIdx.x + 32 * h] = cb::to_float(in[(long long)row * N + col]);
     }
   }
   __syncthreads();
@@ -31,7 +34,7 @@ transpose_smem64(const float* __restrict__ in, float* __restrict__ out, int M, i
     for (int h = 0; h < 2; ++h) {
       const int out_col = row0 + threadIdx.x + 32 * h;
       if (out_row < N && out_col < M)
-        out[(long long)out_row * M + out_col] = tile[threadIdx.x + 32 * h][threadIdx.y + k];
+        out[(long long)out_row * M + out_col] = cb::from_float<elem_t>(tile[threadIdx.x + 32 * h][threadIdx.y + k]);
     }
   }
 }
