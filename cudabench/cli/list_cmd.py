@@ -13,28 +13,33 @@ from cudabench.cli.common import KERNELS_OPTION_HELP, catalogue, err, fail_usage
 from cudabench.ops import OPS, UnknownName, get_op, torch_baselines
 
 
+SHORT = {"float32": "f32", "float16": "f16", "bfloat16": "bf16"}
+
+
 def list_command(
     op: Annotated[Optional[str], typer.Argument(help="Only this op.")] = None,
     kernels: Annotated[Optional[list[Path]], typer.Option(help=KERNELS_OPTION_HELP)] = None,
 ) -> None:
-    """List every op and its variants (built-in and --kernels) with what each one does."""
+    """List every op and its variants (built-in and --kernels): the dtypes each compiles for
+    (f32, f16, bf16: `run --dtype`), how it launches, and what it does."""
     try:
         ops = [get_op(op)] if op else list(OPS.values())
     except UnknownName as exc:
         fail_usage(str(exc))
     table = Table(header_style="bold", show_lines=False)
-    for column in ("op", "variant", "launch (entry, block, grid rule)", "about"):
+    for column in ("op", "variant", "dtypes", "launch (entry, block, grid rule)", "about"):
         table.add_column(column)
     found, problems = catalogue(ops, kernels, every_op=op is None)
     for index, (operation, variants) in enumerate(found):
         if index:
             table.add_section()
-        table.add_row(f"[bold]{operation.name}[/]", "", "", escape(operation.about))
+        table.add_row(f"[bold]{operation.name}[/]", "", "", "", escape(operation.about))
         for variant in variants:
             launch = "; ".join(f"{l.entry} ({l.block}, {l.grid})" for l in variant.launches)
-            table.add_row("", escape(variant.name), escape(launch), escape(variant.about))
+            dtypes = ", ".join(SHORT.get(d, d) for d in variant.dtypes)
+            table.add_row("", escape(variant.name), dtypes, escape(launch), escape(variant.about))
         for name in operation.baselines():
-            table.add_row("", f"[dim]{name}[/]", "[dim]baseline[/]", "[dim]library call[/]")
+            table.add_row("", f"[dim]{name}[/]", "", "[dim]baseline[/]", "[dim]library call[/]")
     out.print(table)
     if not torch_baselines.available():
         err.print("note: torch is not importable here, so no torch baselines are listed or run "

@@ -108,16 +108,16 @@ def _torch(name: str) -> Callable[..., Any]:
 
 
 ADD = Elementwise(
-    "add", "out = a + b, float32, elementwise (seed 002)", 2,
+    "add", "out = a + b, elementwise (seed 002)", 2,
     exact=lambda xp, a, b: a + b, ulps=1.0, library=lambda xp, a, b: a + b, torch_fn=_torch("add"),
 )  # fmt: skip
 SIGMOID = Elementwise(
-    "sigmoid", "out = 1 / (1 + exp(-x)), float32, elementwise (seed 002)", 1,
+    "sigmoid", "out = 1 / (1 + exp(-x)), elementwise, in float (seed 002)", 1,
     exact=_sigmoid, ulps=16.0,
     library=lambda xp, x: 1 / (1 + xp.exp(-x)), torch_fn=_torch("sigmoid"),
 )  # fmt: skip
 RELU = Elementwise(
-    "relu", "out = max(x, 0), float32, elementwise (seed 002)", 1,
+    "relu", "out = max(x, 0), elementwise (seed 002)", 1,
     exact=lambda xp, x: xp.maximum(x, 0.0), ulps=0.0,
     library=lambda xp, x: xp.maximum(x, np.float32(0)), torch_fn=_torch("relu"),
 )  # fmt: skip

@@ -21,7 +21,7 @@ from cudabench.spec import DeviceInfo, KernelVariant, Launch, Shape
 
 class Gemv:
     name = "gemv"
-    about = "y = A x, float32, A is M x K (seed 002 sgemv)"
+    about = "y = A x, A is M x K, float32 accumulation (seed 002 sgemv)"
     grid_rules = ("warp_rows",)
     requirements: tuple[str, ...] = ()
 

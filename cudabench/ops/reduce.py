@@ -47,7 +47,7 @@ def _rows_cols(shape: Shape) -> tuple[int, int]:
 
 class Reduce:
     name = "reduce"
-    about = "sum along the last axis, float32 (1-D: one value; RxC: R row sums)"
+    about = "sum along the last axis, float32 accumulation (1-D: one value; RxC: R row sums)"
     grid_rules = ("elements", "segments")
     requirements = ("cols_multiple_of", "min_cols", "max_cols")
 

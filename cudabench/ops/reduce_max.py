@@ -22,7 +22,7 @@ PLUS_INF_EVERY = 11  # rows r with r % 11 == 5 hold a +inf
 
 class ReduceMax(Reduce):
     name = "reduce_max"
-    about = "max along the last axis, float32 (1-D: one value; RxC: R row maxima)"
+    about = "max along the last axis (1-D: one value; RxC: R row maxima)"
 
     def make_inputs(self, xp: Any, shape: Shape, seed: int) -> tuple[Any, ...]:
         (x,) = super().make_inputs(xp, shape, seed)  # uniform [-1, 1)

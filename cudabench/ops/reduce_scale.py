@@ -22,7 +22,7 @@ from cudabench.spec import DeviceInfo, KernelVariant, Launch, Shape
 
 class ReduceScale(RowOp):
     name = "reduce_scale"
-    about = "per row x /= max|x|, in place, float32 (seed 000)"
+    about = "per row x /= max|x|, in place (seed 000)"
     grid_rules = ("row_block", "warp_rows", "warp_rows4")
     requirements = ("max_cols", "min_cols", "cols_multiple_of")
     in_place = True

@@ -27,7 +27,7 @@ RULES = {"tile16": (16, 16, 16), "tile32": (32, 32, 32), "tile128": (128, 16, 16
 
 class Sgemm:
     name = "sgemm"
-    about = "C = A B, float32, A M x K, B K x N; shape MxNxK (seed 002)"
+    about = "C = A B, float32 only (no 16-bit variants yet), A M x K, B K x N; shape MxNxK (seed 002)"
     grid_rules = tuple(RULES)
     requirements: tuple[str, ...] = ()
 

@@ -31,7 +31,7 @@ SHARED_LIMIT = 48 * 1024  # dynamic shared memory without opting in
 
 class Softmax(RowOp):
     name = "softmax"
-    about = "softmax along the last axis, float32 (1-D: one row; RxC: each row)"
+    about = "softmax along the last axis, in float (1-D: one row; RxC: each row)"
     grid_rules = ("warp_rows", "warp_rows4", "row_block", "row_block_smem", "split")
     requirements = ("max_cols", "min_cols", "cols_multiple_of", "max_rows")
 

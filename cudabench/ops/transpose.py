@@ -20,7 +20,7 @@ from cudabench.spec import DeviceInfo, KernelVariant, Launch, Shape
 
 class Transpose(ReadWriteOnce):
     name = "transpose"
-    about = "out = x.T, float32, M x N (seed 002)"
+    about = "out = x.T, M x N (seed 002)"
     grid_rules = ("tile32", "tile64")
     requirements: tuple[str, ...] = ()
 
