@@ -9,7 +9,7 @@ A config names one op or several, their shapes, optionally which variants, and t
                                     # variant supports); `dtype: float16` names one
     timing: {cold: false, min_samples: 10, max_time_s: 10}
 
-    benchmarks:                     # or several
+    benchmarks:                     # or several (a top-level dtypes: is every one's default)
       - {op: reduce, shapes: [2^20, 2^24]}
 
 Every mistake is a ConfigError whose message names the file, the line and the field.
@@ -161,18 +161,30 @@ def load_config(path: Path) -> BenchConfig:
         raise ConfigError(f"{where}: the config is empty")
     _check_keys(raw, _TOP_KEYS, where, "the config")
     if "benchmarks" in raw:
-        if _BENCH_KEYS & set(raw):
+        if {"op", "shapes", "variants"} & set(raw):
             raise ConfigError(f"{where}: write either 'benchmarks:' or op/shapes/variants")
         items = raw["benchmarks"]
         if not isinstance(items, list) or not items:
             raise ConfigError(f"{line_at(where, raw, 'benchmarks')}: benchmarks must be a non-empty list")
-        benchmarks = tuple(_benchmark(item, where) for item in items)
+        default = {k: raw[k] for k in ("dtype", "dtypes") if k in raw}  # every benchmark's
+        benchmarks = tuple(
+            _benchmark(_with_default(item, default), where) for item in items
+        )
     else:
         single = Lines({k: v for k, v in raw.items() if k in _BENCH_KEYS})
         single.lines = getattr(raw, "lines", {})
         benchmarks = (_benchmark(single, where),)
     timing = timing_from(raw.get("timing"), where)
     return BenchConfig(benchmarks=benchmarks, timing=timing, source=where)
+
+
+def _with_default(item: Any, default: dict[str, Any]) -> Any:
+    """A benchmark with the config's top-level dtype(s), unless it names its own."""
+    if not isinstance(item, dict) or not default or {"dtype", "dtypes"} & set(item):
+        return item
+    merged = Lines({**item, **default})
+    merged.lines = getattr(item, "lines", {})
+    return merged
 
 
 def builtin_config(op: str) -> Path:

@@ -90,3 +90,9 @@ def test_any_mapping_loads_or_raises_config_error(tmp_path_factory, raw):
         assert "\n" not in str(exc)
         return
     assert config.benchmarks
+
+
+def test_top_level_dtypes_are_every_benchmarks_default(tmp_path):
+    text = "dtypes: [bfloat16]\nbenchmarks:\n  - {op: reduce, shapes: [8]}\n  - {op: add, shapes: [8], dtype: float16}\n"
+    config = load_config(write(tmp_path, text))
+    assert [b.dtypes for b in config.benchmarks] == [("bfloat16",), ("float16",)]

@@ -3,6 +3,8 @@
 import json
 import re
 
+from pathlib import Path
+
 import pytest
 from typer.testing import CliRunner
 
@@ -85,6 +87,55 @@ def test_every_catalogue_variant_is_right_on_odd_shapes(runner, op, shape):
     assert not bad
     ran = [r for r in rows if r.status is Status.OK and not r.is_baseline]
     assert ran and all(r.time_us > 0 and r.max_abs_err <= r.tolerance for r in ran)
+
+
+ISSUE_ODD = {"reduce": [(1,), (31,), (33,), (65537, 3), (442367, 129)],
+             "reduce_max": [(1,), (31,), (65537, 3), (442367, 129)],
+             "reduce_scale": [(31, 33), (65537, 3), (442367, 129)],
+             "softmax": [(1, 31), (33,), (65537, 3), (442367, 129), (31, 4099), (5, 32768)],
+             "add": [(1,), (31,), (33,), (1000003,)], "sigmoid": [(31,), (1000003,)],
+             "relu": [(33,), (1000003,)], "transpose": [(33, 31), (4097, 1025)],
+             "gemv": [(65537, 3), (3, 100003), (4097, 1023)]}
+SIXTEEN = [(op, shape, dtype) for op, shapes in ISSUE_ODD.items()
+           for shape in shapes + CATALOGUE_SHAPES.get(op, [])[-2:]
+           for dtype in ("float16", "bfloat16")]
+
+
+@pytest.mark.parametrize("op, shape, dtype", SIXTEEN,
+                         ids=[f"{o}-{'x'.join(map(str, s))}-{d}" for o, s, d in SIXTEEN])
+def test_every_16_bit_variant_is_right_on_odd_shapes(runner, op, shape, dtype):
+    """Every built-in variant that declares the dtype validates against the float64
+    reference of its 16-bit inputs; the library baselines run too (their failures are the
+    library's, reported but not asserted)."""
+    from cudabench.kernels import BUILTIN_KERNELS, discover
+    from cudabench.ops import get_op
+    from cudabench.runner import CaseJob
+
+    variants = [v for v in discover(op, [BUILTIN_KERNELS])[0] if dtype in v.dtypes]
+    assert variants
+    rows = runner.run_job(CaseJob(Case(op, shape, dtype), tuple(variants),
+                                  tuple(get_op(op).baselines()), ONCE))  # fmt: skip
+    bad = [(r.variant, r.status.value, r.error) for r in rows
+           if not r.is_baseline and r.status not in (Status.OK, Status.N_A)]
+    assert not bad
+    assert any(r.status is Status.OK and not r.is_baseline for r in rows)
+
+
+def test_seed_000_pasted_as_printed_runs_as_a_template_entry(tmp_path):
+    """Seed 000's BlockReduce kernel with only a header added, through the CLI."""
+    import json
+    import subprocess
+    import sys
+
+    fixture = Path(__file__).parent / "fixtures" / "seed000"
+    proc = subprocess.run([sys.executable, "-m", "cudabench", "run", "reduce_scale", "--kernels",
+                           str(fixture), "-s", "442368x128", "-s", "1001x130", "-v", "seed000_block",
+                           "--min-time", "0.02", "-o", str(tmp_path)],
+                          capture_output=True, text=True)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    rows = json.loads(next(tmp_path.glob("*.json")).read_text())["rows"]
+    ours = [r for r in rows if r["variant"] == "seed000_block"]
+    assert len(ours) == 2 and all(r["status"] == "OK" for r in ours)
 
 
 FLT_MIN_MAX = """\
