@@ -85,7 +85,7 @@ def test_failed_kernel_is_a_row_and_exit_1(tmp_path, kernel_dir):
     write_kernel(kernel_dir, "mine", "")  # the fake backend has no such kernel: COMPILE_ERROR
     result = run("run", "reduce", "-s", "8", "--kernels", str(kernel_dir), *QUICK, "-o", str(tmp_path))
     assert result.exit_code == 1
-    assert "1 failed" in result.stderr and "reduce 8 mine: COMPILE_ERROR" in result.stderr
+    assert "1 failed" in result.stderr and "reduce 8 float32 mine: COMPILE_ERROR" in result.stderr
     doc = json.loads(next(tmp_path.glob("*.json")).read_text())
     assert sum(r["status"] == "OK" for r in doc["rows"]) == 6
 

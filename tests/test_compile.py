@@ -48,7 +48,7 @@ def test_every_builtin_kernel_compiles(variant, dtype, arch, tmp_path, monkeypat
     for res in compiled.launch_resources:
         assert res.registers > 0
         assert res.spill_bytes == 0, f"{variant.name} ({dtype}) spills on {arch}"
-    again = compile_variant(variant, arch)  # cached: same file, no recompile
+    again = compile_variant(variant, arch, dtype)  # cached: same file and dtype, no recompile
     assert again.cubin == compiled.cubin
 
 
