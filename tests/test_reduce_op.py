@@ -13,7 +13,9 @@ from cudabench.spec import KernelVariant, Launch
 
 def test_warp_rows_matches_the_device_constant():
     text = (BUILTIN_KERNELS / "common" / "reduce.cuh").read_text()
-    assert int(re.search(r"constexpr int kWarpRows = (\d+);", text).group(1)) == WARP_ROWS
+    found = re.search(r"constexpr int kWarpRows = (\d+) \* \(4 / sizeof\(elem_t\)\);", text)
+    assert int(found.group(1)) == WARP_ROWS  # x 4 / itemsize: 8 rows a warp in 16-bit
+    assert segments(800, 128, 256, wave=660, itemsize=2).grid == segments(400, 128, 256, wave=660).grid
 
 
 def test_short_rows_get_warps_and_cover_every_row():

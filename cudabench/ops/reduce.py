@@ -18,13 +18,14 @@ from typing import Any
 
 import numpy as np
 
+from cudabench.ops import torch_baselines
 from cudabench.ops.base import Geometry
 from cudabench.spec import DeviceInfo, KernelVariant, Launch, Shape
 
 # Rows of up to this many columns are short: warps take WARP_ROWS of them at a time. Longer
 # rows get blocks (see `segments`).
 WARP_ROW_MAX_COLS = 1024
-WARP_ROWS = 4  # must equal cb::kWarpRows in kernels/common/reduce.cuh
+WARP_ROWS = 4  # float32; cb::kWarpRows in kernels/common/reduce.cuh is this x 4 / itemsize
 # A block segment gives each thread at least this many elements: fewer blocks for small
 # inputs, so that combining the block partials stays cheap (a sweep of 4..256 on an H200,
 # docs/performance.md, found 64 best for 2^20 and 1000003 elements).
@@ -106,7 +107,7 @@ class Reduce:
                 math.ceil(rows * cols / block), block, (32, 1), _workspace(rows, 1)
             )
         elif launch.grid == "segments":
-            geometry = segments(rows, cols, block, device.sm_count * blocks_per_sm)
+            geometry = segments(rows, cols, block, device.sm_count * blocks_per_sm, itemsize)
         else:
             raise ValueError(
                 f"{variant.path}:{variant.header_line}: unknown grid rule {launch.grid!r} "
@@ -128,10 +129,13 @@ class Reduce:
         )  # fmt: skip
 
     def baselines(self) -> dict[str, Callable[[tuple[Any, ...]], Any]]:
-        return {"cupy": lambda inputs: inputs[0].sum(axis=-1)}
+        found = {"cupy": lambda inputs: inputs[0].sum(axis=-1)}
+        if torch_baselines.available():
+            found["torch"] = torch_baselines.call(lambda x: x.sum(-1))
+        return found
 
 
-def segments(rows: int, cols: int, block: int, wave: int) -> Geometry:
+def segments(rows: int, cols: int, block: int, wave: int, itemsize: int = 4) -> Geometry:
     """Warp or block per row, whichever fits the row length (kernels/common/reduce.cuh).
 
     Short rows (cols <= WARP_ROW_MAX_COLS): group = 32, each warp takes WARP_ROWS rows, and
@@ -142,7 +146,7 @@ def segments(rows: int, cols: int, block: int, wave: int) -> Geometry:
     of blocks in all but no fewer than MIN_ELEMENTS_PER_THREAD elements a thread.
     """
     if cols <= WARP_ROW_MAX_COLS:
-        warps = math.ceil(rows / WARP_ROWS)
+        warps = math.ceil(rows / (WARP_ROWS * 4 // itemsize))  # 8 rows a warp in 16-bit
         return Geometry(math.ceil(warps / (block // 32)), block, (32, 1), _workspace(rows, 1))
     per_block = block * MIN_ELEMENTS_PER_THREAD
     chunks = max(1, min(math.ceil(wave / rows), math.ceil(cols / per_block)))

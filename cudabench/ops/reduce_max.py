@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from cudabench.ops import torch_baselines
 from cudabench.ops.reduce import Reduce, _rows_cols
 from cudabench.spec import Shape
 
@@ -43,7 +44,10 @@ class ReduceMax(Reduce):
         return ref, xp.full(ref.shape, 1e-30)  # exact: only equal values pass
 
     def baselines(self) -> dict[str, Callable[[tuple[Any, ...]], Any]]:
-        return {"cupy": lambda inputs: inputs[0].max(axis=-1)}
+        found = {"cupy": lambda inputs: inputs[0].max(axis=-1)}
+        if torch_baselines.available():
+            found["torch"] = torch_baselines.call(lambda x: x.amax(-1))
+        return found
 
 
 OP = ReduceMax()

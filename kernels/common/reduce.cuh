@@ -26,7 +26,10 @@
 namespace cb {
 
 constexpr unsigned kFullMask = 0xffffffffu;
-constexpr int kWarpRows = 4;  // rows per warp in short-row mode; ops/reduce.py: WARP_ROWS
+// Rows per warp in short-row mode (ops/reduce.py: WARP_ROWS * 4 // itemsize): 4 rows of
+// floats, 8 of halves, so a warp has the same bytes in flight in every dtype (a 128-long
+// 16-bit row is 16 packs: 4 rows would leave half the bytes a float32 warp has in flight).
+constexpr int kWarpRows = 4 * (4 / sizeof(elem_t));
 
 struct Sum {
   static __device__ __forceinline__ float identity() { return 0.0f; }

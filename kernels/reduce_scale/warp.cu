@@ -5,7 +5,7 @@
 //   grid: warp_rows4
 //   requires: {max_cols: 512}
 //   dtypes: [float32, float16, bfloat16]
-//   about: a warp per 4 rows held in registers (float4 packs when aligned; rows of up to 128 floats all loaded before any is reduced), max by xor shuffles, one read and one write (seed 000 ReduceScaleWarpKernel)
+//   about: a warp per 4 rows (8 in 16-bit) held in registers (16-byte packs when aligned; short rows all loaded before any is reduced), max by xor shuffles, one read and one write (seed 000 ReduceScaleWarpKernel)
 //
 // Each lane keeps up to 4 16-byte packs of its row (4 floats or 8 halves each; cols <= 512:
 // longer rows are for block_cached); the number of packs is a template argument picked per
@@ -68,23 +68,26 @@ __device__ __forceinline__ void scale_scalar(elem_t* __restrict__ row, long long
   }
 }
 
-// Rows of up to 32 packs (128 floats, 256 halves; one pack a lane): the warp's 4 rows are
-// loaded together, so each lane has 4 independent 16-byte loads in flight (one row at a time
+// The rows a warp takes (grid rule warp_rows4): 4 of floats, 8 of halves, the same bytes.
+constexpr int kRows = 4 * (4 / sizeof(elem_t));
+
+// Rows of up to 32 packs (128 floats, 256 halves; one pack a lane): the warp's kRows rows are
+// loaded together, so each lane has kRows independent 16-byte loads in flight (one row at a time
 // left too few bytes in flight: 147 us at 442368x128 float32 on an H200).
 __device__ __forceinline__ void scale_4_short_rows(elem_t* __restrict__ x, long long rows,
                                                    long long cols, long long r0, int lane) {
-  cb::Vec<elem_t> v[4];
-  float m[4];
+  cb::Vec<elem_t> v[kRows];
+  float m[kRows];
   const long long nv = cols / kPack;
 #pragma unroll
-  for (int k = 0; k < 4; ++k) {
+  for (int k = 0; k < kRows; ++k) {
     const bool in = r0 + k < rows && lane < nv;
     v[k].raw = in ? cb::load16(x + (r0 + k) * cols + lane * kPack) : make_uint4(0, 0, 0, 0);
   }
 #pragma unroll
-  for (int k = 0; k < 4; ++k) m[k] = cb::warp_reduce<cb::Max>(abs_max(v[k]));
+  for (int k = 0; k < kRows; ++k) m[k] = cb::warp_reduce<cb::Max>(abs_max(v[k]));
 #pragma unroll
-  for (int k = 0; k < 4; ++k)
+  for (int k = 0; k < kRows; ++k)
     if (r0 + k < rows && lane < nv) {
       divide(v[k], m[k]);
       cb::store16(x + (r0 + k) * cols + lane * kPack, v[k].raw);
@@ -105,9 +108,17 @@ __device__ __forceinline__ void scale_row(elem_t* __restrict__ x, long long cols
   }
 }
 
-extern "C" __global__ void __launch_bounds__(128)
+// 16-bit: 8 rows of packs a warp; without a register budget of 128 (4 blocks an SM) ptxas
+// held fp16 to 64 registers and spilled. float32 keeps the plain bound (48 registers).
+#if defined(CB_DTYPE_F16) || defined(CB_DTYPE_BF16)
+#define CB_BOUNDS __launch_bounds__(128, 4)
+#else
+#define CB_BOUNDS __launch_bounds__(128)
+#endif
+
+extern "C" __global__ void CB_BOUNDS
 reduce_scale_warp(elem_t* __restrict__ x, long long rows, long long cols) {
-  const long long r0 = cb::warp_row() * 4;
+  const long long r0 = cb::warp_row() * kRows;
   if (r0 >= rows) return;
   const int lane = cb::lane_id();
   const bool vec4 = cols % kPack == 0 && cb::is_aligned16(x);
@@ -115,5 +126,5 @@ reduce_scale_warp(elem_t* __restrict__ x, long long rows, long long cols) {
     scale_4_short_rows(x, rows, cols, r0, lane);
     return;
   }
-  for (long long r = r0; r < r0 + 4 && r < rows; ++r) scale_row(x, cols, r, lane, vec4);
+  for (long long r = r0; r < r0 + kRows && r < rows; ++r) scale_row(x, cols, r, lane, vec4);
 }

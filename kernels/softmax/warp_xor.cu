@@ -65,22 +65,25 @@ __device__ __forceinline__ void softmax_row(const elem_t* __restrict__ x, elem_t
   }
 }
 
-// Rows of up to 32 packs (128 floats, 256 halves; one pack a lane): the warp's 4 rows are
-// loaded together, so each lane has 4 independent 16-byte loads in flight, as in reduce's
+// The rows a warp takes (grid rule warp_rows4): 4 of floats, 8 of halves, the same bytes.
+constexpr int kRows = 4 * (4 / sizeof(elem_t));
+
+// Rows of up to 32 packs (128 floats, 256 halves; one pack a lane): the warp's kRows rows are
+// loaded together, so each lane has kRows independent 16-byte loads in flight, as in reduce's
 // short-row mode. Plain loads and stores: streaming them (ld.global.nc.L1::no_allocate,
 // __stcs) measured 4% slower at 442368x128 float32 on an H200 (116.2 vs 111.8 us).
-__device__ __forceinline__ void softmax_4_short_rows(const elem_t* __restrict__ x,
+__device__ __forceinline__ void softmax_short_rows(const elem_t* __restrict__ x,
                                                      elem_t* __restrict__ out, long long rows,
                                                      long long cols, long long r0, int lane) {
-  cb::Vec<elem_t> v[4];
+  cb::Vec<elem_t> v[kRows];
   const long long nv = cols / kPack;
 #pragma unroll
-  for (int k = 0; k < 4; ++k)
+  for (int k = 0; k < kRows; ++k)
     v[k].raw = r0 + k < rows && lane < nv ? cb::load16(x + (r0 + k) * cols + lane * kPack)
                                           : make_uint4(0, 0, 0, 0);
-  float m[4], inv[4];
+  float m[kRows], inv[kRows];
 #pragma unroll
-  for (int k = 0; k < 4; ++k) {
+  for (int k = 0; k < kRows; ++k) {
     float mk = -INFINITY;
     if (lane < nv)
 #pragma unroll
@@ -88,7 +91,7 @@ __device__ __forceinline__ void softmax_4_short_rows(const elem_t* __restrict__ 
     m[k] = cb::warp_reduce<cb::Max>(mk);
   }
 #pragma unroll
-  for (int k = 0; k < 4; ++k) {
+  for (int k = 0; k < kRows; ++k) {
     float sk = 0.0f;
     if (lane < nv)
 #pragma unroll
@@ -96,9 +99,9 @@ __device__ __forceinline__ void softmax_4_short_rows(const elem_t* __restrict__ 
     inv[k] = sk;
   }
 #pragma unroll
-  for (int k = 0; k < 4; ++k) inv[k] = 1.0f / cb::warp_reduce<cb::Sum>(inv[k]);
+  for (int k = 0; k < kRows; ++k) inv[k] = 1.0f / cb::warp_reduce<cb::Sum>(inv[k]);
 #pragma unroll
-  for (int k = 0; k < 4; ++k)
+  for (int k = 0; k < kRows; ++k)
     if (r0 + k < rows && lane < nv) {
 #pragma unroll
       for (int e = 0; e < kPack; ++e) v[k].set(e, __expf(v[k].get(e) - m[k]) * inv[k]);
@@ -109,15 +112,15 @@ __device__ __forceinline__ void softmax_4_short_rows(const elem_t* __restrict__ 
 extern "C" __global__ void __launch_bounds__(128)
 softmax_warp_xor(const elem_t* __restrict__ x, elem_t* __restrict__ out, float* partials,
                  long long rows, long long cols, int chunks) {
-  const long long r0 = cb::warp_row() * 4;
+  const long long r0 = cb::warp_row() * kRows;
   if (r0 >= rows) return;
   const int lane = cb::lane_id();
   const bool vec = cols % kPack == 0 && cb::is_aligned16(x) && cb::is_aligned16(out);
   if (vec && cols <= 32 * kPack) {
-    softmax_4_short_rows(x, out, rows, cols, r0, lane);
+    softmax_short_rows(x, out, rows, cols, r0, lane);
     return;
   }
-  for (long long r = r0; r < r0 + 4 && r < rows; ++r) {
+  for (long long r = r0; r < r0 + kRows && r < rows; ++r) {
     const elem_t* row = x + r * cols;
     elem_t* dst = out + r * cols;
     if (cols <= 32 * kPack) softmax_row<kPack>(row, dst, cols, lane, vec);
