@@ -44,8 +44,7 @@ class ReduceScale(RowOp):
         if launch.grid == "row_block":
             grid = rows
         elif launch.grid in ("warp_rows", "warp_rows4"):  # a warp per row, or per 4 rows
-            # warp_rows4: 4 rows of floats a warp, 8 of halves (the same bytes in flight)
-            per_warp = 4 * 4 // itemsize if launch.grid == "warp_rows4" else 1
+            per_warp = 4 if launch.grid == "warp_rows4" else 1
             grid = math.ceil(rows / per_warp / (launch.block // 32))
         else:
             raise unknown_rule(self, variant, launch.grid)

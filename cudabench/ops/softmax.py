@@ -73,8 +73,7 @@ class Softmax(RowOp):
         chunks = 1
         workspace = {"partials": (2, "float32")}
         if launch.grid in ("warp_rows", "warp_rows4"):  # a warp per row, or per 4 rows
-            # warp_rows4: 4 rows of floats a warp, 8 of halves (the same bytes in flight)
-            per_warp = 4 * 4 // itemsize if launch.grid == "warp_rows4" else 1
+            per_warp = 4 if launch.grid == "warp_rows4" else 1
             grid = math.ceil(rows / per_warp / (launch.block // 32))
         elif launch.grid == "row_block":
             grid = rows

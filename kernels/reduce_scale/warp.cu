@@ -5,7 +5,7 @@
 //   grid: warp_rows4
 //   requires: {max_cols: 512}
 //   dtypes: [float32, float16, bfloat16]
-//   about: a warp per 4 rows (8 in 16-bit) held in registers (16-byte packs when aligned; short rows all loaded before any is reduced), max by xor shuffles, one read and one write (seed 000 ReduceScaleWarpKernel)
+//   about: a warp per 4 rows held in registers (16-byte packs when aligned; short rows all loaded before any is reduced), max by xor shuffles, one read and one write (seed 000 ReduceScaleWarpKernel)
 //
 // Each lane keeps up to 4 16-byte packs of its row (4 floats or 8 halves each; cols <= 512:
 // longer rows are for block_cached); the number of packs is a template argument picked per
@@ -68,8 +68,10 @@ __device__ __forceinline__ void scale_scalar(elem_t* __restrict__ row, long long
   }
 }
 
-// The rows a warp takes (grid rule warp_rows4): 4 of floats, 8 of halves, the same bytes.
-constexpr int kRows = 4 * (4 / sizeof(elem_t));
+// The rows a warp takes (grid rule warp_rows4). 8 rows of halves (the bytes of 4 rows of
+// floats) measured slower here than 4, unlike reduce: 79-92 registers a thread, and the
+// exponentials or divisions of twice the rows per warp (H100, 2026-11-23, docs/performance.md).
+constexpr int kRows = 4;
 
 // Rows of up to 32 packs (128 floats, 256 halves; one pack a lane): the warp's kRows rows are
 // loaded together, so each lane has kRows independent 16-byte loads in flight (one row at a time
@@ -108,15 +110,7 @@ __device__ __forceinline__ void scale_row(elem_t* __restrict__ x, long long cols
   }
 }
 
-// 16-bit: 8 rows of packs a warp; without a register budget of 128 (4 blocks an SM) ptxas
-// held fp16 to 64 registers and spilled. float32 keeps the plain bound (48 registers).
-#if defined(CB_DTYPE_F16) || defined(CB_DTYPE_BF16)
-#define CB_BOUNDS __launch_bounds__(128, 4)
-#else
-#define CB_BOUNDS __launch_bounds__(128)
-#endif
-
-extern "C" __global__ void CB_BOUNDS
+extern "C" __global__ void __launch_bounds__(128)
 reduce_scale_warp(elem_t* __restrict__ x, long long rows, long long cols) {
   const long long r0 = cb::warp_row() * kRows;
   if (r0 >= rows) return;

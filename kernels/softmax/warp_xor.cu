@@ -65,8 +65,10 @@ __device__ __forceinline__ void softmax_row(const elem_t* __restrict__ x, elem_t
   }
 }
 
-// The rows a warp takes (grid rule warp_rows4): 4 of floats, 8 of halves, the same bytes.
-constexpr int kRows = 4 * (4 / sizeof(elem_t));
+// The rows a warp takes (grid rule warp_rows4). 8 rows of halves (the bytes of 4 rows of
+// floats) measured slower here than 4, unlike reduce: 79-92 registers a thread, and the
+// exponentials or divisions of twice the rows per warp (H100, 2026-11-23, docs/performance.md).
+constexpr int kRows = 4;
 
 // Rows of up to 32 packs (128 floats, 256 halves; one pack a lane): the warp's kRows rows are
 // loaded together, so each lane has kRows independent 16-byte loads in flight, as in reduce's
