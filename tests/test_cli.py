@@ -186,7 +186,7 @@ def test_planted_faults_in_one_sweep_cost_one_row_each(tmp_path, kernel_dir):
         for good in ("atomic", "float4", "naive", "shared", "shuffle", "cupy"):
             assert status[(shape, good)] == "OK"
     assert "broken.cu:2" in result.stderr  # the bad header: file and line, the others ran
-    assert "reduce 8x64 stuck: TIMEOUT" in result.stderr and "Traceback" not in result.output
+    assert "reduce 8x64 float32 stuck: TIMEOUT" in result.stderr and "Traceback" not in result.output
 
 
 def test_devices_all_spreads_the_cases(tmp_path):

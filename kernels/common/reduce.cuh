@@ -31,6 +31,16 @@ constexpr unsigned kFullMask = 0xffffffffu;
 // 16-bit row is 16 packs: 4 rows would leave half the bytes a float32 warp has in flight).
 constexpr int kWarpRows = 4 * (4 / sizeof(elem_t));
 
+// The launch bounds of the variants that load those rows as 16-byte packs: 8 rows of packs
+// in 16-bit, and ptxas for sm_80, left to choose, capped such a kernel at 64 registers and
+// spilled; stating 2 blocks of 256 an SM (up to 128 registers) removes the spill. float32
+// keeps the plain bound.
+#if defined(CB_DTYPE_F16) || defined(CB_DTYPE_BF16)
+#define CB_ROWS_BOUNDS __launch_bounds__(256, 2)
+#else
+#define CB_ROWS_BOUNDS __launch_bounds__(256)
+#endif
+
 struct Sum {
   static __device__ __forceinline__ float identity() { return 0.0f; }
   static __device__ __forceinline__ float combine(float a, float b) { return a + b; }

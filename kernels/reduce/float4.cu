@@ -11,7 +11,7 @@
 // threads add the (at most 3 + 3) leftover floats, so any row length and alignment works.
 #include "common/reduce.cuh"
 
-extern "C" __global__ void __launch_bounds__(256)
+extern "C" __global__ void CB_ROWS_BOUNDS
 reduce_sum_float4(const elem_t* __restrict__ x, elem_t* __restrict__ out, float* partials,
                   unsigned* counters, long long rows, long long cols, int group, int chunks) {
   cb::reduce_rows<true>(x, out, partials, counters, rows, cols, group, chunks);

@@ -11,7 +11,7 @@
 // combining the partials. The identity is -inf, not seed 001's FLT_MIN.
 #include "common/reduce.cuh"
 
-extern "C" __global__ void __launch_bounds__(256)
+extern "C" __global__ void CB_ROWS_BOUNDS
 reduce_max_x4(const elem_t* __restrict__ x, elem_t* __restrict__ out, float* partials,
               unsigned* counters, long long rows, long long cols, int group, int chunks) {
   cb::reduce_rows<true, cb::Max>(x, out, partials, counters, rows, cols, group, chunks);

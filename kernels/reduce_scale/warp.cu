@@ -23,9 +23,13 @@ __device__ __forceinline__ float abs_max(const cb::Vec<elem_t>& v) {
   return m;
 }
 
+// x * (1 / m): one reciprocal a row instead of a division (a multi-instruction sequence) per
+// element. In 16-bit the divisions made the kernel SM-bound (ncu, bf16 442368x128: SM 73.6%,
+// DRAM 68.1%); two roundings in float are within the op's tolerance (ops/reduce_scale.py).
 __device__ __forceinline__ void divide(cb::Vec<elem_t>& v, float m) {
+  const float inv = 1.0f / m;
 #pragma unroll
-  for (int e = 0; e < kPack; ++e) v.set(e, v.get(e) / m);
+  for (int e = 0; e < kPack; ++e) v.set(e, v.get(e) * inv);
 }
 
 template <int kPacks>
@@ -64,7 +68,7 @@ __device__ __forceinline__ void scale_scalar(elem_t* __restrict__ row, long long
 #pragma unroll
   for (int k = 0; k < kPerLane; ++k) {
     const long long c = lane + 32LL * k;
-    if (c < cols) row[c] = cb::from_float<elem_t>(v[k] / m);
+    if (c < cols) row[c] = cb::from_float<elem_t>(v[k] * (1.0f / m));
   }
 }
 
