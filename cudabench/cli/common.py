@@ -10,8 +10,8 @@ from typing import Any, NoReturn
 import typer
 from rich.console import Console
 
-from cudabench.kernels import BUILTIN_KERNELS, discover, unassigned, user_roots
-from cudabench.ops import closest
+from cudabench import sweep
+from cudabench.kernels import discover, unassigned
 from cudabench.spec import KernelVariant
 
 # Wide tables when piped (rich would use 80 columns); a terminal keeps its own width.
@@ -33,14 +33,9 @@ def fail_usage(message: str) -> NoReturn:
 def kernel_roots(kernels: list[Path] | None) -> list[Path]:
     """The built-in kernels folder and the user's --kernels folders; exit 2 if one is bad."""
     try:
-        return [BUILTIN_KERNELS, *user_roots(kernels or [])]
-    except FileNotFoundError as exc:
+        return sweep.kernel_roots(kernels)
+    except sweep.SweepError as exc:
         fail_usage(str(exc))
-
-
-def variants_for(op: str, kernels: list[Path] | None) -> tuple[list[KernelVariant], list[str]]:
-    """Built-in and user variants of `op`, and the problem lines of files that did not load."""
-    return discover(op, kernel_roots(kernels))
 
 
 def catalogue(ops: list[Any], kernels: list[Path] | None,
@@ -62,17 +57,3 @@ def catalogue(ops: list[Any], kernels: list[Path] | None,
         problems += [f"{p}: no 'op:' in its header, so it is no op's variant (add e.g. 'op: reduce', "
                      "or name the op on the command line)" for p in unassigned(roots)]  # fmt: skip
     return found, list(dict.fromkeys(problems))
-
-
-def select(variants: list[KernelVariant], names: list[str] | None,
-           baselines: list[str]) -> tuple[list[KernelVariant], list[str]]:  # fmt: skip
-    """The variants (and baselines) named with --variant; all of them when none is named.
-    Baselines always run unless named otherwise: speedups need them."""
-    if not names:
-        return variants, baselines
-    known = {v.name: v for v in variants}
-    for name in names:
-        if name not in known and name not in baselines:
-            fail_usage(f"unknown variant {name!r}{closest(name, sorted(known) + baselines)}")
-    chosen = [known[n] for n in dict.fromkeys(names) if n in known]
-    return chosen, baselines

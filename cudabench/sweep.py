@@ -1,0 +1,312 @@
+"""One sweep for every way cudabench runs cases: plan the jobs, run them on the workers (or in
+this process, under ncu), stream each row as it ends, rewrite the results files after every
+row, and keep the finished rows when the sweep is cut short.
+
+`cudabench run` and `profile` render it (cli/sweep.py draws the progress bar and turns the
+errors below into exit statuses); the Python API, `tune` and cluster sweeps are to call the
+same functions, so there is no second path. Nothing here prints or exits: bad usage is a
+`SweepError` (one line), a sweep cut short raises `Interrupted` or `SweepFailed` after saving.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from cudabench import __version__
+from cudabench.backends import backend_name, open_backend
+from cudabench.backends.base import Backend, BackendUnavailable
+from cudabench.compile import ToolchainError, nvcc_path, nvcc_version
+from cudabench.config import BenchConfig, Benchmark, ConfigError, builtin_config, load_config
+from cudabench.dtypes import ALL, DTYPES, UnknownDType, get_dtype
+from cudabench.kernels import BUILTIN_KERNELS, discover, user_roots
+from cudabench.ops import UnknownName, closest, get_op
+from cudabench.pool import PoolError, PoolEvents, WorkerPool
+from cudabench.results import ResultsError, check_writable, git_sha, result_stem, write_results
+from cudabench.runner import CaseJob, Runner
+from cudabench.shapes import ShapeError, parse_shape
+from cudabench.spec import Case, DeviceInfo, KernelVariant, ResultRow, RunMeta, TimingOptions
+
+
+class SweepError(ValueError):
+    """Bad usage found while planning or opening a sweep: one line, nothing has run."""
+
+
+class Interrupted(Exception):
+    """Ctrl-C during a sweep: the finished rows are saved (marked incomplete) in `path`."""
+
+    def __init__(self, rows: list[ResultRow], path: Path) -> None:
+        super().__init__(f"interrupted: {len(rows)} finished rows kept in {path}")
+        self.rows, self.path = rows, path
+
+
+class SweepFailed(Exception):
+    """The sweep could not go on (a replacement worker would not start); rows are saved."""
+
+    def __init__(self, reason: str, rows: list[ResultRow], path: Path) -> None:
+        super().__init__(f"{reason}; the finished rows are kept in {path}")
+        self.rows, self.path = rows, path
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The jobs of one command, and the kernel files that could not be loaded."""
+
+    jobs: list[CaseJob]
+    problems: list[str]
+    timing: TimingOptions
+    notes: tuple[str, ...] = ()  # what the plan left out and why (no variant in a dtype)
+
+    @property
+    def op_label(self) -> str:
+        return "+".join(dict.fromkeys(job.case.op for job in self.jobs))
+
+    @property
+    def rows_expected(self) -> int:
+        return sum(len(job.variants) + len(job.baselines) for job in self.jobs)
+
+
+def kernel_roots(kernels: list[Path] | None) -> list[Path]:
+    """The built-in kernels folder and the user's --kernels folders."""
+    try:
+        return [BUILTIN_KERNELS, *user_roots(kernels or [])]
+    except FileNotFoundError as exc:
+        raise SweepError(str(exc)) from None
+
+
+def choose(variants: list[KernelVariant], names: list[str] | None,
+           baselines: list[str]) -> tuple[list[KernelVariant], list[str]]:  # fmt: skip
+    """The variants (and baselines) named; all of them when none is named. Baselines always
+    run unless named otherwise: speedups need them."""
+    if not names:
+        return variants, baselines
+    known = {v.name: v for v in variants}
+    for name in names:
+        if name not in known and name not in baselines:
+            raise SweepError(f"unknown variant {name!r}{closest(name, sorted(known) + baselines)}")
+    return [known[n] for n in dict.fromkeys(names) if n in known], baselines
+
+
+def _config_for(target: str, shapes: list[str] | None) -> BenchConfig:
+    """A config file, or an op name with --shape (default: configs/<op>.yaml's shapes)."""
+    path = Path(target)
+    if target.endswith((".yaml", ".yml")) or path.is_file():
+        config = load_config(path)
+    else:
+        try:
+            op = get_op(target)
+        except UnknownName as exc:
+            raise SweepError(str(exc))
+        if shapes:
+            return BenchConfig((Benchmark(op.name, ()),), TimingOptions(), "command line")
+        default = builtin_config(op.name)
+        if not default.is_file():
+            raise SweepError(f"no --shape given and no {default} for {op.name!r}")
+        config = load_config(default)
+        config = dataclasses.replace(
+            config, benchmarks=tuple(b for b in config.benchmarks if b.op == op.name)
+        )
+    return config
+
+
+def _dtype_names(asked: list[str], chosen: list[KernelVariant]) -> list[str]:
+    """The dtypes to run: the asked ones, `all` standing for every dtype the chosen variants
+    declare (float32 first); an unknown name is a SweepError with a did-you-mean."""
+    names: list[str] = []
+    for name in asked:
+        if name == ALL:
+            names += [d for d in DTYPES if any(d in v.dtypes for v in chosen)]
+            continue
+        try:
+            names.append(get_dtype(name).name)
+        except UnknownDType as exc:
+            raise SweepError(f"--dtype: {exc}")
+    return list(dict.fromkeys(names))
+
+
+def plan(target: str, shapes: list[str] | None, variants: list[str] | None,
+         kernels: list[Path] | None, dtypes: list[str] | None = None,
+         **timing: object) -> Plan:  # fmt: skip
+    """Jobs for a target (op name or config file), one per (benchmark, dtype, shape), each
+    with the chosen variants that declare the dtype; `dtypes` (None: the config's) and
+    `timing` override the config (None keeps it). Bad usage is a SweepError, as is a
+    dtype that no chosen variant of any benchmark supports."""
+    try:
+        config = _config_for(target, shapes)
+        parsed = tuple(parse_shape(s) for s in shapes) if shapes else None
+    except (ConfigError, ShapeError) as exc:
+        raise SweepError(str(exc))
+    options = dataclasses.replace(
+        config.timing, **{k: v for k, v in timing.items() if v is not None}
+    )  # type: ignore[arg-type]
+    jobs: list[CaseJob] = []
+    problems: list[str] = []
+    unsupported: list[str] = []
+    for bench in config.benchmarks:
+        try:
+            op = get_op(bench.op)
+        except UnknownName as exc:
+            raise SweepError(f"{config.source}: {exc}")
+        found, bad = discover(op.name, kernel_roots(kernels))
+        problems += bad
+        chosen, baselines = choose(found, list(variants or bench.variants), list(op.baselines()))
+        for dtype in _dtype_names(list(dtypes or bench.dtypes), chosen):
+            in_dtype = [v for v in chosen if dtype in v.dtypes]
+            if chosen and not in_dtype:  # a variant that lacks the dtype is not in its rows
+                have = "; ".join(f"{v.name}: {', '.join(v.dtypes)}" for v in chosen)
+                unsupported.append(f"no chosen variant of {op.name} runs in {dtype} ({have})")
+                continue
+            for shape in parsed or bench.shapes:
+                try:
+                    op.check_shape(shape)
+                except ValueError as exc:
+                    raise SweepError(f"shape {'x'.join(map(str, shape))}: {exc}")
+                case = Case(op=op.name, shape=shape, dtype=dtype)
+                jobs.append(CaseJob(case, tuple(in_dtype), tuple(baselines), options))
+    if unsupported and not jobs:
+        raise SweepError(unsupported[0] + (f" (and {len(unsupported) - 1} more)" if len(unsupported) > 1 else ""))
+    if any(job.variants for job in jobs) and backend_name() == "cupy":
+        try:
+            nvcc_path()  # every variant needs it: say so once, not in a row per variant
+        except ToolchainError as exc:
+            raise SweepError(str(exc))
+    return Plan(jobs, problems, options, tuple(unsupported))
+
+
+def parse_devices(text: str) -> list[int] | None:
+    """`0`, `0,1` or `all` (None: every GPU of the host); SweepError on anything else."""
+    if text.strip().lower() == "all":
+        return None
+    try:
+        devices = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise SweepError(f"--devices {text!r}: give GPU indices like 0 or 0,1, or 'all'")
+    if not devices or any(d < 0 for d in devices) or len(set(devices)) != len(devices):
+        raise SweepError(f"--devices {text!r}: give distinct GPU indices like 0 or 0,1, or 'all'")
+    return devices
+
+
+def open_workers(devices: list[int] | None, timeout_s: float) -> WorkerPool:
+    """One worker process per GPU; SweepError if there is no GPU. (A shape too large for the
+    GPU is not an error here: its rows are SKIPPED with the bytes it needs, and the other
+    shapes run.)"""
+    pool = WorkerPool(devices, timeout_s)
+    try:
+        pool.open()
+    except PoolError as exc:
+        pool.close(graceful=False)
+        raise SweepError(str(exc))
+    return pool
+
+
+def open_gpu(device: int) -> Backend:
+    """The GPU backend in this process (profile mode); SweepError if there is none."""
+    try:
+        return open_backend(device=device)
+    except BackendUnavailable as exc:
+        raise SweepError(str(exc))
+
+
+def results_stem(output: Path | None, op_label: str, started: str) -> Path:
+    """Where the run's files go; SweepError if that folder cannot be written."""
+    stem = result_stem(output, op_label, started)
+    try:
+        check_writable(stem)
+    except ResultsError as exc:
+        raise SweepError(str(exc))
+    return stem
+
+
+def run_meta(info: DeviceInfo, versions: dict[str, str], timing: TimingOptions, command: str,
+             started: str, devices: list[int]) -> RunMeta:  # fmt: skip
+    """The run's metadata, marked incomplete until the last row is in."""
+    return RunMeta(
+        device=info, timing_mode=timing.mode, command=command,
+        started=started, cudabench_version=__version__,
+        cupy_version=versions.get("cupy", ""), nvcc_version=nvcc_version(),
+        git_sha=git_sha(), timing=timing, complete=False, devices=tuple(devices),
+    )  # fmt: skip
+
+
+class Listener(Protocol):
+    """What a sweep tells its caller besides saving: a case started, a row ended."""
+
+    def started(self, case: Case, name: str, device: int) -> None: ...
+
+    def finished(self, row: ResultRow) -> None: ...
+
+
+def run_jobs(plan_: Plan, execute: Callable[[PoolEvents], None], stem: Path, meta: RunMeta,
+             listener: Listener | None = None) -> list[ResultRow]:  # fmt: skip
+    """Run every job through `execute` (on_workers or in_process), rewriting the results
+    files after every row, and return the rows in plan order. Ctrl-C saves the finished rows
+    (marked incomplete) and raises Interrupted; a pool that cannot go on, SweepFailed."""
+    done: dict[int, list[ResultRow]] = {}  # finished jobs, speedups filled in
+    pending: dict[int, list[ResultRow]] = collections.defaultdict(list)  # jobs under way
+
+    def rows() -> list[ResultRow]:
+        return [r for i in range(len(plan_.jobs)) for r in done.get(i, pending.get(i, []))]
+
+    class Events:
+        def started(self, case: Case, name: str, device: int) -> None:
+            if listener is not None:
+                listener.started(case, name, device)
+
+        def row(self, job_index: int, row: ResultRow) -> None:
+            pending[job_index].append(row)
+            write_results(stem, meta, rows())  # every row saved as it ends
+            if listener is not None:
+                listener.finished(row)
+
+        def job_done(self, job_index: int, finished: list[ResultRow]) -> None:
+            done[job_index] = finished
+            pending.pop(job_index, None)
+            write_results(stem, meta, rows())
+
+    try:
+        execute(Events())
+    except KeyboardInterrupt:
+        write_results(stem, meta, rows())  # complete: false
+        raise Interrupted(rows(), stem.with_suffix(".json")) from None
+    except PoolError as exc:
+        write_results(stem, meta, rows())
+        raise SweepFailed(str(exc), rows(), stem.with_suffix(".json")) from None
+    return rows()
+
+
+def on_workers(plan_: Plan, pool: WorkerPool) -> Callable[[PoolEvents], None]:
+    """run_jobs's `execute` for the worker pool (closed when the jobs are done)."""
+
+    def execute(events: PoolEvents) -> None:
+        with pool:
+            pool.run(plan_.jobs, events)
+
+    return execute
+
+
+def in_process(plan_: Plan, backend: Backend, device: int,
+               profile: bool = False) -> Callable[[PoolEvents], None]:  # fmt: skip
+    """run_jobs's `execute` in this process (profile mode, under ncu): the same events as
+    the pool sends, from a Runner's observer."""
+
+    def execute(events: PoolEvents) -> None:
+        class Forward:
+            index = 0
+
+            def started(self, case: Case, name: str) -> None:
+                events.started(case, name, device)
+
+            def finished(self, row: ResultRow) -> None:
+                events.row(self.index, row)
+
+        forward = Forward()
+        runner = Runner(backend, forward, profile=profile)
+        for index, job in enumerate(plan_.jobs):
+            forward.index = index
+            events.job_done(index, runner.run_job(job))
+
+    return execute
