@@ -23,7 +23,13 @@ def available() -> bool:
 
 
 def call(fn: Callable[..., Any]) -> Callable[[tuple[Any, ...]], Any]:
-    """A baseline that runs `fn(*tensors)` on the inputs and returns an array like them."""
+    """A baseline that runs `fn(*tensors)` on the inputs and returns an array like them.
+
+    The input tensors and the stream wrapper are made once per input set, not per call: in
+    single-launch timing, host work between the start event and the kernel that outlasts the
+    spin that holds the GPU shows up as GPU time (torch rows read up to 3x their ncu time with
+    the conversions inside the call, H100, 2026-11-23)."""
+    cache: dict[tuple[int, ...], tuple[Any, ...]] = {}
 
     def run(inputs: tuple[Any, ...]) -> Any:
         import numpy as np
@@ -33,9 +39,15 @@ def call(fn: Callable[..., Any]) -> Callable[[tuple[Any, ...]], Any]:
             return fn(*(torch.from_numpy(x) for x in inputs)).numpy()
         import cupy as cp
 
-        stream = torch.cuda.ExternalStream(cp.cuda.get_current_stream().ptr)
+        ptr = cp.cuda.get_current_stream().ptr
+        key = (ptr, *(id(x) for x in inputs))
+        if key not in cache:  # one input set at a time; holding `inputs` keeps the ids unique
+            cache.clear()
+            tensors = tuple(torch.from_dlpack(x) for x in inputs)
+            cache[key] = (inputs, tensors, torch.cuda.ExternalStream(ptr))
+        _, tensors, stream = cache[key]
         with torch.cuda.stream(stream):
-            result = fn(*(torch.from_dlpack(x) for x in inputs))
+            result = fn(*tensors)
         return cp.from_dlpack(result)
 
     return run
