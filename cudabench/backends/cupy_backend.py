@@ -8,7 +8,10 @@ Timing (see measure.py for when each is used):
 - hot, `single` (batch 1: launches of 50 us and more): a spin kernel holds the GPU for
   SPIN_US while the start event, the launch and the end event are queued behind it, so the
   events bracket the kernel alone, run in isolation as Nsight Compute runs it (nvbench's
-  blocking-kernel idea, with a timed spin instead of a host flag).
+  blocking-kernel idea, with a timed spin instead of a host flag). The spin lasts SPIN_US, or
+  SPIN_PER_HOST times the call's own queuing time when that is longer: a library call
+  (torch's dispatch, 30-100 us) outlasted a 50 us spin and the idle GPU between the events was
+  counted (torch's 2^24 sum read 105 us against ncu's 31 on an H100).
 - hot, `loop`: the same, but launched from a Python loop; used only when a call cannot be
   captured (some library calls). The table says which method ran.
 - cold, `single`: before each sample a kernel reads a buffer of twice the L2 size (and writes
@@ -16,12 +19,13 @@ Timing (see measure.py for when each is used):
   Compute's `--cache-control all` does. (A memset would leave the L2 full of dirty lines whose
   write-back lands in the timed kernel: measured +10% at 442368x128 on an H200.) The flush
   also keeps the GPU busy while the timed launch is queued behind it, so the start event and
-  the kernel run back to back.
+  the kernel run back to back (a slow caller, as above, gets a spin after the flush).
 """
 
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -42,6 +46,9 @@ from cudabench.spec import Clocks, DeviceInfo, KernelVariant
 
 _CUDA_ERRORS = (cp.cuda.runtime.CUDARuntimeError, cp.cuda.driver.CUDADriverError)
 SPIN_US = 50.0  # longer than Python takes to queue an event, a launch and an event
+# A call whose host side takes longer (a library's dispatch: torch's is 30-100 us) gets a spin
+# of this many times its measured queuing time, so the GPU is still busy when it is queued.
+SPIN_PER_HOST = 3.0
 _SPIN_SOURCE = r"""
 extern "C" __global__ void cudabench_spin(long long cycles) {
   const long long start = clock64();
@@ -255,14 +262,24 @@ class CupyBackend:
         """Run a call (launches, library calls) on the backend's stream."""
         call()
 
-    def _hold(self) -> Callable[[], None]:
-        """A launch that keeps the GPU busy for about SPIN_US (at the highest SM clock)."""
+    def _hold(self, us: float = SPIN_US) -> Callable[[], None]:
+        """A launch that keeps the GPU busy for about `us` (at the highest SM clock)."""
         if self._spin is None:
             clock_khz = cp.cuda.runtime.deviceGetAttribute(13, self.device.id)  # ClockRate
-            cycles = np.int64(SPIN_US * clock_khz / 1000.0)
-            kernel = cp.RawKernel(_SPIN_SOURCE, "cudabench_spin")
-            self._spin = lambda: kernel((1,), (1,), (cycles,))
-        return self._spin
+            self._spin = (cp.RawKernel(_SPIN_SOURCE, "cudabench_spin"), clock_khz)
+        kernel, clock_khz = self._spin
+        cycles = np.int64(us * clock_khz / 1000.0)
+        return lambda: kernel((1,), (1,), (cycles,))
+
+    def _host_us(self, call: Callable[[], None]) -> float:
+        """How long Python takes to queue one call (the GPU held busy meanwhile, so the
+        launch cannot run inline): the part of a sample the spin must cover."""
+        self._hold(4 * SPIN_US)()
+        start = time.perf_counter()
+        call()
+        host = (time.perf_counter() - start) * 1e6
+        self.synchronize()
+        return host
 
     def _flusher(self) -> Callable[[], None]:
         """A launch that reads twice the L2 size, so nothing of the input survives in L2."""
@@ -282,10 +299,14 @@ class CupyBackend:
     def sampler(self, call: Callable[[], None], batch: int, cold: bool,
                 scope: Scope = contextlib.nullcontext,
                 reset: Callable[[], None] | None = None) -> "_Sampler":  # fmt: skip
-        if cold:
-            return _Sampler(self, call, 1, "single", scope, before=_then(reset, self._flusher()))
-        if batch == 1:
-            return _Sampler(self, call, 1, "single", scope, before=_then(reset, self._hold()))
+        if cold or batch == 1:
+            if reset is not None:
+                reset()
+            spin_us = SPIN_PER_HOST * self._host_us(call)  # one extra call, not timed
+            hold = self._hold(max(SPIN_US, spin_us))
+            if cold:  # the flush holds the GPU too; a slow caller gets a spin after it
+                hold = _then(self._flusher(), self._hold(spin_us)) if spin_us > SPIN_US else self._flusher()
+            return _Sampler(self, call, 1, "single", scope, before=_then(reset, hold))
         try:
             self.stream.begin_capture()
             try:
