@@ -1,5 +1,6 @@
 """On the GPU (marker gpu): every variant right on odd shapes, planted bugs caught."""
 
+import importlib.util
 import json
 import re
 
@@ -14,6 +15,7 @@ from conftest import write_kernel
 
 pytestmark = pytest.mark.gpu
 ODD_SHAPES = [(1,), (3, 5), (1000003,), (442367, 129), (442368, 128), (1 << 20,), (1 << 30,)]
+TORCH = ("torch",) if importlib.util.find_spec("torch") else ()  # its baseline rows, when importable
 ONCE = TimingOptions(warmup=0, min_samples=1, min_time_s=0.0, max_time_s=0.0)
 QUICK = ["--warmup", "0", "--min-samples", "2", "--min-time", "0", "--max-time", "0.05"]
 
@@ -265,7 +267,7 @@ def test_interleaved_run_times_every_variant(tmp_path):
     doc = json.loads(out.read_text())
     assert doc["meta"]["timing"]["interleave"] is True
     rows = {r["variant"]: r for r in doc["rows"]}
-    assert set(rows) == {"float4", "shuffle", "cupy"}
+    assert set(rows) == {"float4", "shuffle", "cupy", *TORCH}
     assert all(r["status"] == "OK" and r["time_us"] > 0 for r in rows.values())
     assert rows["float4"]["time_us"] < rows["cupy"]["time_us"]
 
@@ -289,7 +291,7 @@ def test_profile_profiles_one_launch_per_variant_and_counts_dram_bytes(tmp_path)
                                            text=True, check=True).stdout)  # fmt: skip
     rows = json.loads(next(tmp_path.glob("*.json")).read_text())["rows"]
     names = [r["variant"] for r in rows]
-    assert sorted(names) == ["atomic", "cupy", "float4", "naive", "shared", "shuffle"]
+    assert sorted(names) == sorted(["atomic", "cupy", "float4", "naive", "shared", "shuffle", *TORCH])
     # exactly one launch per (variant, shape), each in its own range, nothing else profiled
     assert len(kernels) == len(rows)
     assert sorted(k.ranges[1] for k in kernels) == sorted(names)
