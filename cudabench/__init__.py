@@ -6,3 +6,13 @@ command actually runs kernels.
 """
 
 __version__ = "0.1.0"
+__all__ = ["__version__", "run", "timeit"]
+
+
+def __getattr__(name: str) -> object:
+    """`cudabench.run` and `cudabench.timeit` (api.py), imported on first use."""
+    if name in ("run", "timeit"):
+        from cudabench import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'cudabench' has no attribute {name!r}")

@@ -368,3 +368,15 @@ def test_multi_gpu_sweep_uses_every_gpu(tmp_path):
     assert result.exit_code == 0, result.output
     doc = json.loads(out.read_text())
     assert len({r["device"] for r in doc["rows"]}) >= 2
+
+
+def test_timeit_times_a_cupy_call_and_a_cold_one_takes_longer():
+    import cupy as cp
+
+    import cudabench
+
+    x = cp.random.default_rng(0).random(1 << 24, dtype=cp.float32)
+    hot = cudabench.timeit(lambda: x.sum(), min_time_s=0.05)
+    cold = cudabench.timeit(lambda: x.sum(), cold=True, min_time_s=0.05)
+    assert hot.method == "graph" and cold.method == "single"
+    assert 0 < hot.median_ms < cold.median_ms < 1.0  # 64 MiB: L2-resident when hot

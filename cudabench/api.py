@@ -1,0 +1,117 @@
+"""The Python API: the CLI's own sweep and clock, for notebooks and performance tests.
+
+    import cudabench
+    df = cudabench.run("reduce", shapes=["2^24", "442368x128"], variants=["float4"])
+    m = cudabench.timeit(lambda: x.sum(), cold=True)      # any CuPy or torch callable
+    m.median_ms, m.spread, m.samples_ms
+
+`run` is `cudabench run` without the terminal: the same plan, worker processes, validation,
+timing and results files (results/<time>_<op>.csv/.json), returning the rows as the DataFrame
+the CSV holds. `timeit` gives a callable the measure module's warm-up, CUDA-graph batching,
+L2 flush (`cold=True`) and stopping rule (the peers it replaces: triton.testing.do_bench,
+cupyx.profiler.benchmark). Bad input raises `cudabench.sweep.SweepError` (one line). Importing
+`cudabench` still needs neither CuPy nor a GPU.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import sys
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from cudabench import sweep
+from cudabench.pool import DEFAULT_TIMEOUT_S
+from cudabench.results import now_utc, rows_frame, write_results
+from cudabench.spec import Measurement, TimingOptions
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from cudabench.backends.base import Backend
+
+ShapeLike = str | int | tuple[int, ...]
+
+
+def _shape_text(shape: ShapeLike) -> str:
+    if isinstance(shape, tuple):
+        return "x".join(str(d) for d in shape)
+    return str(shape)
+
+
+def run(target: str, shapes: Iterable[ShapeLike] | None = None,
+        variants: Iterable[str] | None = None, dtypes: Iterable[str] | None = None,
+        kernels: Iterable[str | Path] | None = None, devices: str = "0",
+        output: str | Path | None = None, timeout_s: float = DEFAULT_TIMEOUT_S,
+        **timing: Any) -> pd.DataFrame:  # fmt: skip
+    """Validate and time an op's variants (or a config file's benchmarks), as `cudabench run`
+    does, and return the rows as a DataFrame (the results CSV's columns). `timing` takes
+    TimingOptions fields: cold, warmup, min_samples, min_time_s, max_time_s, interleave."""
+    unknown = set(timing) - {f.name for f in dataclasses.fields(TimingOptions)}
+    if unknown:
+        raise sweep.SweepError(f"unknown timing option(s) {sorted(unknown)}")
+    shape_texts = [_shape_text(s) for s in shapes] if shapes is not None else None
+    work = sweep.plan(
+        target, shape_texts, list(variants) if variants else None,
+        [Path(k) for k in kernels] if kernels else None,
+        list(dtypes) if dtypes else None, **timing,
+    )  # fmt: skip
+    pool = sweep.open_workers(sweep.parse_devices(devices), timeout_s)
+    started = now_utc()
+    stem = sweep.results_stem(Path(output) if output else None, work.op_label, started)
+    command = f"cudabench.run({target!r}, shapes={shape_texts!r})"
+    meta = sweep.run_meta(pool.info, pool.versions, work.timing, command, started,
+                          pool.devices)  # type: ignore[arg-type]
+    rows = sweep.run_jobs(work, sweep.on_workers(work, pool), stem, meta)
+    write_results(stem, dataclasses.replace(meta, complete=True), rows)
+    return rows_frame(rows)
+
+
+@functools.cache
+def _backend(name: str | None, device: int) -> Backend:
+    from cudabench.backends import open_backend
+    from cudabench.backends.base import BackendUnavailable
+
+    try:
+        return open_backend(name, device=device)
+    except BackendUnavailable as exc:
+        raise sweep.SweepError(str(exc)) from None
+
+
+def _on_stream(fn: Callable[[], Any], backend: Backend) -> Callable[[], None]:
+    """fn on the backend's stream: CuPy's calls already are (the backend makes its stream
+    current); torch's are put there too when torch is loaded, so the events bracket them."""
+    torch = sys.modules.get("torch")
+    stream = getattr(backend, "stream", None)
+    if torch is None or stream is None or not torch.cuda.is_available():
+
+        def plain() -> None:
+            fn()
+
+        return plain
+    external = torch.cuda.ExternalStream(stream.ptr)
+
+    def call() -> None:
+        with torch.cuda.stream(external):
+            fn()
+
+    return call
+
+
+def timeit(fn: Callable[[], Any], *, cold: bool = False, warmup: int = 3, min_samples: int = 10,
+           min_time_s: float = 0.2, max_time_s: float = 10.0, device: int = 0,
+           backend: str | None = None) -> Measurement:  # fmt: skip
+    """Time `fn` (one call of what is measured: a CuPy expression, a torch op, a RawKernel
+    launch) with cudabench's clock: warm-up, then CUDA-graph batches for calls under 50 us
+    (or one call per sample behind a spin that hides the launch overhead), `cold=True`
+    flushing L2 before every sample, until `min_samples` and `min_time_s` are reached.
+    Returns the Measurement (median_ms, min_ms, spread, samples_ms, batch, method). Runs in
+    this process, on `device`."""
+    options = TimingOptions(cold=cold, warmup=warmup, min_samples=min_samples,
+                            min_time_s=min_time_s, max_time_s=max_time_s)  # fmt: skip
+    from cudabench.measure import measure
+
+    gpu = _backend(backend, device)
+    return measure(gpu, _on_stream(fn, gpu), options)

@@ -1,0 +1,41 @@
+"""The Python API through the fake backend: the same sweep as the CLI, the same rows."""
+
+import pandas as pd
+import pytest
+
+import cudabench
+from cudabench.sweep import SweepError
+
+QUICK = dict(min_samples=2, min_time_s=0.0, max_time_s=0.01, warmup=0)
+
+
+@pytest.fixture(autouse=True)
+def fake(monkeypatch):
+    monkeypatch.setenv("CUDABENCH_BACKEND", "fake")
+
+
+def test_run_returns_the_results_files_rows(tmp_path):
+    df = cudabench.run("reduce", shapes=["64x129", 1000, (8, 33)], variants=["float4"],
+                       dtypes=["float32", "bfloat16"], output=tmp_path, **QUICK)
+    (csv,) = tmp_path.glob("*.csv")
+    assert df.to_csv(index=False) == csv.read_text()  # the same rows, column for column
+    assert set(df["dtype"]) == {"float32", "bfloat16"} and set(df["shape"]) == {"64x129", "1000", "8x33"}
+    kernels = df[~df["is_baseline"]]
+    assert (kernels["status"] == "OK").all() and isinstance(df, pd.DataFrame)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(shapes=["8"], variants=["flaot4"]), "did you mean float4"),
+    (dict(shapes=["8"], colder=True), "unknown timing option"),
+    (dict(shapes=["8"], dtypes=["float61"]), "did you mean float16"),
+])
+def test_bad_input_is_one_sweep_error(kwargs, message):
+    with pytest.raises(SweepError, match=message):
+        cudabench.run("reduce", **kwargs)
+
+
+def test_timeit_gives_the_measure_modules_samples():
+    calls = []
+    m = cudabench.timeit(lambda: calls.append(1), min_samples=5, min_time_s=0.0, warmup=2,
+                         backend="fake")
+    assert len(m.samples_ms) >= 5 and m.median_ms > 0 and len(calls) >= 2 + 5
