@@ -1,7 +1,7 @@
 """cudabench.timeit against Nsight Compute on a CuPy sum, cold (issue 15's check).
 
     python3 scripts/timeit_check.py time            # cudabench.timeit, cold, per shape
-    ncu --nvtx --nvtx-include "timeit/" --cache-control all --clock-control none \\
+    ncu --nvtx --nvtx-include "cudabench@timeit/" --cache-control all --clock-control none \\
         --metrics gpu__time_duration.sum --csv python3 scripts/timeit_check.py ncu
 
 `ncu` mode makes CALLS calls of each shape inside an NVTX range `timeit/<shape>`; the kernels'
@@ -28,7 +28,7 @@ for name, shape in SHAPES.items():
     else:
         sum_it()
         cp.cuda.Device().synchronize()
-        with nvtx.annotate("timeit"), nvtx.annotate(name):
+        with nvtx.annotate("timeit", domain="cudabench"), nvtx.annotate(name, domain="cudabench"):
             for _ in range(CALLS):
                 sum_it()
             cp.cuda.Device().synchronize()
