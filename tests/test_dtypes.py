@@ -154,6 +154,7 @@ def test_run_in_several_dtypes_keys_every_row_by_its_dtype(tmp_path):
 def test_dtype_all_runs_each_variant_in_what_it_declares(tmp_path):
     result = cli.invoke(app, ["run", "reduce", "-s", "100", "--dtype", "all", *CLI_QUICK,
                               "-o", str(tmp_path)], env=FAKE)
+    assert result.exit_code == 0, result.output  # a library baseline failing in 16-bit is a note
     rows = json.loads(next(tmp_path.glob("*.json")).read_text())["rows"]
     assert {r["dtype"] for r in rows} == {"float32", "float16", "bfloat16"}
     assert {r["dtype"] for r in rows if r["variant"] == "naive"} == {"float32"}

@@ -8,7 +8,6 @@ import pytest
 from cudabench import sweep
 from cudabench.backends.fake import FakeBackend
 from cudabench.results import now_utc
-from cudabench.spec import TimingOptions
 
 QUICK = dict(min_samples=2, min_time_s=0.0, max_time_s=0.01, warmup=0)
 

@@ -9,7 +9,6 @@ terminal and a line per kernel otherwise.
 from __future__ import annotations
 
 import os
-import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Annotated, Optional
@@ -108,4 +107,3 @@ def check_command(
     if failures:
         err.print(f"[red]{failures} problem(s)[/]")
         raise typer.Exit(1)
-    sys.stdout.flush()
