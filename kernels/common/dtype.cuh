@@ -54,11 +54,6 @@ __device__ __forceinline__ uint4 load16_stream(const void* p) {
       : "l"(p));
   return v;
 }
-__device__ __forceinline__ float4 load_stream(const float4* p) {
-  const uint4 v = load16_stream(p);
-  return make_float4(__uint_as_float(v.x), __uint_as_float(v.y), __uint_as_float(v.z),
-                     __uint_as_float(v.w));
-}
 __device__ __forceinline__ uint4 load16(const void* p) { return *reinterpret_cast<const uint4*>(p); }
 __device__ __forceinline__ void store16(void* p, uint4 v) { *reinterpret_cast<uint4*>(p) = v; }
 

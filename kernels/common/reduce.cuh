@@ -80,23 +80,23 @@ __device__ __forceinline__ float block_sum(float v, float* scratch) {
   return block_reduce<Sum>(v, scratch);
 }
 
+// t[0] op t[1] op ... op t[kPack - 1], pairwise (a tree: independent operations).
 template <class Op = Sum>
-__device__ __forceinline__ float hreduce(float4 v) {
-  return Op::combine(Op::combine(v.x, v.y), Op::combine(v.z, v.w));
-}
-__device__ __forceinline__ float hsum(float4 v) { return hreduce<Sum>(v); }
-
-// The kPack elements of a 16-byte vector combined pairwise (a tree: independent operations).
-template <class Op = Sum>
-__device__ __forceinline__ float hreduce(const Vec<elem_t>& v) {
-  float t[kPack];
-#pragma unroll
-  for (int i = 0; i < kPack; ++i) t[i] = v.get(i);
+__device__ __forceinline__ float tree_reduce(float (&t)[kPack]) {
 #pragma unroll
   for (int width = kPack / 2; width >= 1; width /= 2)
 #pragma unroll
     for (int i = 0; i < width; ++i) t[i] = Op::combine(t[i], t[i + width]);
   return t[0];
+}
+
+// The kPack elements of a 16-byte vector combined.
+template <class Op = Sum>
+__device__ __forceinline__ float hreduce(const Vec<elem_t>& v) {
+  float t[kPack];
+#pragma unroll
+  for (int i = 0; i < kPack; ++i) t[i] = v.get(i);
+  return tree_reduce<Op>(t);
 }
 
 // ---------------------------------------------------------------- short rows, warp mode
@@ -274,11 +274,7 @@ __device__ __forceinline__ float vec4_sum(const elem_t* __restrict__ p, long lon
 #pragma unroll
         for (int e = 0; e < kPack; ++e) a[e] = Op::combine(a[e], v[k].get(e));
   }
-#pragma unroll
-  for (int width = kPack / 2; width >= 1; width /= 2)
-#pragma unroll
-    for (int e = 0; e < width; ++e) a[e] = Op::combine(a[e], a[e + width]);
-  float acc = a[0];
+  float acc = tree_reduce<Op>(a);
   if (index < head) acc = Op::combine(acc, to_float(p[index]));
   if (index < n - tail) acc = Op::combine(acc, to_float(p[tail + index]));
   return acc;

@@ -31,6 +31,20 @@ __device__ __forceinline__ MaxSum push(MaxSum a, float x) {
   return {a.max, a.sum + __expf(x - a.max)};
 }
 
+// One 16-byte pack of a row (its max is hreduce<Max>): the sum of exp(x - m) over it, and
+// x -> exp(x - m) * inv in place, the write pass.
+__device__ __forceinline__ float pack_exp_sum(const Vec<elem_t>& v, float m) {
+  float s = 0.0f;
+#pragma unroll
+  for (int e = 0; e < kPack; ++e) s += __expf(v.get(e) - m);
+  return s;
+}
+
+__device__ __forceinline__ void pack_normalize(Vec<elem_t>& v, float m, float inv) {
+#pragma unroll
+  for (int e = 0; e < kPack; ++e) v.set(e, __expf(v.get(e) - m) * inv);
+}
+
 __device__ __forceinline__ MaxSum warp_combine(MaxSum v) {
 #pragma unroll
   for (int offset = 16; offset > 0; offset >>= 1) {

@@ -30,24 +30,19 @@ __device__ __forceinline__ void softmax_block_row(const elem_t* __restrict__ row
   for (int p = 0; p < kPacks; ++p) {
     const long long j = threadIdx.x + 1024LL * p;
     v[p].raw = j < nv ? cb::load16_stream(row + j * kPack) : make_uint4(0, 0, 0, 0);
-    if (j < nv)
-#pragma unroll
-      for (int e = 0; e < kPack; ++e) m = fmaxf(m, v[p].get(e));
+    if (j < nv) m = fmaxf(m, cb::hreduce<cb::Max>(v[p]));
   }
   m = cb::block_reduce<cb::Max>(m, scratch);
   float s = 0.0f;
 #pragma unroll
   for (int p = 0; p < kPacks; ++p)
-    if (threadIdx.x + 1024LL * p < nv)
-#pragma unroll
-      for (int e = 0; e < kPack; ++e) s += __expf(v[p].get(e) - m);
+    if (threadIdx.x + 1024LL * p < nv) s += cb::pack_exp_sum(v[p], m);
   const float inv = 1.0f / cb::block_reduce<cb::Sum>(s, scratch);
 #pragma unroll
   for (int p = 0; p < kPacks; ++p) {
     const long long j = threadIdx.x + 1024LL * p;
     if (j < nv) {
-#pragma unroll
-      for (int e = 0; e < kPack; ++e) v[p].set(e, __expf(v[p].get(e) - m) * inv);
+      cb::pack_normalize(v[p], m, inv);
       __stcs(reinterpret_cast<uint4*>(dst + j * kPack), v[p].raw);
     }
   }

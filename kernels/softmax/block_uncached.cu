@@ -33,8 +33,7 @@ softmax_block_uncached(const elem_t* __restrict__ x, elem_t* __restrict__ out, f
     for (long long j = threadIdx.x; j < cols / kPack; j += blockDim.x) {
       cb::Vec<elem_t> v;
       v.raw = cb::load16(row + j * kPack);
-#pragma unroll
-      for (int e = 0; e < kPack; ++e) v.set(e, __expf(v.get(e) - m) * inv);
+      cb::pack_normalize(v, m, inv);
       cb::store16(dst + j * kPack, v.raw);
     }
   } else {

@@ -85,28 +85,16 @@ __device__ __forceinline__ void softmax_short_rows(const elem_t* __restrict__ x,
                                           : make_uint4(0, 0, 0, 0);
   float m[kRows], inv[kRows];
 #pragma unroll
-  for (int k = 0; k < kRows; ++k) {
-    float mk = -INFINITY;
-    if (lane < nv)
+  for (int k = 0; k < kRows; ++k)
+    m[k] = cb::warp_reduce<cb::Max>(lane < nv ? cb::hreduce<cb::Max>(v[k]) : -INFINITY);
 #pragma unroll
-      for (int e = 0; e < kPack; ++e) mk = fmaxf(mk, v[k].get(e));
-    m[k] = cb::warp_reduce<cb::Max>(mk);
-  }
-#pragma unroll
-  for (int k = 0; k < kRows; ++k) {
-    float sk = 0.0f;
-    if (lane < nv)
-#pragma unroll
-      for (int e = 0; e < kPack; ++e) sk += __expf(v[k].get(e) - m[k]);
-    inv[k] = sk;
-  }
+  for (int k = 0; k < kRows; ++k) inv[k] = lane < nv ? cb::pack_exp_sum(v[k], m[k]) : 0.0f;
 #pragma unroll
   for (int k = 0; k < kRows; ++k) inv[k] = 1.0f / cb::warp_reduce<cb::Sum>(inv[k]);
 #pragma unroll
   for (int k = 0; k < kRows; ++k)
     if (r0 + k < rows && lane < nv) {
-#pragma unroll
-      for (int e = 0; e < kPack; ++e) v[k].set(e, __expf(v[k].get(e) - m[k]) * inv[k]);
+      cb::pack_normalize(v[k], m[k], inv[k]);
       cb::store16(out + (r0 + k) * cols + lane * kPack, v[k].raw);
     }
 }
