@@ -86,11 +86,7 @@ def _on_stream(fn: Callable[[], Any], backend: Backend) -> Callable[[], None]:
     torch = sys.modules.get("torch")
     stream = getattr(backend, "stream", None)
     if torch is None or stream is None or not torch.cuda.is_available():
-
-        def plain() -> None:
-            fn()
-
-        return plain
+        return fn
     external = torch.cuda.ExternalStream(stream.ptr)
 
     def call() -> None:

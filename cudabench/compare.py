@@ -22,7 +22,7 @@ import statistics
 from dataclasses import dataclass
 from pathlib import Path
 
-from cudabench.report import case_label, fastest_per_shape
+from cudabench.report import case_labels, fastest_per_shape
 from cudabench.results import RESULTS_DIR, ResultsError, read_results
 from cudabench.spec import ResultRow, RowKey, RunMeta, Status
 
@@ -168,9 +168,9 @@ def speedup_matrix(rows: list[ResultRow], against: str | None = None) -> Matrix:
         raise CompareError(
             f"no row named {baseline!r} to compare against (variants: {', '.join(names)})"
         )
-    label = {id(r): case_label(r, rows) for r in rows}  # the shape, and the dtype if several
-    shapes = list(dict.fromkeys(label[id(r)] for r in rows))
-    times = {(label[id(r)], r.variant): r.time_us for r in rows
+    labels = case_labels(rows)  # the shape, and the dtype if there are several
+    shapes = list(dict.fromkeys(labels))
+    times = {(label, r.variant): r.time_us for r, label in zip(rows, labels)
              if r.status is Status.OK and r.time_us}  # fmt: skip
     speedup = {
         (shape, name): times[(shape, baseline)] / times[(shape, name)]
@@ -178,5 +178,5 @@ def speedup_matrix(rows: list[ResultRow], against: str | None = None) -> Matrix:
         if (shape, baseline) in times and (shape, name) in times
     }  # fmt: skip
     fastest = fastest_per_shape(rows)
-    best = {(label[id(r)], r.variant) for r in rows if r.key in fastest}
+    best = {(label, r.variant) for r, label in zip(rows, labels) if r.key in fastest}
     return Matrix(shapes, names, speedup, baseline, best)

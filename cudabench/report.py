@@ -23,10 +23,11 @@ def _num(value: float | None, fmt: str) -> str:
     return "" if value is None else format(value, fmt)
 
 
-def case_label(row: ResultRow, rows: list[ResultRow]) -> str:
-    """A row's shape, with its dtype when the run has more than one (`442368x128 bfloat16`)."""
+def case_labels(rows: list[ResultRow]) -> list[str]:
+    """Each row's shape, with its dtype when the rows have more than one dtype
+    (`442368x128 bfloat16`)."""
     several = len({r.dtype for r in rows}) > 1
-    return f"{row.shape} {row.dtype}" if several else row.shape
+    return [f"{r.shape} {r.dtype}" if several else r.shape for r in rows]
 
 
 def fastest_per_shape(rows: list[ResultRow]) -> set[RowKey]:
@@ -64,13 +65,12 @@ def results_table(rows: list[ResultRow], meta: RunMeta, op_label: str) -> Table:
         ("% peak", "right"), (vs, "right"), ("regs", "right"), ("timing", "left"),
     ]:  # fmt: skip
         table.add_column(name, justify=justify)  # type: ignore[arg-type]
-    groups: dict[tuple[str, str, str], list[ResultRow]] = defaultdict(list)
-    for row in rows:
-        groups[(row.op, row.shape, row.dtype)].append(row)
-    for gi, group in enumerate(groups.values()):
+    groups: dict[tuple[str, str], list[ResultRow]] = defaultdict(list)
+    for row, label in zip(rows, case_labels(rows)):
+        groups[(row.op, label)].append(row)
+    for gi, ((_, shape), group) in enumerate(groups.items()):
         if gi:
             table.add_section()
-        shape = case_label(group[0], rows)
         for position, row in enumerate(group):
             star = row.key in best
             style = "bold" if star else ("dim" if row.is_baseline else "")

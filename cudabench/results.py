@@ -15,6 +15,7 @@ import math
 import os
 import subprocess
 import tempfile
+import typing
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -60,7 +61,8 @@ NCU_COLUMNS = [f"ncu_{f.name}" for f in dataclasses.fields(ProfileMetrics)]
 
 
 _CLOCKS = ("sm_mhz", "mem_mhz")  # (before, after) pairs: two CSV columns each
-_INT_COLUMNS = [f.name for f in dataclasses.fields(ResultRow) if f.type in ("int | None", "int")]
+_INT_COLUMNS = [name for name, hint in typing.get_type_hints(ResultRow).items()
+                if hint in (int, int | None)]
 _INT_COLUMNS += [f"{name}_{when}" for name in _CLOCKS for when in ("before", "after")]
 
 

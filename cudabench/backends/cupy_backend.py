@@ -10,7 +10,7 @@ Timing (see measure.py for when each is used):
   events bracket the kernel alone, run in isolation as Nsight Compute runs it (nvbench's
   blocking-kernel idea, with a timed spin instead of a host flag). The spin lasts SPIN_US, or
   SPIN_PER_HOST times the call's own queuing time when that is longer: a library call
-  (torch's dispatch, 30-100 us) outlasted a 50 us spin and the idle GPU between the events was
+  (torch's dispatch) outlasted a 50 us spin and the idle GPU between the events was
   counted (torch's 2^24 sum read 105 us against ncu's 31 on an H100).
 - hot, `loop`: the same, but launched from a Python loop; used only when a call cannot be
   captured (some library calls). The table says which method ran.
@@ -46,7 +46,7 @@ from cudabench.spec import Clocks, DeviceInfo, KernelVariant
 
 _CUDA_ERRORS = (cp.cuda.runtime.CUDARuntimeError, cp.cuda.driver.CUDADriverError)
 SPIN_US = 50.0  # longer than Python takes to queue an event, a launch and an event
-# A call whose host side takes longer (a library's dispatch: torch's is 30-100 us) gets a spin
+# A call whose host side takes longer (a library's dispatch, such as torch's) gets a spin
 # of this many times its measured queuing time, so the GPU is still busy when it is queued.
 SPIN_PER_HOST = 3.0
 _SPIN_SOURCE = r"""
@@ -302,10 +302,13 @@ class CupyBackend:
         if cold or batch == 1:
             if reset is not None:
                 reset()
-            spin_us = SPIN_PER_HOST * self._host_us(call)  # one extra call, not timed
-            hold = self._hold(max(SPIN_US, spin_us))
-            if cold:  # the flush holds the GPU too; a slow caller gets a spin after it
-                hold = _then(self._flusher(), self._hold(spin_us)) if spin_us > SPIN_US else self._flusher()
+            spin_us = max(SPIN_US, SPIN_PER_HOST * self._host_us(call))  # one untimed call
+            if not cold:
+                hold = self._hold(spin_us)
+            elif spin_us > SPIN_US:  # the flush holds the GPU too; a slow caller also spins
+                hold = _then(self._flusher(), self._hold(spin_us))
+            else:
+                hold = self._flusher()
             return _Sampler(self, call, 1, "single", scope, before=_then(reset, hold))
         try:
             self.stream.begin_capture()

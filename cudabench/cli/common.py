@@ -44,16 +44,14 @@ def catalogue(ops: list[Any], kernels: list[Path] | None,
     file directly in a --kernels folder with no `op:` in its header belongs to none of them:
     it is a problem line, not a variant of all ten."""
     roots = kernel_roots(kernels)
+    loose = [str(p) for p in unassigned(roots)] if every_op else []
     found, problems = [], []
     for operation in ops:
         variants, bad = discover(operation.name, roots)
-        if every_op:
-            loose = {str(p) for p in unassigned(roots)}
-            variants = [v for v in variants if v.path not in loose]
-            bad = [b for b in bad if not any(b.startswith(f"{p}:") for p in loose)]
+        variants = [v for v in variants if v.path not in loose]
+        bad = [b for b in bad if not any(b.startswith(f"{p}:") for p in loose)]
         found.append((operation, variants))
         problems += bad
-    if every_op:
-        problems += [f"{p}: no 'op:' in its header, so it is no op's variant (add e.g. 'op: reduce', "
-                     "or name the op on the command line)" for p in unassigned(roots)]  # fmt: skip
+    problems += [f"{p}: no 'op:' in its header, so it is no op's variant (add e.g. 'op: reduce', "
+                 "or name the op on the command line)" for p in loose]  # fmt: skip
     return found, list(dict.fromkeys(problems))
