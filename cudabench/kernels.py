@@ -88,7 +88,7 @@ def _unknown(key: object, choices: Iterable[str]) -> str:
     return f"{key!r}{closest(str(key), sorted(choices))}"
 
 
-def _launch(raw: object, at: _Where, parent: Any, parent_key: str, rules: tuple[str, ...] | None,
+def _launch(raw: object, at: _Where, parent: Any, parent_key: str, rules: tuple[str, ...],
             op: str) -> Launch:  # fmt: skip
     if not isinstance(raw, dict):
         raise KernelHeaderError(f"{at(parent, parent_key)}: a launch must be a mapping of "
@@ -113,7 +113,7 @@ def _launch(raw: object, at: _Where, parent: Any, parent_key: str, rules: tuple[
     if not isinstance(grid, str) or not _NAME.match(grid):
         raise KernelHeaderError(f"{at(raw, 'grid')}: grid {grid!r} must name one of the op's "
                                 "grid rules")  # fmt: skip
-    if rules is not None and grid not in rules:
+    if grid not in rules:
         raise KernelHeaderError(f"{at(raw, 'grid')}: {op} has no grid rule {_unknown(grid, rules)}")
     return Launch(entry=entry, block=block, grid=grid)
 
@@ -129,10 +129,9 @@ def header_op(path: Path, text: str | None = None) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def parse_header(path: Path, op: str, text: str | None = None, check_op: bool = True) -> KernelVariant:
-    """Read one .cu file's header into a KernelVariant of `op`. With `check_op`, everything
-    that can be known without a GPU is checked against the op: its grid rules, the names its
-    `requires:` knows. Raises KernelHeaderError naming the file and the key's own line (OtherOp
+def parse_header(path: Path, op: str, text: str | None = None) -> KernelVariant:
+    """Read one .cu file's header into a KernelVariant of `op`. Everything that can be known
+    without a GPU is checked against the op: its grid rules, the names its `requires:` knows. Raises KernelHeaderError naming the file and the key's own line (OtherOp
     when the header says `op:` another op)."""
     if text is None:
         try:
@@ -153,21 +152,16 @@ def parse_header(path: Path, op: str, text: str | None = None, check_op: bool = 
     for key in raw:
         if key not in _KEYS:
             raise KernelHeaderError(f"{at(raw, key)}: unknown header key {_unknown(key, _KEYS)}")
-    rules: tuple[str, ...] | None = None
-    requirements: tuple[str, ...] | None = None
+    from cudabench.ops import OPS, get_op
+
     declared = raw.get("op")
     if declared is not None:
-        from cudabench.ops import OPS
-
         if not isinstance(declared, str) or declared not in OPS:
             raise KernelHeaderError(f"{at(raw, 'op')}: unknown op {_unknown(declared, OPS)}")
         if declared != op:
             raise OtherOp(f"{at(raw, 'op')}: a {declared} kernel, not {op}")
-    if check_op:
-        from cudabench.ops import get_op
-
-        operation = get_op(op)
-        rules, requirements = tuple(operation.grid_rules), tuple(operation.requirements)
+    operation = get_op(op)
+    rules, requirements = tuple(operation.grid_rules), tuple(operation.requirements)
     for key in ("variant", "about"):
         if not isinstance(raw.get(key), str) or not raw[key].strip():
             raise KernelHeaderError(f"{at(raw, key)}: header needs '{key}: <text>'")
@@ -197,11 +191,10 @@ def parse_header(path: Path, op: str, text: str | None = None, check_op: bool = 
         for k, v in requires.items()
     ):
         raise KernelHeaderError(f"{at(raw, 'requires')}: requires must map names to integers")
-    if requirements is not None:
-        for key in requires:
-            if key not in requirements:
-                known = f"{_unknown(key, requirements)}" if requirements else f"{key!r} ({op} checks none)"
-                raise KernelHeaderError(f"{at(requires, key)}: {op} cannot check requires {known}")
+    for key in requires:
+        if key not in requirements:
+            known = _unknown(key, requirements) if requirements else f"{key!r} ({op} checks none)"
+            raise KernelHeaderError(f"{at(requires, key)}: {op} cannot check requires {known}")
     dtypes = _dtypes(raw, at)
     return KernelVariant(
         op=op,
