@@ -36,6 +36,13 @@ def _describe(value: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
+def _member(where: str, key: object) -> str:
+    """`where.key`, with a key that is not a plain name quoted (`meta['a\\nb']`), so a
+    hand-edited key with a newline or a dot still gives a one-line message."""
+    text = str(key)
+    return f"{where}.{text}" if text.isidentifier() else f"{where}[{text!r}]"
+
+
 def _check(hint: Any, value: Any, where: str) -> Any:
     """`value` converted to what `hint` declares, or SchemaError."""
     origin = get_origin(hint)
@@ -95,7 +102,7 @@ def _check(hint: Any, value: Any, where: str) -> Any:
             raise SchemaError(f"{where}: expected an object, got {_describe(value)}")
         key_hint, value_hint = get_args(hint)
         return {
-            _check(key_hint, k, where): _check(value_hint, v, f"{where}.{k}")
+            _check(key_hint, k, where): _check(value_hint, v, _member(where, k))
             for k, v in value.items()
         }
     raise TypeError(f"schema: no rule for the type {hint!r} of {where}")  # a bug in spec.py
@@ -110,7 +117,7 @@ def read_record(cls: type[T], raw: Any, where: str, derived: tuple[str, ...] = (
     fields = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
     unknown = sorted(set(raw) - set(fields) - set(derived))
     if unknown:
-        raise SchemaError(f"{where}.{unknown[0]}: unknown field")
+        raise SchemaError(f"{_member(where, unknown[0])}: unknown field")
     values = {}
     for name, f in fields.items():
         path = f"{where}.{name}" if where else name

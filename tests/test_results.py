@@ -100,6 +100,8 @@ def _doc(tmp_path):
     (lambda d: d["meta"]["timing"].__setitem__("cold", "yes"), "meta.timing.cold"),
     (lambda d: d["meta"].__setitem__("format_version", 99), "meta.format_version"),
     (lambda d: d.__setitem__("rows", {"a": 1}), "rows"),
+    (lambda d: d["meta"].__setitem__("a\nb", 1), "meta['a\\nb']"),  # a key that is not a name
+    (lambda d: d["rows"][0].__setitem__("", 1), "rows[0]['']"),
 ])
 def test_reader_names_the_field(tmp_path, edit, field):
     path, doc = _doc(tmp_path)
