@@ -64,7 +64,8 @@ def run(target: str, shapes: Iterable[ShapeLike] | None = None,
     command = f"cudabench.run({target!r}, shapes={shape_texts!r})"
     meta = sweep.run_meta(pool.info, pool.versions, work.timing, command, started,
                           pool.devices)  # type: ignore[arg-type]
-    rows = sweep.run_jobs(work, sweep.on_workers(work, pool), stem, meta)
+    with pool:
+        rows = sweep.run_jobs(work, sweep.on_workers(pool), stem, meta)
     write_results(stem, dataclasses.replace(meta, complete=True), rows)
     return rows_frame(rows)
 

@@ -7,9 +7,10 @@ wrapper that includes the file and takes the instantiation's address, so nvcc em
 finds its lowered (mangled) name among the entries ptxas reports by demangling them
 (cu++filt, or binutils' c++filt), never by asking the user for a mangled name.
 
-A cubin is cached under `$CUDABENCH_CACHE` (default `~/.cache/cudabench`) by the hash of the
-source, every header in `kernels/common/`, the target arch, the dtype, the entries, the flags
-and nvcc's version, so editing a kernel or a shared header recompiles and nothing else does.
+A variant with a tunable space (`params:`) compiles once per configuration too: each parameter
+is a definition, `-DBLOCK=256`. A cubin is cached under `$CUDABENCH_CACHE` (default
+`~/.cache/cudabench`) by the hash of the source, every header in `kernels/common/`, the target
+arch, the dtype, the entries, the flags (the definitions among them) and nvcc's version, so editing a kernel or a shared header recompiles and nothing else does.
 """
 
 from __future__ import annotations
@@ -209,6 +210,11 @@ def _wrapper(source: Path, entries: list[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def param_defines(variant: KernelVariant) -> list[str]:
+    """The configuration's parameters as nvcc definitions: -DBLOCK=256 -DITEMS=8."""
+    return [f"-D{name}={value}" for name, value in variant.values]
+
+
 def compile_variant(variant: KernelVariant, arch: str, dtype: str = "float32") -> Compiled:
     """Compile one variant's file for `arch` (e.g. sm_90) and `dtype` to a cached cubin.
     Raises CompileError with nvcc's diagnostics, or when an entry the header names is missing
@@ -219,7 +225,7 @@ def compile_variant(variant: KernelVariant, arch: str, dtype: str = "float32") -
                            f"{', '.join(variant.dtypes)}, not {dtype}")  # fmt: skip
     entries = [instantiate(launch.entry, element.ctype) for launch in variant.launches]
     source = Path(variant.path).read_text()
-    flags = [*NVCC_FLAGS, *element.defines]
+    flags = [*NVCC_FLAGS, *element.defines, *param_defines(variant)]
     key = hashlib.sha256(
         "\0".join(
             [source, _common_headers_digest(), arch, " ".join(flags), nvcc_version(), *entries]
@@ -252,7 +258,8 @@ def compile_variant(variant: KernelVariant, arch: str, dtype: str = "float32") -
             except OSError as exc:  # nvcc vanished or cannot be executed
                 raise NvccMissing(f"{cmd[0]}: cannot run: {exc.strerror}") from exc
             if proc.returncode != 0:
-                raise CompileError(_diagnostics(proc.stderr))
+                config = f" [{variant.params_text}]" if variant.values else ""
+                raise CompileError(_diagnostics(proc.stderr) + config)
             resources = parse_ptxas(proc.stderr + proc.stdout)
             # write-then-rename: a concurrent or killed compile never leaves half a cubin
             try:

@@ -40,7 +40,7 @@ from cudabench.yaml_lines import LineLoader
 BUILTIN_KERNELS = Path(__file__).resolve().parent.parent / "kernels"
 HEADER_START = "// cudabench:"
 _KEYS = ("op", "variant", "entry", "block", "grid", "launches", "about", "init", "requires",
-         "dtypes")
+         "dtypes", "params", "constraints")
 _LAUNCH_KEYS = ("entry", "block", "grid")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_\-]*$")
 # a C name, or a template instantiation: name<args> (types, numbers, `T` for the dtype)
@@ -89,7 +89,7 @@ def _unknown(key: object, choices: Iterable[str]) -> str:
 
 
 def _launch(raw: object, at: _Where, parent: Any, parent_key: str, rules: tuple[str, ...],
-            op: str) -> Launch:  # fmt: skip
+            op: str, params: dict[str, tuple[int, ...]]) -> Launch:  # fmt: skip
     if not isinstance(raw, dict):
         raise KernelHeaderError(f"{at(parent, parent_key)}: a launch must be a mapping of "
                                 "entry, block, grid")  # fmt: skip
@@ -105,17 +105,26 @@ def _launch(raw: object, at: _Where, parent: Any, parent_key: str, rules: tuple[
         raise KernelHeaderError(f"{at(raw, 'entry')}: entry {entry!r} is not a C identifier "
                                 "or a template instantiation like kernel<T, 4>")  # fmt: skip
     entry = " ".join(entry.split())
-    if not isinstance(block, int) or isinstance(block, bool) or not 1 <= block <= 1024:
-        raise KernelHeaderError(f"{at(raw, 'block')}: block {block!r} must be an integer 1..1024")
-    if block % 32:
-        raise KernelHeaderError(f"{at(raw, 'block')}: block {block} must be a multiple of 32 "
-                                "(whole warps)")  # fmt: skip
+    block_param = ""
+    if isinstance(block, str):  # `block: BLOCK`: a parameter's values are the block sizes
+        if block not in params:
+            raise KernelHeaderError(f"{at(raw, 'block')}: block {block!r} is neither a number "
+                                    f"nor a parameter {_unknown(block, params)}")  # fmt: skip
+        block_param, sizes = block, params[block]
+    else:
+        sizes = (block,)
+    for size in sizes:
+        if not isinstance(size, int) or isinstance(size, bool) or not 1 <= size <= 1024:
+            raise KernelHeaderError(f"{at(raw, 'block')}: block {size!r} must be an integer 1..1024")
+        if size % 32:
+            raise KernelHeaderError(f"{at(raw, 'block')}: block {size} must be a multiple of 32 "
+                                    "(whole warps)")  # fmt: skip
     if not isinstance(grid, str) or not _NAME.match(grid):
         raise KernelHeaderError(f"{at(raw, 'grid')}: grid {grid!r} must name one of the op's "
                                 "grid rules")  # fmt: skip
     if grid not in rules:
         raise KernelHeaderError(f"{at(raw, 'grid')}: {op} has no grid rule {_unknown(grid, rules)}")
-    return Launch(entry=entry, block=block, grid=grid)
+    return Launch(entry=entry, block=sizes[0], grid=grid, block_param=block_param)
 
 
 def header_op(path: Path, text: str | None = None) -> str | None:
@@ -169,6 +178,7 @@ def parse_header(path: Path, op: str, text: str | None = None) -> KernelVariant:
     if not _NAME.match(name):
         raise KernelHeaderError(f"{at(raw, 'variant')}: variant name {name!r} must be a plain "
                                 "identifier")  # fmt: skip
+    params = _params(raw, at)
     single = [k for k in _LAUNCH_KEYS if k in raw]
     if "launches" in raw:
         if single:
@@ -176,11 +186,12 @@ def parse_header(path: Path, op: str, text: str | None = None) -> KernelVariant:
                                     "entry/block/grid")  # fmt: skip
         if not isinstance(raw["launches"], list) or not raw["launches"]:
             raise KernelHeaderError(f"{at(raw, 'launches')}: launches must be a non-empty list")
-        launches = tuple(_launch(item, at, raw, "launches", rules, op) for item in raw["launches"])
+        launches = tuple(_launch(item, at, raw, "launches", rules, op, params)
+                         for item in raw["launches"])  # fmt: skip
     else:
         fields = type(raw)({k: raw[k] for k in _LAUNCH_KEYS if k in raw})
         fields.lines = getattr(raw, "lines", {})  # type: ignore[attr-defined]
-        launches = (_launch(fields, at, raw, "variant", rules, op),)
+        launches = (_launch(fields, at, raw, "variant", rules, op, params),)
     init = raw.get("init", "none")
     if init not in _INITS:
         raise KernelHeaderError(f"{at(raw, 'init')}: init {_unknown(init, _INITS)} is not one of "
@@ -196,6 +207,7 @@ def parse_header(path: Path, op: str, text: str | None = None) -> KernelVariant:
             known = _unknown(key, requirements) if requirements else f"{key!r} ({op} checks none)"
             raise KernelHeaderError(f"{at(requires, key)}: {op} cannot check requires {known}")
     dtypes = _dtypes(raw, at)
+    constraints = _constraints(raw, at, params)
     return KernelVariant(
         op=op,
         name=name,
@@ -207,7 +219,63 @@ def parse_header(path: Path, op: str, text: str | None = None) -> KernelVariant:
         source_hash=hashlib.sha256(text.encode()).hexdigest()[:16],
         header_line=line,
         dtypes=dtypes,
+        params=tuple(params.items()),
+        constraints=constraints,
+        values=tuple((name, values[0]) for name, values in params.items()),
     )
+
+
+_PARAM = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def _params(raw: Any, at: _Where) -> dict[str, tuple[int, ...]]:
+    """`params: {NAME: [v0, v1, ...]}`: C macro names, integer values, the first the default."""
+    value = raw.get("params", {}) or {}
+    if not isinstance(value, dict):
+        raise KernelHeaderError(f"{at(raw, 'params')}: params must map names to lists of "
+                                "integers, e.g. {BLOCK: [256, 128, 512]}")  # fmt: skip
+    found: dict[str, tuple[int, ...]] = {}
+    for name, values in value.items():
+        where = at(value, name)
+        if not isinstance(name, str) or not _PARAM.match(name) or name.startswith("CB_"):
+            raise KernelHeaderError(f"{where}: parameter {name!r} must be a C macro name "
+                                    "(letters, digits, _), not starting with CB_")  # fmt: skip
+        if isinstance(values, int) and not isinstance(values, bool):
+            values = [values]
+        if not isinstance(values, list) or not values or not all(
+            isinstance(v, int) and not isinstance(v, bool) for v in values
+        ):
+            raise KernelHeaderError(f"{where}: parameter {name} needs a list of integers "
+                                    f"(got {values!r})")  # fmt: skip
+        if len(set(values)) != len(values):
+            raise KernelHeaderError(f"{where}: parameter {name} lists a value twice: {values}")
+        found[name] = tuple(values)
+    return found
+
+
+def _constraints(raw: Any, at: _Where, params: dict[str, tuple[int, ...]]) -> tuple[str, ...]:
+    """`constraints: [...]`: each parsed safely (space.py) against the parameter names; the
+    default configuration must satisfy them, since `run` uses it."""
+    from cudabench.space import Space, SpaceError, parse_constraint
+
+    value = raw.get("constraints", []) or []
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise KernelHeaderError(f"{at(raw, 'constraints')}: constraints must be a list of "
+                                "expressions, e.g. [\"BLOCK * ITEMS <= 4096\"]")  # fmt: skip
+    for text in value:
+        try:
+            parse_constraint(text, tuple(params))
+        except SpaceError as exc:
+            raise KernelHeaderError(f"{at(raw, 'constraints')}: {exc}") from None
+    constraints = tuple(" ".join(text.split()) for text in value)
+    space = Space(tuple(params.items()), constraints)
+    if not space.allows(space.default):
+        raise KernelHeaderError(f"{at(raw, 'constraints')}: the default configuration (each "
+                                "parameter's first value) breaks the constraints")  # fmt: skip
+    return constraints
+
 
 
 def _dtypes(raw: Any, at: _Where) -> tuple[str, ...]:

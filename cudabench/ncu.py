@@ -27,7 +27,7 @@ import pandas as pd
 
 from cudabench.nvtx import DOMAIN, ncu_filter
 from cudabench.dtypes import DTYPES
-from cudabench.spec import ProfileMetrics, RowKey
+from cudabench.spec import ProfileMetrics, RowKey, split_label
 
 NVTX_COLUMN = "thread Domain:Push/Pop_Range:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg"
 
@@ -215,15 +215,19 @@ def summarize(kernels: list[KernelRecord], extra: Iterable[str] = ()) -> Profile
 
 def metrics_by_case(kernels: list[KernelRecord],
                     extra: Iterable[str] = ()) -> dict[RowKey, ProfileMetrics]:  # fmt: skip
-    """A row's key (op, variant, shape, dtype) -> the summary of the kernels whose cudabench
+    """A row's key (op, variant, shape, dtype, params) -> the summary of the kernels whose cudabench
     NVTX stack starts with those four ranges (inner ranges, e.g. a library's own, are kept
     with them). A stack of three (a report from before the dtype range) is float32."""
     groups: dict[RowKey, list[KernelRecord]] = {}
     for kernel in kernels:
         stack = kernel.ranges
         if len(stack) >= 4 and stack[3] in DTYPES:
-            groups.setdefault(RowKey(*stack[:4]), []).append(kernel)
+            op, label, shape, dtype = stack[:4]
         elif len(stack) == 3:
-            groups.setdefault(RowKey(*stack, "float32"), []).append(kernel)
+            (op, label, shape), dtype = stack, "float32"
+        else:
+            continue
+        variant, params = split_label(label)  # `float4[BLOCK=256]`: a configured variant
+        groups.setdefault(RowKey(op, variant, shape, dtype, params), []).append(kernel)
     extra = tuple(extra)
     return {key: summarize(group, extra) for key, group in groups.items()}

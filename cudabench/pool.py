@@ -25,7 +25,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
@@ -33,7 +33,7 @@ from typing import IO, Any, Protocol
 
 import cudabench
 from cudabench.runner import CaseJob, with_speedups
-from cudabench.spec import Case, DeviceInfo, ResultRow, Status
+from cudabench.spec import Case, DeviceInfo, ResultRow, Status, split_label
 
 DEFAULT_TIMEOUT_S = 300.0
 STARTUP_TIMEOUT_S = 180.0  # Python, CuPy and a CUDA context, on a busy machine
@@ -89,14 +89,14 @@ class _JobState:
 
 
 def _job_names(job: CaseJob) -> list[str]:
-    return [v.name for v in job.variants] + list(job.baselines)
+    return [v.label for v in job.variants] + list(job.baselines)
 
 
 def _rest_of(job: CaseJob, names: Iterable[str]) -> CaseJob:
     """The same job restricted to `names` (in the job's order)."""
     keep = set(names)
     return dataclasses.replace(
-        job, variants=tuple(v for v in job.variants if v.name in keep),
+        job, variants=tuple(v for v in job.variants if v.label in keep),
         baselines=tuple(b for b in job.baselines if b in keep),
     )  # fmt: skip
 
@@ -260,19 +260,22 @@ class WorkerPool:
 
     # ------------------------------------------------------------------ the sweep
 
-    def run(self, jobs: list[CaseJob], events: PoolEvents) -> None:
-        """Run every job; each (case, variant) ends as exactly one row, reported to `events`."""
+    def run(self, jobs: list[CaseJob], events: PoolEvents,
+            ready: Callable[[int], None] | None = None) -> None:  # fmt: skip
+        """Run every job; each (case, variant) ends as exactly one row, reported to `events`.
+        `ready(i)`, if given, is called (and may block) before job i first goes to a worker."""
         states = {i: _JobState(job, _job_names(job)) for i, job in enumerate(jobs)}
         unfinished = {i for i, state in states.items() if state.names}
         for i in sorted(set(states) - unfinished):  # a case with nothing to run
             events.job_done(i, [])
         queue = collections.deque((i, states[i].job) for i in sorted(unfinished))
+        readied: set[int] = set()
 
         def record(worker: _Worker, row: ResultRow) -> None:
             state = states[worker.job]  # type: ignore[index]
             row = dataclasses.replace(row, device=worker.device)
-            state.rows[row.variant] = row
-            if worker.current == row.variant:
+            state.rows[row.label] = row
+            if worker.current == row.label:
                 worker.current = None
             events.row(worker.job, row)  # type: ignore[arg-type]
             if not state.remaining:
@@ -288,9 +291,11 @@ class WorkerPool:
                 state = states[job_index]
                 name = worker.current or (state.remaining[0] if state.remaining else None)
                 if blame and name is not None and name not in state.rows:
+                    variant, params = split_label(name)
                     record(worker, ResultRow(
                         op=state.job.case.op, shape=state.job.case.shape_text,
-                        dtype=state.job.case.dtype, variant=name, status=status, error=error,
+                        dtype=state.job.case.dtype, variant=variant, params=params,
+                        status=status, error=error,
                         is_baseline=name in state.job.baselines,
                     ))  # fmt: skip
                 if state.remaining:
@@ -304,6 +309,9 @@ class WorkerPool:
             for worker in list(self.workers.values()):  # idle workers take the next job
                 if worker.job is None and queue:
                     index, job = queue.popleft()
+                    if ready is not None and index not in readied:
+                        ready(index)
+                        readied.add(index)
                     worker.job, worker.current, worker.dying = index, None, False
                     worker.deadline = time.monotonic() + self.timeout_s
                     worker.outbox.send(("job", index, job))
@@ -312,9 +320,9 @@ class WorkerPool:
                 raise RuntimeError(f"jobs {sorted(unfinished)} lost")
             now = time.monotonic()
             nearest = min(w.deadline for w in busy if w.deadline is not None)
-            ready = wait([w.inbox for w in busy], timeout=max(0.0, min(POLL_S, nearest - now)))
+            answered = wait([w.inbox for w in busy], timeout=max(0.0, min(POLL_S, nearest - now)))
             for worker in busy:
-                if worker.inbox in ready:
+                if worker.inbox in answered:
                     self._receive(worker, record, fail, events, states)
             now = time.monotonic()
             for worker in [w for w in self.workers.values() if w.job is not None]:

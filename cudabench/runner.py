@@ -40,6 +40,7 @@ from cudabench.ops import get_op
 from cudabench.ops.base import Check, Op, check_output
 from cudabench.spec import (
     Case, Clocks, DeviceInfo, KernelVariant, Measurement, ResultRow, Status, TimingOptions,
+    split_label,
 )
 
 NAN_POISON_BYTE = 0xFF  # 0xFFFFFFFF is a NaN in float32
@@ -85,9 +86,11 @@ class _Silent:
         pass
 
 
-def _row(case: Case, name: str, status: Status, error: str = "", **fields: Any) -> ResultRow:
+def _row(case: Case, label: str, status: Status, error: str = "", **fields: Any) -> ResultRow:
+    """A row of `label`: a variant's label (`float4[BLOCK=256]`) or a baseline's name."""
+    variant, params = split_label(label)
     return ResultRow(
-        op=case.op, shape=case.shape_text, dtype=case.dtype, variant=name,
+        op=case.op, shape=case.shape_text, dtype=case.dtype, variant=variant, params=params,
         status=status, error=error, **fields,
     )  # fmt: skip
 
@@ -101,13 +104,13 @@ class Runner:
         self.profile = profile
         self.device: DeviceInfo = backend.device_info()
         self.observer = observer or _Silent()
-        self._loaded: dict[tuple[str, str, str], Loaded | CompileError] = {}
+        self._loaded: dict[tuple[str, str, str, str], Loaded | CompileError] = {}
         self._floor: dict[str, float | None] = {}  # L2 mode -> launch floor, us
 
     def run_job(self, job: CaseJob) -> list[ResultRow]:
         op = get_op(job.case.op)
         case = job.case
-        names = [v.name for v in job.variants] + list(job.baselines)
+        names = [v.label for v in job.variants] + list(job.baselines)
         needed = op.device_bytes(case.shape)
         free = self.backend.free_bytes()
         interleave = job.timing.interleave and len(names) > 1 and not self.profile
@@ -187,7 +190,7 @@ class Runner:
             return _row(case, name, Status.ERROR, f"{type(exc).__name__}: {exc}")
 
     def _load(self, variant: KernelVariant, dtype: str) -> Loaded:
-        key = (variant.path, variant.source_hash, dtype)
+        key = (variant.path, variant.source_hash, dtype, variant.params_text)
         if key not in self._loaded:
             try:
                 self._loaded[key] = self.backend.load(variant, dtype)
@@ -209,18 +212,24 @@ class Runner:
 
     def _prepare_variant(self, op: Op, case: Case, variant: KernelVariant,
                          seed: int) -> Prepared | ResultRow:  # fmt: skip
+        label = variant.label
         reason = op.unmet(variant, case.shape)
         if reason:
-            return _row(case, variant.name, Status.N_A, reason)
+            return _row(case, label, Status.N_A, reason)
         dtype = get_dtype(case.dtype)
         loaded = self._load(variant, dtype.name)
+        if 0 in loaded.blocks_per_sm:  # e.g. registers x threads beyond what an SM holds
+            block = variant.launches[loaded.blocks_per_sm.index(0)].block
+            return _row(case, label, Status.SKIPPED,
+                        f"a block of {block} threads does not fit on an SM "
+                        f"({loaded.registers} registers a thread)")  # fmt: skip
         try:
             geometries = [
                 op.geometry(launch, variant, case.shape, self.device, occupancy, dtype.itemsize)
                 for launch, occupancy in zip(variant.launches, loaded.blocks_per_sm)
             ]
         except ValueError as exc:
-            return _row(case, variant.name, Status.ERROR, str(exc))
+            return _row(case, label, Status.ERROR, str(exc))
         xp = self.backend.xp
         inputs, ref, tol = _problem(xp, op, case, seed)
         out = xp.empty(op.output_shape(case.shape), dtype=dtype.array_type())
@@ -251,15 +260,15 @@ class Runner:
             reset()
         else:
             self.backend.fill_bytes(out, NAN_POISON_BYTE)
-        with self._validation_scope(variant.name, case):
+        with self._validation_scope(label, case):
             self.backend.run(call)
             self.backend.synchronize()
         first = check_output(xp, out, ref, tol)
         if not first.ok:
-            return _row(case, variant.name, Status.FAIL, first.describe(),
+            return _row(case, label, Status.FAIL, first.describe(),
                         max_abs_err=first.max_abs_err, tolerance=first.tolerance, **resources)  # fmt: skip
         return Prepared(
-            variant.name, call, lambda: _ranges(variant.name, case), first,
+            label, call, lambda: _ranges(label, case), first,
             recheck=lambda: check_output(xp, out, ref, tol), resources=resources, reset=reset,
         )  # fmt: skip
 

@@ -7,6 +7,7 @@ The data flow (see docs/architecture.md): config or CLI flags -> `Case`s -> disc
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import math
 from dataclasses import dataclass, field
@@ -40,8 +41,9 @@ class Launch:
     dtype's C++ type (`ReduceScaleBlockKernel<T, long long>`)."""
 
     entry: str
-    block: int
+    block: int  # threads per block (the value of block_param, when the header names one)
     grid: str
+    block_param: str = ""  # `block: BLOCK`: the block size is the tunable parameter BLOCK
 
 
 @dataclass(frozen=True)
@@ -58,10 +60,59 @@ class KernelVariant:
     source_hash: str = ""
     header_line: int = 1  # where the header starts, for error messages
     dtypes: tuple[str, ...] = ("float32",)  # the element types the file compiles for
+    # The tunable space (`params:` in the header): name -> its values, the first the default.
+    params: tuple[tuple[str, tuple[int, ...]], ...] = ()
+    constraints: tuple[str, ...] = ()  # expressions over the parameter names (space.py)
+    # The configuration this variant compiles and runs with: every parameter bound to one
+    # value (the defaults until `configured`). They reach nvcc as -DNAME=value and the op's
+    # grid rule through `value()`.
+    values: tuple[tuple[str, int], ...] = ()
 
     @property
     def entries(self) -> tuple[str, ...]:
         return tuple(launch.entry for launch in self.launches)
+
+    @property
+    def params_text(self) -> str:
+        """The configuration as text, `BLOCK=256,ITEMS=8` ('' for a variant without params)."""
+        return params_text(self.values)
+
+    @property
+    def label(self) -> str:
+        """The name a row, a progress line and an NVTX range show: `float4[BLOCK=256]`."""
+        return row_label(self.name, self.params_text)
+
+    def value(self, name: str, default: int) -> int:
+        """The configuration's value of a parameter, or `default` if the header has none."""
+        return dict(self.values).get(name, default)
+
+    def configured(self, values: dict[str, int]) -> KernelVariant:
+        """This variant bound to a configuration (unnamed parameters keep their value), the
+        launches' block sizes following a `block:` that names a parameter."""
+        merged = {**dict(self.values), **values}
+        launches = tuple(
+            dataclasses.replace(launch, block=merged[launch.block_param]) if launch.block_param
+            else launch for launch in self.launches
+        )  # fmt: skip
+        return dataclasses.replace(self, values=tuple(merged.items()), launches=launches)
+
+
+def params_text(values: tuple[tuple[str, int], ...] | dict[str, int]) -> str:
+    items = values.items() if isinstance(values, dict) else values
+    return ",".join(f"{name}={value}" for name, value in items)
+
+
+def row_label(variant: str, params: str) -> str:
+    """`float4[BLOCK=256,ITEMS=8]`, or the bare name when there are no parameters."""
+    return f"{variant}[{params}]" if params else variant
+
+
+def split_label(label: str) -> tuple[str, str]:
+    """row_label's inverse: (variant, params). Variant names cannot hold brackets."""
+    if label.endswith("]") and "[" in label:
+        name, _, rest = label.partition("[")
+        return name, rest[:-1]
+    return label, ""
 
 
 @dataclass(frozen=True)
@@ -162,9 +213,14 @@ class RowKey:
     variant: str
     shape: str
     dtype: str
+    params: str = ""  # the configuration, `BLOCK=256,ITEMS=8` ('' for none)
+
+    @property
+    def label(self) -> str:
+        return row_label(self.variant, self.params)
 
     def __str__(self) -> str:
-        return f"{self.op} {self.variant} {self.shape} {self.dtype}"
+        return f"{self.op} {self.label} {self.shape} {self.dtype}"
 
 
 @dataclass(frozen=True)
@@ -176,6 +232,7 @@ class ResultRow:
     dtype: str
     variant: str
     status: Status
+    params: str = ""  # the configuration it ran with, `BLOCK=256,ITEMS=8` ('' for none)
     error: str = ""
     max_abs_err: float | None = None
     tolerance: float | None = None
@@ -204,7 +261,11 @@ class ResultRow:
 
     @property
     def key(self) -> RowKey:
-        return RowKey(self.op, self.variant, self.shape, self.dtype)
+        return RowKey(self.op, self.variant, self.shape, self.dtype, self.params)
+
+    @property
+    def label(self) -> str:
+        return row_label(self.variant, self.params)
 
 
 @dataclass(frozen=True)

@@ -240,73 +240,107 @@ class Listener(Protocol):
     def finished(self, row: ResultRow) -> None: ...
 
 
-def run_jobs(plan_: Plan, execute: Callable[[PoolEvents], None], stem: Path, meta: RunMeta,
+# Runs jobs and reports their events; `ready(i)`, when given, is called before job i is
+# dispatched and may block (tune: until nvcc has compiled the job's configurations).
+Ready = Callable[[int], None]
+Execute = Callable[[list[CaseJob], PoolEvents, "Ready | None"], None]
+
+
+class Sweep:
+    """Jobs run on one executor in one round (`run`, `profile`, the API) or several (`tune`:
+    its strategy asks for more after each), every row saved as it ends. Ctrl-C saves the
+    finished rows (marked incomplete) and raises Interrupted; a pool that cannot go on,
+    SweepFailed."""
+
+    def __init__(self, execute: Execute, stem: Path, meta: RunMeta,
+                 listener: Listener | None = None) -> None:  # fmt: skip
+        self.execute, self.stem, self.meta, self.listener = execute, stem, meta, listener
+        self.jobs: list[CaseJob] = []
+        self._done: dict[int, list[ResultRow]] = {}  # finished jobs, speedups filled in
+        self._pending: dict[int, list[ResultRow]] = collections.defaultdict(list)
+
+    @property
+    def rows(self) -> list[ResultRow]:
+        """Every row so far, in job order."""
+        return [r for i in range(len(self.jobs))
+                for r in self._done.get(i, self._pending.get(i, []))]  # fmt: skip
+
+    def save(self, meta: RunMeta | None = None, rows: list[ResultRow] | None = None) -> None:
+        write_results(self.stem, meta or self.meta, self.rows if rows is None else rows)
+
+    def run(self, jobs: list[CaseJob], ready: Ready | None = None) -> list[list[ResultRow]]:
+        """Run a round of jobs; returns each job's rows (in the jobs' order)."""
+        offset = len(self.jobs)
+        self.jobs += jobs
+        outer = self
+
+        class Events:
+            def started(self, case: Case, name: str, device: int) -> None:
+                if outer.listener is not None:
+                    outer.listener.started(case, name, device)
+
+            def row(self, job_index: int, row: ResultRow) -> None:
+                outer._pending[offset + job_index].append(row)
+                outer.save()  # every row saved as it ends
+                if outer.listener is not None:
+                    outer.listener.finished(row)
+
+            def job_done(self, job_index: int, finished: list[ResultRow]) -> None:
+                outer._done[offset + job_index] = finished
+                outer._pending.pop(offset + job_index, None)
+                outer.save()
+
+        try:
+            self.execute(jobs, Events(), ready)
+        except KeyboardInterrupt:
+            self.save()  # complete: false
+            raise Interrupted(self.rows, self.stem.with_suffix(".json")) from None
+        except PoolError as exc:
+            self.save()
+            raise SweepFailed(str(exc), self.rows, self.stem.with_suffix(".json")) from None
+        return [self._done.get(offset + i, []) for i in range(len(jobs))]
+
+
+def run_jobs(plan_: Plan, execute: Execute, stem: Path, meta: RunMeta,
              listener: Listener | None = None) -> list[ResultRow]:  # fmt: skip
-    """Run every job through `execute` (on_workers or in_process), rewriting the results
-    files after every row, and return the rows in plan order. Ctrl-C saves the finished rows
-    (marked incomplete) and raises Interrupted; a pool that cannot go on, SweepFailed."""
-    done: dict[int, list[ResultRow]] = {}  # finished jobs, speedups filled in
-    pending: dict[int, list[ResultRow]] = collections.defaultdict(list)  # jobs under way
-
-    def rows() -> list[ResultRow]:
-        return [r for i in range(len(plan_.jobs)) for r in done.get(i, pending.get(i, []))]
-
-    class Events:
-        def started(self, case: Case, name: str, device: int) -> None:
-            if listener is not None:
-                listener.started(case, name, device)
-
-        def row(self, job_index: int, row: ResultRow) -> None:
-            pending[job_index].append(row)
-            write_results(stem, meta, rows())  # every row saved as it ends
-            if listener is not None:
-                listener.finished(row)
-
-        def job_done(self, job_index: int, finished: list[ResultRow]) -> None:
-            done[job_index] = finished
-            pending.pop(job_index, None)
-            write_results(stem, meta, rows())
-
-    try:
-        execute(Events())
-    except KeyboardInterrupt:
-        write_results(stem, meta, rows())  # complete: false
-        raise Interrupted(rows(), stem.with_suffix(".json")) from None
-    except PoolError as exc:
-        write_results(stem, meta, rows())
-        raise SweepFailed(str(exc), rows(), stem.with_suffix(".json")) from None
-    return rows()
+    """Run every job of the plan in one round (see Sweep) and return the rows in plan order."""
+    sweep = Sweep(execute, stem, meta, listener)
+    sweep.run(plan_.jobs)
+    return sweep.rows
 
 
-def on_workers(plan_: Plan, pool: WorkerPool) -> Callable[[PoolEvents], None]:
-    """run_jobs's `execute` for the worker pool (closed when the jobs are done)."""
+def on_workers(pool: WorkerPool) -> Execute:
+    """The worker pool as an executor (the caller closes the pool: `with pool:`)."""
 
-    def execute(events: PoolEvents) -> None:
-        with pool:
-            pool.run(plan_.jobs, events)
+    def execute(jobs: list[CaseJob], events: PoolEvents, ready: Ready | None = None) -> None:
+        pool.run(jobs, events, ready)
 
     return execute
 
 
-def in_process(plan_: Plan, backend: Backend, device: int,
-               profile: bool = False) -> Callable[[PoolEvents], None]:  # fmt: skip
-    """run_jobs's `execute` in this process (profile mode, under ncu): the same events as
-    the pool sends, from a Runner's observer."""
+def in_process(backend: Backend, device: int, profile: bool = False) -> Execute:
+    """This process as an executor (profile mode, under ncu; tests with the fake backend):
+    the same events as the pool sends, from a Runner's observer."""
+    forward_index = [0]
 
-    def execute(events: PoolEvents) -> None:
-        class Forward:
-            index = 0
+    class Forward:
+        events: PoolEvents
 
-            def started(self, case: Case, name: str) -> None:
-                events.started(case, name, device)
+        def started(self, case: Case, name: str) -> None:
+            self.events.started(case, name, device)
 
-            def finished(self, row: ResultRow) -> None:
-                events.row(self.index, row)
+        def finished(self, row: ResultRow) -> None:
+            self.events.row(forward_index[0], dataclasses.replace(row, device=device))
 
-        forward = Forward()
-        runner = Runner(backend, forward, profile=profile)
-        for index, job in enumerate(plan_.jobs):
-            forward.index = index
+    forward = Forward()
+    runner = Runner(backend, forward, profile=profile)
+
+    def execute(jobs: list[CaseJob], events: PoolEvents, ready: Ready | None = None) -> None:
+        forward.events = events
+        for index, job in enumerate(jobs):
+            if ready is not None:
+                ready(index)
+            forward_index[0] = index
             events.job_done(index, runner.run_job(job))
 
     return execute

@@ -64,7 +64,8 @@ def main(args: list[str]) -> int:
         print("==WARNING== No kernels were profiled.")
         return code
     rows = json.loads(Path(child[child.index("--output") + 1]).read_text())["rows"]
-    ran = {(r["variant"], r["shape"]) for r in rows if r["status"] == "OK"}
+    ran = {(r["variant"] + (f"[{r['params']}]" if r.get("params") else ""), r["shape"])
+           for r in rows if r["status"] == "OK"}  # the NVTX range holds the variant's label
     export.write_text(report(filters, ran))
     print(f"==PROF== Report: {export}")
     return code

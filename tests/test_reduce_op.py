@@ -7,15 +7,19 @@ from cudabench.backends.fake import FAKE_DEVICE
 from cudabench.kernels import BUILTIN_KERNELS
 from cudabench.ops import UnknownName, get_op
 from cudabench.ops.base import check_output
-from cudabench.ops.reduce import OP, WARP_ROWS, segments
+from cudabench.ops.reduce import OP, WARP_ROW_BYTES, segments
 from cudabench.spec import KernelVariant, Launch
 
 
-def test_warp_rows_matches_the_device_constant():
+WARP_ROWS = WARP_ROW_BYTES // 4  # float32
+
+
+def test_warp_rows_matches_the_device_default():
     text = (BUILTIN_KERNELS / "common" / "reduce.cuh").read_text()
-    found = re.search(r"constexpr int kWarpRows = (\d+) \* \(4 / sizeof\(elem_t\)\);", text)
-    assert int(found.group(1)) == WARP_ROWS  # x 4 / itemsize: 8 rows a warp in 16-bit
+    found = re.search(r"#define WARP_ROW_BYTES (\d+)", text)
+    assert int(found.group(1)) == WARP_ROW_BYTES  # / itemsize: 4 rows a warp, 8 in 16-bit
     assert segments(800, 128, 256, wave=660, itemsize=2).grid == segments(400, 128, 256, wave=660).grid
+    assert segments(800, 128, 256, wave=660, warp_row_bytes=32).grid == segments(400, 128, 256, wave=660).grid
 
 
 def test_short_rows_get_warps_and_cover_every_row():

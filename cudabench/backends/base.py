@@ -32,7 +32,7 @@ class Loaded:
     """A compiled variant ready to launch: one function per launch, and its resources."""
 
     functions: tuple[Any, ...]
-    blocks_per_sm: tuple[int, ...]  # occupancy of each launch at its header's block size
+    blocks_per_sm: tuple[int, ...]  # occupancy of each launch at its block size (0: no fit)
     registers: int | None
     spill_bytes: int | None
 

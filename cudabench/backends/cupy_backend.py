@@ -237,10 +237,11 @@ class CupyBackend:
         )
 
     def _occupancy(self, function: Any, block: int) -> int:
-        """Resident blocks per SM (cuOccupancyMaxActiveBlocksPerMultiprocessor)."""
+        """Resident blocks per SM (cuOccupancyMaxActiveBlocksPerMultiprocessor); 0 when one
+        block does not fit (too many registers x threads): the runner skips such a launch."""
         # RawKernel.kernel is the loaded cupy.cuda.function.Function; .ptr its CUfunction
-        return max(1, int(cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(
-            function.kernel.ptr, block, 0)))  # fmt: skip
+        return int(cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(
+            function.kernel.ptr, block, 0))  # fmt: skip
 
     def launch(self, function: Any, grid: Any, block: Any, args: tuple[Any, ...],
                shared_bytes: int = 0) -> None:  # fmt: skip

@@ -57,7 +57,7 @@ def _child_command(ctx: typer.Context, work: Plan, rows_path: Path, device: int,
 def _cases(work: Plan) -> list[tuple[str, str, str, str]]:
     return [
         (job.case.op, name, job.case.shape_text, job.case.dtype)
-        for job in work.jobs for name in [*(v.name for v in job.variants), *job.baselines]
+        for job in work.jobs for name in [*(v.label for v in job.variants), *job.baselines]
     ]  # fmt: skip
 
 
@@ -105,8 +105,8 @@ def _join(rows: list[ResultRow], metrics: dict[RowKey, ProfileMetrics],
         note = ""
         if found is None and row.status is Status.OK:
             note = "ncu profiled no kernel in this row's range"
-        elif found and row.variant in launches and found.kernels != launches[row.variant]:
-            note = f"ncu saw {found.kernels} kernels, the variant launches {launches[row.variant]}"
+        elif found and row.label in launches and found.kernels != launches[row.label]:
+            note = f"ncu saw {found.kernels} kernels, the variant launches {launches[row.label]}"
         notes = "; ".join(n for n in (row.notes, note) if n)
         joined.append(dataclasses.replace(row, ncu=found, notes=notes))
     return joined
@@ -206,11 +206,12 @@ def profile_command_cli(
         pool = open_workers([device], timeout)
         meta = run_meta(pool.info, pool.versions, work.timing, command_line(ctx), started,
                         pool.devices)  # type: ignore[arg-type]
-        rows = run_jobs(work, on_workers(work, pool), stem, meta)
+        with pool:
+            rows = run_jobs(work, on_workers(pool), stem, meta)
     else:
         meta = dataclasses.replace(child_meta, command=command_line(ctx), started=started)
         rows = child_rows
-    launches = {v.name: len(v.launches) for job in work.jobs for v in job.variants}
+    launches = {v.label: len(v.launches) for job in work.jobs for v in job.variants}
     rows = _join(rows, metrics_found, launches)
     meta = dataclasses.replace(meta, complete=True)
     csv_path, json_path = write_results(stem, meta, rows)

@@ -87,13 +87,14 @@ def run_command(
         stem = results_stem(output, work.op_label, started)
         meta = run_meta(backend.device_info(), backend.versions(), work.timing,
                         command_line(ctx), started, chosen or [0])  # fmt: skip
-        rows = run_jobs(work, in_process(work, backend, index, profile=True), stem, meta)
+        rows = run_jobs(work, in_process(backend, index, profile=True), stem, meta)
     else:
         pool = open_workers(chosen, timeout)
         stem = results_stem(output, work.op_label, started)
         meta = run_meta(pool.info, pool.versions, work.timing, command_line(ctx), started,
                         pool.devices)  # type: ignore[arg-type]
-        rows = run_jobs(work, on_workers(work, pool), stem, meta, len(pool.devices) > 1)
+        with pool:
+            rows = run_jobs(work, on_workers(pool), stem, meta, len(pool.devices) > 1)
     meta = dataclasses.replace(meta, complete=True)
     csv_path, json_path = write_results(stem, meta, rows)
 
@@ -119,5 +120,5 @@ def profile_hint(target: str, rows: list[ResultRow], command: str) -> str:
     dtype = f" --dtype {star.dtype}" if star.dtype != "float32" else ""
     return (f"profile it: cudabench profile {target} --shape {star.shape} --variant {star.variant}{dtype}"
             f"   (or by hand: ncu --nvtx --nvtx-include "
-            f"\"{ncu_filter(star.op, star.variant, star.shape, star.dtype)}\" -c 1 --clock-control none "
+            f"\"{ncu_filter(star.op, star.label, star.shape, star.dtype)}\" -c 1 --clock-control none "
             f"{command})")

@@ -6,8 +6,9 @@ kernel row failed. The command line as the user could type it again lives here t
 
 from __future__ import annotations
 
+import contextlib
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -17,7 +18,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from cudabench import sweep
 from cudabench.backends.base import Backend
 from cudabench.cli.common import err, fail_usage
-from cudabench.pool import PoolEvents, WorkerPool
+from cudabench.pool import WorkerPool
 from cudabench.report import failure_summary
 from cudabench.spec import Case, ResultRow, RunMeta
 from cudabench.sweep import Plan, in_process, on_workers, run_meta
@@ -79,33 +80,45 @@ def command_line(ctx: typer.Context) -> str:
     return shlex.join(words)
 
 
-def run_jobs(plan_: Plan, execute: Callable[[PoolEvents], None], stem: Path, meta: RunMeta,
-             multi_gpu: bool = False) -> list[ResultRow]:  # fmt: skip
-    """sweep.run_jobs with a progress bar on stderr; Ctrl-C exits 130 and a pool that cannot
-    go on exits 1, the finished rows kept either way."""
+@contextlib.contextmanager
+def progress_bar(total: int | None, multi_gpu: bool = False) -> Iterator[Bar]:
+    """A progress bar on stderr that follows a sweep's rows (a Listener); inside it, Ctrl-C
+    exits 130 and a pool that cannot go on exits 1, the finished rows kept either way."""
     progress = Progress(
         TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
         console=err, transient=True,
     )  # fmt: skip
-
     with progress:
-        task = progress.add_task("starting", total=plan_.rows_expected)
-
-        class Bar:
-            def started(self, case: Case, name: str, device: int) -> None:
-                where = f" [GPU {device}]" if multi_gpu else ""
-                progress.update(task, description=f"{case.op} {case.shape_text} {case.dtype} "
-                                f"{name}{where}")  # fmt: skip
-
-            def finished(self, row: ResultRow) -> None:
-                progress.advance(task)
-
+        bar = Bar(progress, progress.add_task("starting", total=total), multi_gpu)
         try:
-            return sweep.run_jobs(plan_, execute, stem, meta, Bar())
+            yield bar
         except sweep.Interrupted as exc:
             _stop(f"{exc} (marked incomplete)", 130)
         except sweep.SweepFailed as exc:
             _stop(f"[bold red]error:[/] {exc}", 1, markup=True)
+
+
+class Bar:
+    """A sweep Listener drawing the case and variant under way and the rows done."""
+
+    def __init__(self, progress: Progress, task: Any, multi_gpu: bool) -> None:
+        self.progress, self.task, self.multi_gpu = progress, task, multi_gpu
+
+    def started(self, case: Case, name: str, device: int) -> None:
+        where = f" [GPU {device}]" if self.multi_gpu else ""
+        self.progress.update(self.task, description=f"{case.op} {case.shape_text} {case.dtype} "
+                             f"{name}{where}")  # fmt: skip
+
+    def finished(self, row: ResultRow) -> None:
+        self.progress.advance(self.task)
+
+
+def run_jobs(plan_: Plan, execute: sweep.Execute, stem: Path, meta: RunMeta,
+             multi_gpu: bool = False) -> list[ResultRow]:  # fmt: skip
+    """sweep.run_jobs with a progress bar on stderr (see progress_bar)."""
+    with progress_bar(plan_.rows_expected, multi_gpu) as bar:
+        return sweep.run_jobs(plan_, execute, stem, meta, bar)
+    raise AssertionError("unreachable")  # progress_bar exits on the errors it catches
 
 
 def _stop(message: str, code: int, markup: bool = False) -> NoReturn:

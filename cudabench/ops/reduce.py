@@ -22,14 +22,23 @@ from cudabench.ops import torch_baselines
 from cudabench.ops.base import Geometry
 from cudabench.spec import DeviceInfo, KernelVariant, Launch, Shape
 
-# Rows of up to this many columns are short: warps take WARP_ROWS of them at a time. Longer
-# rows get blocks (see `segments`).
+# Rows of up to this many columns are short: warps take several at a time. Longer rows get
+# blocks (see `segments`).
 WARP_ROW_MAX_COLS = 1024
-WARP_ROWS = 4  # float32; cb::kWarpRows in kernels/common/reduce.cuh is this x 4 / itemsize
-# A block segment gives each thread at least this many elements: fewer blocks for small
-# inputs, so that combining the block partials stays cheap (a sweep of 4..256 on an H200,
-# docs/performance.md, found 64 best for 2^20 and 1000003 elements).
+# Tunable parameters a header may declare (kernels/common/reduce.cuh reads the same names),
+# with the values used when it does not:
+# WARP_ROW_BYTES: short rows, rows a warp takes at once x the element size (16: 4 float32 rows
+# or 8 16-bit rows; cb::kWarpRows).
+WARP_ROW_BYTES = 16
+# ITEMS: a block segment gives each thread at least this many elements: fewer blocks for
+# small inputs, so that combining the block partials stays cheap (a sweep of 4..256 on an
+# H200, docs/performance.md, found 64 best for 2^20 and 1000003 elements).
 MIN_ELEMENTS_PER_THREAD = 64
+# GRID_K: long rows, blocks per SM the split rows fill (grid = k x SMs, seed 001's "tail
+# effect"); 0 (the default): as many as are resident at once (the occupancy).
+GRID_K = 0
+SHORT_ROW_PARAMS = ("WARP_ROW_BYTES",)
+LONG_ROW_PARAMS = ("ITEMS", "GRID_K", "LOADS")
 MAX_GRID = 2**31 - 1
 # float32 unit roundoff u. The tolerance for a row of n elements is
 #     (4 + 64 / sqrt(n)) * u * sum|x|.
@@ -72,6 +81,11 @@ class Reduce:
     def output_shape(self, shape: Shape) -> Shape:
         return (_rows_cols(shape)[0],)
 
+    def unused_params(self, shape: Shape) -> tuple[str, ...]:
+        """Parameters the segments rule ignores for this shape (a search keeps them at
+        their default instead of timing the same kernel again)."""
+        return LONG_ROW_PARAMS if _rows_cols(shape)[1] <= WARP_ROW_MAX_COLS else SHORT_ROW_PARAMS
+
     def bytes_moved(self, shape: Shape, itemsize: int = 4) -> int:
         rows, cols = _rows_cols(shape)
         return itemsize * (rows * cols + rows)
@@ -107,7 +121,10 @@ class Reduce:
                 math.ceil(rows * cols / block), block, (32, 1), _workspace(rows, 1)
             )
         elif launch.grid == "segments":
-            geometry = segments(rows, cols, block, device.sm_count * blocks_per_sm, itemsize)
+            k = variant.value("GRID_K", GRID_K) or blocks_per_sm
+            geometry = segments(rows, cols, block, device.sm_count * k, itemsize,
+                                variant.value("WARP_ROW_BYTES", WARP_ROW_BYTES),
+                                variant.value("ITEMS", MIN_ELEMENTS_PER_THREAD))  # fmt: skip
         else:
             raise ValueError(
                 f"{variant.path}:{variant.header_line}: unknown grid rule {launch.grid!r} "
@@ -135,20 +152,23 @@ class Reduce:
         return found
 
 
-def segments(rows: int, cols: int, block: int, wave: int, itemsize: int = 4) -> Geometry:
+def segments(rows: int, cols: int, block: int, wave: int, itemsize: int = 4,
+             warp_row_bytes: int = WARP_ROW_BYTES,
+             items: int = MIN_ELEMENTS_PER_THREAD) -> Geometry:  # fmt: skip
     """Warp or block per row, whichever fits the row length (kernels/common/reduce.cuh).
 
-    Short rows (cols <= WARP_ROW_MAX_COLS): group = 32, each warp takes WARP_ROWS rows, and
+    Short rows (cols <= WARP_ROW_MAX_COLS): group = 32, each warp takes
+    warp_row_bytes / itemsize rows (4 float32, 8 16-bit by default), and
     the grid covers all rows (the kernels loop, so a smaller grid would be correct too, but a
     one-wave grid measured 3-5% slower on an H200: its warps wait on each row's reduction with
     no loads in flight). Long rows: group = block, and when there are too few rows to fill the GPU once (`wave`
     resident blocks), each row is split into `chunks` segments, one block each, up to a wave
-    of blocks in all but no fewer than MIN_ELEMENTS_PER_THREAD elements a thread.
+    of blocks in all but no fewer than `items` elements a thread.
     """
     if cols <= WARP_ROW_MAX_COLS:
-        warps = math.ceil(rows / (WARP_ROWS * 4 // itemsize))  # 8 rows a warp in 16-bit
+        warps = math.ceil(rows / max(1, warp_row_bytes // itemsize))
         return Geometry(math.ceil(warps / (block // 32)), block, (32, 1), _workspace(rows, 1))
-    per_block = block * MIN_ELEMENTS_PER_THREAD
+    per_block = block * items
     chunks = max(1, min(math.ceil(wave / rows), math.ceil(cols / per_block)))
     return Geometry(rows * chunks, block, (block, chunks), _workspace(rows, chunks))
 

@@ -25,20 +25,39 @@
 
 namespace cb {
 
-constexpr unsigned kFullMask = 0xffffffffu;
-// Rows per warp in short-row mode (ops/reduce.py: WARP_ROWS * 4 // itemsize): 4 rows of
-// floats, 8 of halves, so a warp has the same bytes in flight in every dtype (a 128-long
-// 16-bit row is 16 packs: 4 rows would leave half the bytes a float32 warp has in flight).
-constexpr int kWarpRows = 4 * (4 / sizeof(elem_t));
+// Tunable parameters (a variant's header `params:` passes them as -DNAME=value; these are
+// the defaults for a variant that declares none). ops/reduce.py's grid rule reads the same
+// names, so kernel and grid always agree.
+//   BLOCK           threads per block (the launch bounds follow it)
+//   WARP_ROW_BYTES  short rows: rows a warp takes at once, in bytes of one column: 16 is 4
+//                   float32 rows or 8 16-bit rows, the same bytes in flight in every dtype
+//                   (a 128-long 16-bit row is 16 packs: 4 rows would leave half the bytes
+//                   a float32 warp has in flight)
+//   LOADS           long rows: loads in flight per thread
+#ifndef BLOCK
+#define BLOCK 256
+#endif
+#ifndef WARP_ROW_BYTES
+#define WARP_ROW_BYTES 16
+#endif
+#ifndef LOADS
+#define LOADS 4
+#endif
 
-// The launch bounds of the variants that load those rows as 16-byte packs: 8 rows of packs
-// in 16-bit, and ptxas for sm_80, left to choose, capped such a kernel at 64 registers and
-// spilled; stating 2 blocks of 256 an SM (up to 128 registers) removes the spill. float32
-// keeps the plain bound.
+constexpr unsigned kFullMask = 0xffffffffu;
+constexpr int kWarpRows = WARP_ROW_BYTES / (int)sizeof(elem_t);
+static_assert(kWarpRows >= 1 && kWarpRows <= 16 && (kWarpRows & (kWarpRows - 1)) == 0,
+              "WARP_ROW_BYTES / sizeof(elem_t) must be a power of two from 1 to 16");
+static_assert(BLOCK % 32 == 0 && BLOCK <= 1024, "BLOCK must be whole warps, at most 1024");
+
+// The launch bounds of the variants that load rows as 16-byte packs: with 8 rows of packs in
+// 16-bit, ptxas for sm_80, left to choose, capped such a kernel at 64 registers and spilled;
+// stating 512 threads an SM (2 blocks of 256: up to 128 registers) removes the spill.
+// float32 keeps the plain bound.
 #if defined(CB_DTYPE_F16) || defined(CB_DTYPE_BF16)
-#define CB_ROWS_BOUNDS __launch_bounds__(256, 2)
+#define CB_ROWS_BOUNDS __launch_bounds__(BLOCK, (512 / BLOCK) > 1 ? (512 / BLOCK) : 1)
 #else
-#define CB_ROWS_BOUNDS __launch_bounds__(256)
+#define CB_ROWS_BOUNDS __launch_bounds__(BLOCK)
 #endif
 
 struct Sum {
@@ -229,7 +248,8 @@ __device__ __forceinline__ Segment segment_of_block(int chunks) {
 // Sum of p[begin], p[begin + stride], ... below `end`, kLoads loads in flight at a time: every
 // round issues all its loads (the ones past `end` predicated off) before adding any, so the
 // last, partial round costs one memory latency, not one per element.
-constexpr int kLoads = 4;
+constexpr int kLoads = LOADS;
+static_assert(kLoads >= 1 && kLoads <= 16, "LOADS must be 1 to 16");
 template <class Op = Sum>
 __device__ __forceinline__ float strided_sum(const elem_t* __restrict__ p, long long begin,
                                              long long end, long long stride) {

@@ -1,8 +1,14 @@
 // cudabench:
 //   variant: float4
 //   entry: reduce_sum_float4
-//   block: 256
+//   block: BLOCK
 //   grid: segments
+//   params:                  # kernels/common/reduce.cuh and ops/reduce.py read these
+//     BLOCK: [256, 128, 512, 1024]
+//     WARP_ROW_BYTES: [16, 8, 32]       # short rows: rows a warp takes x element size
+//     ITEMS: [64, 16, 32, 128, 256]     # long rows: elements a thread, at least
+//     GRID_K: [0, 1, 2, 4, 8, 16, 32]   # long rows: blocks per SM (0: the occupancy)
+//     LOADS: [4, 2, 8]                  # long rows: loads in flight a thread
 //   dtypes: [float32, float16, bfloat16]
 //   about: 16-byte float4 streaming loads (read-only, no L1 allocation), warp shuffle, aligned head and scalar tail (seed 002 reduce_v4, seed 001 x4)
 //
