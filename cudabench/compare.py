@@ -162,15 +162,18 @@ class Matrix:
 def speedup_matrix(rows: list[ResultRow], against: str | None = None) -> Matrix:
     """The seeds' naive -> shared -> shuffle -> float4 story at a glance: every variant's
     speedup over `against` (default: the run's baseline row) at each shape."""
-    names = list(dict.fromkeys(r.variant for r in rows))
+    names = list(dict.fromkeys(r.label for r in rows))
     baseline = against or next((r.variant for r in rows if r.is_baseline), None)
+    by_name = {r.variant: r.label for r in rows}
+    if baseline not in names and baseline in by_name:  # `float4` for `float4[BLOCK=256]`
+        baseline = by_name[baseline]
     if baseline is None or baseline not in names:
         raise CompareError(
             f"no row named {baseline!r} to compare against (variants: {', '.join(names)})"
         )
     labels = case_labels(rows)  # the shape, and the dtype if there are several
     shapes = list(dict.fromkeys(labels))
-    times = {(label, r.variant): r.time_us for r, label in zip(rows, labels)
+    times = {(label, r.label): r.time_us for r, label in zip(rows, labels)
              if r.status is Status.OK and r.time_us}  # fmt: skip
     speedup = {
         (shape, name): times[(shape, baseline)] / times[(shape, name)]
@@ -178,5 +181,5 @@ def speedup_matrix(rows: list[ResultRow], against: str | None = None) -> Matrix:
         if (shape, baseline) in times and (shape, name) in times
     }  # fmt: skip
     fastest = fastest_per_shape(rows)
-    best = {(label, r.variant) for r, label in zip(rows, labels) if r.key in fastest}
+    best = {(label, r.label) for r, label in zip(rows, labels) if r.key in fastest}
     return Matrix(shapes, names, speedup, baseline, best)

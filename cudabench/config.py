@@ -7,6 +7,7 @@ A config names one op or several, their shapes, optionally which variants, and t
     variants: [shuffle, float4]     # optional; default: every variant (and the baselines)
     dtypes: [float32, bfloat16]     # optional (default [float32]; `all`: every dtype each
                                     # variant supports); `dtype: float16` names one
+    params: {GRID_K: [1, 2, 4, 8]}  # optional: a grid of launch parameters (as --param)
     timing: {cold: false, min_samples: 10, max_time_s: 10}
 
     benchmarks:                     # or several (a top-level dtypes: is every one's default)
@@ -31,8 +32,8 @@ from cudabench.shapes import ShapeError, parse_shape
 from cudabench.spec import Shape, TimingOptions
 
 BUILTIN_CONFIGS = Path(__file__).resolve().parent.parent / "configs"
-_TOP_KEYS = {"op", "shapes", "variants", "dtype", "dtypes", "timing", "benchmarks"}
-_BENCH_KEYS = {"op", "shapes", "variants", "dtype", "dtypes"}
+_TOP_KEYS = {"op", "shapes", "variants", "dtype", "dtypes", "params", "timing", "benchmarks"}
+_BENCH_KEYS = {"op", "shapes", "variants", "dtype", "dtypes", "params"}
 _TIMING_TYPES: dict[str, type] = {
     f.name: (float if f.type in ("float", float) else int if f.type in ("int", int) else bool)
     for f in dataclasses.fields(TimingOptions)
@@ -49,6 +50,9 @@ class Benchmark:
     shapes: tuple[Shape, ...]
     variants: tuple[str, ...] = ()  # empty: all
     dtypes: tuple[str, ...] = ("float32",)  # or ("all",): every dtype each variant supports
+    # a grid of launch parameters, as `--param`: each variant that declares the names runs
+    # once per configuration (e.g. {"GRID_K": (1, 2, 4, 8)})
+    params: dict[str, tuple[int, ...]] = dataclasses.field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -103,7 +107,26 @@ def _benchmark(raw: Any, where: str) -> Benchmark:
         if name not in DTYPES and name != ALL:
             raise ConfigError(f"{line_at(where, raw, key)}: unknown dtype {name!r}"
                               f"{closest(str(name), [*DTYPES, ALL])}")  # fmt: skip
-    return Benchmark(op=raw["op"], shapes=shapes, variants=variants, dtypes=dtypes)
+    return Benchmark(op=raw["op"], shapes=shapes, variants=variants, dtypes=dtypes,
+                     params=_params(raw.get("params"), line_at(where, raw, "params")))
+
+
+def _params(raw: Any, where: str) -> dict[str, tuple[int, ...]]:
+    """`params: {GRID_K: [1, 2, 4]}`: parameter names to lists of integers."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{where}: params must map names to lists of integers, "
+                          "e.g. {BLOCK: [128, 256]}")  # fmt: skip
+    found = {}
+    for name, values in raw.items():
+        values = [values] if isinstance(values, int) and not isinstance(values, bool) else values
+        if not isinstance(name, str) or not name.isidentifier() or not isinstance(values, list) \
+                or not values or not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+            raise ConfigError(f"{line_at(where, raw, name)}: params.{name} must be a list of "
+                              "integers")  # fmt: skip
+        found[name] = tuple(dict.fromkeys(values))
+    return found
 
 
 def timing_from(raw: Any, where: str, base: TimingOptions | None = None) -> TimingOptions:
@@ -166,7 +189,7 @@ def load_config(path: Path) -> BenchConfig:
         items = raw["benchmarks"]
         if not isinstance(items, list) or not items:
             raise ConfigError(f"{line_at(where, raw, 'benchmarks')}: benchmarks must be a non-empty list")
-        default = {k: raw[k] for k in ("dtype", "dtypes") if k in raw}  # every benchmark's
+        default = {k: raw[k] for k in ("dtype", "dtypes", "params") if k in raw}  # every benchmark's
         benchmarks = tuple(
             _benchmark(_with_default(item, default), where) for item in items
         )
@@ -179,10 +202,13 @@ def load_config(path: Path) -> BenchConfig:
 
 
 def _with_default(item: Any, default: dict[str, Any]) -> Any:
-    """A benchmark with the config's top-level dtype(s), unless it names its own."""
-    if not isinstance(item, dict) or not default or {"dtype", "dtypes"} & set(item):
+    """A benchmark with the config's top-level dtype(s) and params, unless it names its own."""
+    if not isinstance(item, dict) or not default:
         return item
-    merged = Lines({**item, **default})
+    own = set(item)
+    inherited = {k: v for k, v in default.items()
+                 if k not in own and not (k in ("dtype", "dtypes") and {"dtype", "dtypes"} & own)}
+    merged = Lines({**item, **inherited})
     merged.lines = getattr(item, "lines", {})
     return merged
 

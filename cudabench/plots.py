@@ -41,8 +41,8 @@ def draw_run(rows: list[ResultRow], meta: RunMeta, shape: str | None = None) -> 
 
     fig, (left, right) = plt.subplots(1, 2, figsize=(13, 5), constrained_layout=True)
     peak = meta.device.dram_peak_gbps
-    for index, name in enumerate(dict.fromkeys(r.variant for r in timed)):
-        mine = [r for r in timed if r.variant == name]
+    for index, name in enumerate(dict.fromkeys(r.label for r in timed)):
+        mine = [r for r in timed if r.label == name]
         color = f"C{index % 10}"
         style = "--" if any(r.is_baseline for r in mine) else "-"
         line = sorted((r.bytes_moved, r.gbps) for r in mine if "x" not in r.shape)  # 1-D: a line
@@ -61,7 +61,7 @@ def draw_run(rows: list[ResultRow], meta: RunMeta, shape: str | None = None) -> 
     left.legend(fontsize=9)
 
     bars = [r for r in timed if r.shape == shape]
-    right.bar([r.variant for r in bars], [r.gbps for r in bars],
+    right.bar([r.label for r in bars], [r.gbps for r in bars],
               color=["0.6" if r.is_baseline else "C0" for r in bars])  # fmt: skip
     right.axhline(peak, color="black", linewidth=1)
     right.set_ylabel("effective bandwidth (GB/s)")

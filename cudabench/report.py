@@ -30,6 +30,25 @@ def case_labels(rows: list[ResultRow]) -> list[str]:
     return [f"{r.shape} {r.dtype}" if several else r.shape for r in rows]
 
 
+def short_labels(rows: list[ResultRow]) -> list[str]:
+    """Each row's variant with only the parameters that differ among the rows of that
+    variant in this table (nvbench shows the axes that vary): a plain run reads `float4`, a
+    `--param BLOCK=128,256` run `float4[BLOCK=128]`. Files keep every parameter."""
+    seen: dict[tuple[str, str], list[dict[str, str]]] = defaultdict(list)
+    parsed = []
+    for row in rows:
+        values = dict(p.split("=", 1) for p in row.params.split(",")) if row.params else {}
+        parsed.append(values)
+        seen[(row.op, row.variant)].append(values)
+    labels = []
+    for row, values in zip(rows, parsed):
+        group = seen[(row.op, row.variant)]
+        varying = [n for n in values if len({g.get(n) for g in group}) > 1]
+        shown = ",".join(f"{n}={values[n]}" for n in varying)
+        labels.append(f"{row.variant}[{shown}]" if shown else row.variant)
+    return labels
+
+
 def fastest_per_shape(rows: list[ResultRow]) -> set[RowKey]:
     """The keys of the fastest correct non-baseline row of each (op, shape, dtype)."""
     best: dict[tuple[str, str, str], ResultRow] = {}
@@ -65,13 +84,13 @@ def results_table(rows: list[ResultRow], meta: RunMeta, op_label: str) -> Table:
         ("% peak", "right"), (vs, "right"), ("regs", "right"), ("timing", "left"),
     ]:  # fmt: skip
         table.add_column(name, justify=justify)  # type: ignore[arg-type]
-    groups: dict[tuple[str, str], list[ResultRow]] = defaultdict(list)
-    for row, label in zip(rows, case_labels(rows)):
-        groups[(row.op, label)].append(row)
+    groups: dict[tuple[str, str], list[tuple[ResultRow, str]]] = defaultdict(list)
+    for row, label, name in zip(rows, case_labels(rows), short_labels(rows)):
+        groups[(row.op, label)].append((row, name))
     for gi, ((_, shape), group) in enumerate(groups.items()):
         if gi:
             table.add_section()
-        for position, row in enumerate(group):
+        for position, (row, name) in enumerate(group):
             star = row.key in best
             style = "bold" if star else ("dim" if row.is_baseline else "")
             status = Text(row.status.value, style=_STATUS_STYLE[row.status])
@@ -81,7 +100,7 @@ def results_table(rows: list[ResultRow], meta: RunMeta, op_label: str) -> Table:
                 status.append(f" ⚠ {_short(row.notes, 40)}", style="yellow")
             timing = f"{row.method} x{row.batch}" if row.method else ""
             table.add_row(
-                shape if position == 0 else "", ("★ " if star else "  ") + row.variant, status,
+                shape if position == 0 else "", ("★ " if star else "  ") + name, status,
                 _num(row.time_us, ",.1f"), _num(row.spread and 100 * row.spread, ".1f") + ("%" if row.spread is not None else ""),
                 _num(row.gbps, ",.0f"), *([_num(row.gflops, ",.0f")] if flops else []),
                 _num(row.pct_peak, ".1f"),
@@ -114,7 +133,7 @@ def profile_table(rows: list[ResultRow], meta: RunMeta, op_label: str) -> Table:
             status.append(f" ⚠ {_short(row.notes, 40)}", style="yellow")
         n = row.ncu
         if n is None:
-            table.add_row(shape, row.variant, status, _num(row.time_us, ",.1f"))
+            table.add_row(shape, row.label, status, _num(row.time_us, ",.1f"))
             continue
         diff = ""
         if row.time_us and n.duration_us:
@@ -124,7 +143,7 @@ def profile_table(rows: list[ResultRow], meta: RunMeta, op_label: str) -> Table:
             occupancy = f"{n.achieved_occupancy_pct:.0f}/{_num(n.theoretical_occupancy_pct, '.0f')}"
         mb = lambda b: _num(None if b is None else b / 1e6, ",.1f")  # noqa: E731
         table.add_row(
-            shape, row.variant, status, _num(row.time_us, ",.1f"), _num(n.duration_us, ",.1f"),
+            shape, row.label, status, _num(row.time_us, ",.1f"), _num(n.duration_us, ",.1f"),
             diff, _num(n.dram_pct, ".1f"), _num(n.memory_pct, ".1f"), _num(n.sm_pct, ".1f"),
             occupancy, _num(n.registers, "d"), _num(n.shared_mem_bytes, ",d"),
             mb(n.dram_read_bytes), mb(n.dram_write_bytes), n.bound,
@@ -141,7 +160,7 @@ def failure_summary(rows: list[ResultRow], baselines: bool = False) -> list[str]
     """One line per failed kernel row (`reduce 1000003 float32 mykernel: FAIL (...)`), or
     with `baselines` per failed library row."""
     return [
-        f"{r.op} {r.shape} {r.dtype} {r.variant}: {r.status.value} ({_short(r.error, 120)})"
+        f"{r.op} {r.shape} {r.dtype} {r.label}: {r.status.value} ({_short(r.error, 120)})"
         for r in rows
         if r.status.is_failure and r.is_baseline == baselines
     ]
@@ -172,7 +191,7 @@ def compare_table(pairs: list[Any], meta_a: RunMeta, meta_b: RunMeta, threshold:
         for name in ("ncu A µs", "ncu B µs", "ncu change", "DRAM % A→B", "bound A→B"):
             table.add_column(name, justify="right")
     for pair in pairs:
-        op, variant, shape = pair.key.op, pair.key.variant, pair.key.shape
+        op, variant, shape = pair.key.op, pair.key.label, pair.key.shape
         a_text = _cell(pair.a)
         b_text = _cell(pair.b)
         verdict = pair.verdict.value
@@ -249,7 +268,7 @@ def report_markdown(rows: list[ResultRow], meta: RunMeta, op_label: str) -> str:
     frame["error"] = frame["error"].map(lambda e: _short(str(e), 60).replace("|", "/"))
     best = fastest_per_shape(rows)
     frame["variant"] = [
-        f"**{r.variant}**" if r.key in best else r.variant for r in rows
+        f"**{r.label}**" if r.key in best else r.label for r in rows
     ]
     head = (f"**{title(meta, op_label)}**  \n`{meta.command}` ({meta.started}, "
             f"cudabench {meta.cudabench_version})\n\n")  # fmt: skip

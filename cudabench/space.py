@@ -189,6 +189,11 @@ def grid(variant: KernelVariant, overrides: dict[str, tuple[int, ...]]) -> list[
             known = ", ".join(declared) or "none"
             raise SpaceError(f"--param {name}: {variant.name} has no parameter {name!r} "
                              f"(it has: {known}){closest(name, list(declared))}")  # fmt: skip
+    for launch in variant.launches:  # a block size must still be whole warps, 32..1024
+        bad = [b for b in overrides.get(launch.block_param, ()) if not (32 <= b <= 1024 and b % 32 == 0)]
+        if launch.block_param and bad:
+            raise SpaceError(f"--param {launch.block_param}={bad[0]}: the block size of "
+                             f"{variant.name} must be a multiple of 32 from 32 to 1024")  # fmt: skip
     space = Space(tuple((n, overrides.get(n, (dict(variant.values)[n],))) for n in declared),
                   variant.constraints)  # fmt: skip
     configs = space.valid()

@@ -28,7 +28,9 @@ from cudabench.ops import UnknownName, closest, get_op
 from cudabench.pool import PoolError, PoolEvents, WorkerPool
 from cudabench.results import ResultsError, check_writable, git_sha, result_stem, write_results
 from cudabench.runner import CaseJob, Runner
+from cudabench import tuning
 from cudabench.shapes import ShapeError, parse_shape
+from cudabench.space import SpaceError, grid, parse_param_option
 from cudabench.spec import Case, DeviceInfo, KernelVariant, ResultRow, RunMeta, TimingOptions
 
 
@@ -60,6 +62,7 @@ class Plan:
     problems: list[str]
     timing: TimingOptions
     notes: tuple[str, ...] = ()  # what the plan left out and why (no variant in a dtype)
+    pinned: tuple[str, ...] = ()  # parameters set by --param (a tuned configuration keeps them)
 
     @property
     def op_label(self) -> str:
@@ -128,13 +131,54 @@ def _dtype_names(asked: list[str], chosen: list[KernelVariant]) -> list[str]:
     return list(dict.fromkeys(names))
 
 
+def _overrides(params: list[str] | None) -> dict[str, tuple[int, ...]]:
+    """`--param BLOCK=128,256` options -> {"BLOCK": (128, 256)}; SweepError if malformed."""
+    found: dict[str, tuple[int, ...]] = {}
+    for text in params or []:
+        try:
+            name, values = parse_param_option(text)
+        except SpaceError as exc:
+            raise SweepError(str(exc)) from None
+        found[name] = tuple(dict.fromkeys(found.get(name, ()) + values))
+    return found
+
+
+def _configure(chosen: list[KernelVariant], overrides: dict[str, tuple[int, ...]],
+               notes: list[str]) -> list[KernelVariant]:  # fmt: skip
+    """Each chosen variant at every configuration the --param grid spans (the variants that
+    lack one of the names run at their defaults, with a note); SweepError if none has them."""
+    if not overrides:
+        return chosen
+    takers = [v for v in chosen if all(name in dict(v.params) for name in overrides)]
+    if chosen and not takers:
+        have = "; ".join(f"{v.name}: {', '.join(dict(v.params)) or 'none'}" for v in chosen)
+        known = sorted({n for v in chosen for n, _ in v.params})
+        hint = closest(next(n for n in overrides if n not in known), known) if known else ""
+        raise SweepError(f"--param {', '.join(overrides)}: no chosen variant declares "
+                         f"{'it' if len(overrides) == 1 else 'them'}{hint} (params: {have})")  # fmt: skip
+    out: list[KernelVariant] = []
+    for variant in chosen:
+        if variant not in takers:
+            notes.append(f"{variant.op} {variant.name} has no parameter "
+                         f"{', '.join(n for n in overrides if n not in dict(variant.params))}: "
+                         "it runs at its defaults")  # fmt: skip
+            out.append(variant)
+            continue
+        try:
+            out += grid(variant, overrides)
+        except SpaceError as exc:
+            raise SweepError(str(exc)) from None
+    return out
+
+
 def plan(target: str, shapes: list[str] | None, variants: list[str] | None,
          kernels: list[Path] | None, dtypes: list[str] | None = None,
-         **timing: object) -> Plan:  # fmt: skip
+         params: list[str] | None = None, **timing: object) -> Plan:  # fmt: skip
     """Jobs for a target (op name or config file), one per (benchmark, dtype, shape), each
     with the chosen variants that declare the dtype; `dtypes` (None: the config's) and
-    `timing` override the config (None keeps it). Bad usage is a SweepError, as is a
-    dtype that no chosen variant of any benchmark supports."""
+    `timing` override the config (None keeps it). `params` (`--param BLOCK=128,256`) makes
+    each variant that declares the names one variant per configuration of that grid. Bad
+    usage is a SweepError, as is a dtype that no chosen variant of any benchmark supports."""
     try:
         config = _config_for(target, shapes)
         parsed = tuple(parse_shape(s) for s in shapes) if shapes else None
@@ -146,6 +190,8 @@ def plan(target: str, shapes: list[str] | None, variants: list[str] | None,
     jobs: list[CaseJob] = []
     problems: list[str] = []
     unsupported: list[str] = []
+    notes: list[str] = []
+    overrides = _overrides(params)
     for bench in config.benchmarks:
         try:
             op = get_op(bench.op)
@@ -154,6 +200,7 @@ def plan(target: str, shapes: list[str] | None, variants: list[str] | None,
         found, bad = discover(op.name, kernel_roots(kernels))
         problems += bad
         chosen, baselines = choose(found, list(variants or bench.variants), list(op.baselines()))
+        chosen = _configure(chosen, {**bench.params, **overrides}, notes)
         for dtype in _dtype_names(list(dtypes or bench.dtypes), chosen):
             in_dtype = [v for v in chosen if dtype in v.dtypes]
             if chosen and not in_dtype:  # a variant that lacks the dtype is not in its rows
@@ -174,7 +221,40 @@ def plan(target: str, shapes: list[str] | None, variants: list[str] | None,
             nvcc_path()  # every variant needs it: say so once, not in a row per variant
         except ToolchainError as exc:
             raise SweepError(str(exc))
-    return Plan(jobs, problems, options, tuple(unsupported))
+    return Plan(jobs, problems, options, tuple(unsupported + notes),
+                tuple(dict.fromkeys([*overrides, *(n for b in config.benchmarks for n in b.params)])))
+
+
+def apply_tuned(plan_: Plan, gpu: str, path: Path | None = None) -> Plan:
+    """The plan with each variant that has a tuning-file entry for (this GPU model, op,
+    dtype, shape) at that configuration (parameters set by --param stay as set). A note
+    names each configuration taken. TuningError (one line) for an unreadable file."""
+    try:
+        entries = tuning.load(path)
+    except tuning.TuningError as exc:
+        raise SweepError(str(exc)) from None
+    if not entries:
+        return plan_
+    jobs, taken = [], []
+    for job in plan_.jobs:
+        case = job.case
+        configured = []
+        for variant in job.variants:
+            entry = tuning.lookup(entries, gpu, case.op, variant.name, case.dtype,
+                                  case.shape_text) if variant.params else None  # fmt: skip
+            declared = dict(variant.params)
+            if entry is not None:
+                values = {n: v for n, v in entry.params.items()
+                          if n in declared and n not in plan_.pinned}  # fmt: skip
+                variant = variant.configured(values)
+                taken.append(f"{case.op} {variant.label} {case.shape_text} {case.dtype}")
+            configured.append(variant)
+        jobs.append(dataclasses.replace(job, variants=tuple(dict.fromkeys(configured))))
+    if not taken:
+        return plan_
+    source = path or tuning.tuning_path()
+    note = f"tuned configurations from {source} (--no-tuned to ignore): {'; '.join(taken)}"
+    return dataclasses.replace(plan_, jobs=jobs, notes=(*plan_.notes, note))
 
 
 def parse_devices(text: str) -> list[int] | None:

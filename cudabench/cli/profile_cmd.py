@@ -49,7 +49,9 @@ def _child_command(ctx: typer.Context, work: Plan, rows_path: Path, device: int,
         command += ["--kernels", str(folder)]
     for name in dict.fromkeys(job.case.dtype for job in work.jobs):
         command += ["--dtype", name]
-    return command + ["--cold" if ctx.params.get("cold", True) else "--hot", "--devices",
+    for text in ctx.params.get("param") or []:
+        command += ["--param", text]
+    return command + ["--no-tuned", "--cold" if ctx.params.get("cold", True) else "--hot", "--devices",
                       str(device), "--warmup", str(warmup), "--profile-mode",
                       "--output", str(rows_path)]  # fmt: skip
 
@@ -124,6 +126,9 @@ def profile_command_cli(
     kernels: Annotated[Optional[list[Path]], typer.Option(help=KERNELS_OPTION_HELP)] = None,
     dtype: Annotated[Optional[list[str]], typer.Option(
         "--dtype", "-d", help="Element type(s), as for run (default float32).")] = None,
+    param: Annotated[Optional[list[str]], typer.Option(
+        "--param", "-p", help="Launch parameters NAME=V1,V2,... as for run (default: each "
+        "variant's header defaults; profile does not read the tuning file).")] = None,
     section_set: Annotated[Optional[str], typer.Option(
         "--set", help="ncu section set to collect as well (e.g. full, detailed); the report "
         "keeps it for `ncu-ui`.")] = None,
@@ -164,7 +169,7 @@ def profile_command_cli(
     failed or a row failed, 2 bad usage.
     """
     extra = [m.strip() for m in (metrics or "").split(",") if m.strip()]
-    work = plan(target, shape, variant, kernels, dtype, cold=cold)
+    work = plan(target, shape, variant, kernels, dtype, param, cold=cold)
     for problem in work.problems:
         err.print(f"[red]error:[/] {problem}", soft_wrap=True)
     started = now_utc()

@@ -11,8 +11,8 @@ import typer
 
 from cudabench.cli.common import KERNELS_OPTION_HELP, err, out
 from cudabench.cli.sweep import (
-    command_line, exit_with_summary, in_process, on_workers, open_gpu, open_workers,
-    parse_devices, plan, results_stem, run_jobs, run_meta,
+    Plan, apply_tuned, command_line, exit_with_summary, in_process, on_workers, open_gpu,
+    open_workers, parse_devices, plan, results_stem, run_jobs, run_meta,
 )  # fmt: skip
 from cudabench.nvtx import ncu_filter
 from cudabench.pool import DEFAULT_TIMEOUT_S
@@ -35,6 +35,15 @@ def run_command(
         "--dtype", "-d", help="Element type: float32, float16, bfloat16, or all (every dtype "
         "each variant declares); repeatable. Default: the config's (float32). Kernels load "
         "and store the type and accumulate in float32, as CUB and torch do.")] = None,
+    param: Annotated[Optional[list[str]], typer.Option(
+        "--param", "-p", help="A grid of launch parameters, NAME=V1,V2,... (repeatable): each "
+        "variant that declares the names runs once per configuration, e.g. --param "
+        "BLOCK=128,256,512 --param ITEMS=4,8 gives 6 rows a shape. `cudabench tune OP --space` "
+        "lists a variant's parameters.")] = None,
+    tuned: Annotated[bool, typer.Option(
+        "--tuned/--no-tuned", help="Run each variant at the configuration `cudabench tune` "
+        "saved for this GPU model, op, dtype and shape (results/tuning.json), if any; "
+        "--no-tuned: the header's defaults.")] = True,
     cold: Annotated[Optional[bool], typer.Option(
         "--cold/--hot", help="Cold: flush L2 (a kernel reads 2x its size) before every sample. "
         "Default hot: launches under 50 us timed back to back in CUDA-graph batches, longer "
@@ -72,24 +81,28 @@ def run_command(
     1 some row failed (FAIL, COMPILE_ERROR, CRASH, ERROR), 2 bad usage, 130 interrupted
     (the results file keeps the finished rows).
     """
-    work = plan(target, shape, variant, kernels, dtype, cold=cold, interleave=interleave,
+    work = plan(target, shape, variant, kernels, dtype, param, cold=cold, interleave=interleave,
                 min_samples=min_samples, min_time_s=min_time, max_time_s=max_time,
                 warmup=warmup)  # fmt: skip
     for problem in work.problems:
         err.print(f"[red]error:[/] {problem}", soft_wrap=True)
-    for note in work.notes:
-        err.print(f"note: {note}", soft_wrap=True, markup=False)
     chosen = parse_devices(devices)
     started = now_utc()
     if profile_mode:  # under ncu: in this process, on one GPU
         index = chosen[0] if chosen else 0
         backend = open_gpu(index)
+        if tuned:
+            work = apply_tuned(work, backend.device_info().name)
+        show_notes(work)
         stem = results_stem(output, work.op_label, started)
         meta = run_meta(backend.device_info(), backend.versions(), work.timing,
                         command_line(ctx), started, chosen or [0])  # fmt: skip
         rows = run_jobs(work, in_process(backend, index, profile=True), stem, meta)
     else:
         pool = open_workers(chosen, timeout)
+        if tuned:
+            work = apply_tuned(work, pool.info.name)  # type: ignore[union-attr]
+        show_notes(work)
         stem = results_stem(output, work.op_label, started)
         meta = run_meta(pool.info, pool.versions, work.timing, command_line(ctx), started,
                         pool.devices)  # type: ignore[arg-type]
@@ -111,6 +124,11 @@ def run_command(
     exit_with_summary(rows, work.problems)
 
 
+def show_notes(work: Plan) -> None:
+    for note in work.notes:
+        err.print(f"note: {note}", soft_wrap=True, markup=False)
+
+
 def profile_hint(target: str, rows: list[ResultRow], command: str) -> str:
     """How to profile the run's first shape's fastest variant (the starred row)."""
     best = fastest_per_shape(rows)
@@ -118,6 +136,7 @@ def profile_hint(target: str, rows: list[ResultRow], command: str) -> str:
     if star is None:
         return ""
     dtype = f" --dtype {star.dtype}" if star.dtype != "float32" else ""
+    dtype += "".join(f" --param {p}" for p in star.params.split(",") if p)
     return (f"profile it: cudabench profile {target} --shape {star.shape} --variant {star.variant}{dtype}"
             f"   (or by hand: ncu --nvtx --nvtx-include "
             f"\"{ncu_filter(star.op, star.label, star.shape, star.dtype)}\" -c 1 --clock-control none "

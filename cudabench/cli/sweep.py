@@ -23,7 +23,7 @@ from cudabench.report import failure_summary
 from cudabench.spec import Case, ResultRow, RunMeta
 from cudabench.sweep import Plan, in_process, on_workers, run_meta
 
-__all__ = ["Plan", "command_line", "exit_with_summary", "in_process", "on_workers", "open_gpu",
+__all__ = ["Plan", "apply_tuned", "command_line", "exit_with_summary", "in_process", "on_workers", "open_gpu",
            "open_workers", "parse_devices", "plan", "results_stem", "run_jobs", "run_meta"]
 SUMMARY_LINES = 20
 
@@ -38,8 +38,12 @@ def _usage(call: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
 
 def plan(target: str, shapes: list[str] | None, variants: list[str] | None,
          kernels: list[Path] | None, dtypes: list[str] | None = None,
-         **timing: object) -> Plan:  # fmt: skip
-    return _usage(sweep.plan, target, shapes, variants, kernels, dtypes, **timing)
+         params: list[str] | None = None, **timing: object) -> Plan:  # fmt: skip
+    return _usage(sweep.plan, target, shapes, variants, kernels, dtypes, params, **timing)
+
+
+def apply_tuned(work: Plan, gpu: str) -> Plan:
+    return _usage(sweep.apply_tuned, work, gpu)
 
 
 def parse_devices(text: str) -> list[int] | None:
