@@ -72,3 +72,61 @@ def draw_run(rows: list[ResultRow], meta: RunMeta, shape: str | None = None) -> 
                        fontsize=8)  # fmt: skip
     fig.suptitle(f"{rows[0].op} on {meta.device.name} ({meta.timing_mode} L2, {meta.started[:10]})")
     return fig, shape
+
+
+def plot_tuning(rows: list[ResultRow], names: tuple[str, ...], path: Path, title: str) -> str:
+    """A tuning search's figure: time as a heat map over the two parameters with the most
+    measured values (each cell the best time over the other parameters), or time against
+    the only varying parameter. Writes `path`; returns what it drew. ValueError when no
+    configuration was timed."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    timed = [(dict((p.split("=", 1)[0], int(p.split("=", 1)[1])) for p in r.params.split(",")),
+              r.time_us) for r in rows
+             if r.status is Status.OK and r.time_us and r.params and not r.is_baseline]  # fmt: skip
+    if not timed:
+        raise ValueError("no correct, timed configuration to plot")
+    counts = {n: len({c[n] for c, _ in timed if n in c}) for n in names}
+    varying = sorted((n for n in names if counts.get(n, 0) > 1), key=lambda n: -counts[n])
+    fig, ax = plt.subplots(figsize=(7, 4.8))
+    if len(varying) >= 2:
+        x_name, y_name = varying[1], varying[0]
+        xs = sorted({c[x_name] for c, _ in timed})
+        ys = sorted({c[y_name] for c, _ in timed})
+        grid = np.full((len(ys), len(xs)), np.nan)
+        for config, t in timed:
+            i, j = ys.index(config[y_name]), xs.index(config[x_name])
+            grid[i, j] = t if np.isnan(grid[i, j]) else min(grid[i, j], t)
+        image = ax.imshow(grid, cmap="viridis_r", aspect="auto", origin="lower")
+        ax.set_xticks(range(len(xs)), [str(v) for v in xs])
+        ax.set_yticks(range(len(ys)), [str(v) for v in ys])
+        ax.set_xlabel(x_name)
+        ax.set_ylabel(y_name)
+        for i in range(len(ys)):
+            for j in range(len(xs)):
+                if not np.isnan(grid[i, j]):
+                    ax.text(j, i, f"{grid[i, j]:.3g}", ha="center", va="center", fontsize=7,
+                            color="white")  # fmt: skip
+        fig.colorbar(image, ax=ax, label="best time µs (other parameters free)")
+        drew = f"heat map of {y_name} x {x_name}"
+    else:
+        name = varying[0] if varying else names[0]
+        best: dict[int, float] = {}
+        for config, t in timed:
+            best[config[name]] = min(best.get(config[name], t), t)
+        keys = sorted(best)
+        ax.plot([str(k) for k in keys], [best[k] for k in keys], marker="o")
+        ax.set_xlabel(name)
+        ax.set_ylabel("time µs (median)")
+        ax.grid(alpha=0.3)
+        drew = f"time against {name}"
+    ax.set_title(title, fontsize=9)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return drew

@@ -63,6 +63,9 @@ class Plan:
     timing: TimingOptions
     notes: tuple[str, ...] = ()  # what the plan left out and why (no variant in a dtype)
     pinned: tuple[str, ...] = ()  # parameters set by --param (a tuned configuration keeps them)
+    # plan(..., expand=False), for tune: per job, the --param / config `params:` values that
+    # narrow each variant's space (the variants themselves stay at their defaults)
+    narrowing: tuple[dict[str, tuple[int, ...]], ...] = ()
 
     @property
     def op_label(self) -> str:
@@ -173,12 +176,14 @@ def _configure(chosen: list[KernelVariant], overrides: dict[str, tuple[int, ...]
 
 def plan(target: str, shapes: list[str] | None, variants: list[str] | None,
          kernels: list[Path] | None, dtypes: list[str] | None = None,
-         params: list[str] | None = None, **timing: object) -> Plan:  # fmt: skip
+         params: list[str] | None = None, expand: bool = True,
+         **timing: object) -> Plan:  # fmt: skip
     """Jobs for a target (op name or config file), one per (benchmark, dtype, shape), each
     with the chosen variants that declare the dtype; `dtypes` (None: the config's) and
     `timing` override the config (None keeps it). `params` (`--param BLOCK=128,256`) makes
     each variant that declares the names one variant per configuration of that grid. Bad
-    usage is a SweepError, as is a dtype that no chosen variant of any benchmark supports."""
+    usage is a SweepError, as is a dtype that no chosen variant of any benchmark supports.
+    `expand=False` (tune) leaves the variants unconfigured and puts the grid in `narrowing`."""
     try:
         config = _config_for(target, shapes)
         parsed = tuple(parse_shape(s) for s in shapes) if shapes else None
@@ -191,6 +196,7 @@ def plan(target: str, shapes: list[str] | None, variants: list[str] | None,
     problems: list[str] = []
     unsupported: list[str] = []
     notes: list[str] = []
+    narrowing: list[dict[str, tuple[int, ...]]] = []
     overrides = _overrides(params)
     for bench in config.benchmarks:
         try:
@@ -200,7 +206,9 @@ def plan(target: str, shapes: list[str] | None, variants: list[str] | None,
         found, bad = discover(op.name, kernel_roots(kernels))
         problems += bad
         chosen, baselines = choose(found, list(variants or bench.variants), list(op.baselines()))
-        chosen = _configure(chosen, {**bench.params, **overrides}, notes)
+        grid_values = {**bench.params, **overrides}
+        if expand:
+            chosen = _configure(chosen, grid_values, notes)
         for dtype in _dtype_names(list(dtypes or bench.dtypes), chosen):
             in_dtype = [v for v in chosen if dtype in v.dtypes]
             if chosen and not in_dtype:  # a variant that lacks the dtype is not in its rows
@@ -214,6 +222,7 @@ def plan(target: str, shapes: list[str] | None, variants: list[str] | None,
                     raise SweepError(f"shape {'x'.join(map(str, shape))}: {exc}")
                 case = Case(op=op.name, shape=shape, dtype=dtype)
                 jobs.append(CaseJob(case, tuple(in_dtype), tuple(baselines), options))
+                narrowing.append(grid_values)
     if unsupported and not jobs:
         raise SweepError(unsupported[0] + (f" (and {len(unsupported) - 1} more)" if len(unsupported) > 1 else ""))
     if any(job.variants for job in jobs) and backend_name() == "cupy":
@@ -221,8 +230,9 @@ def plan(target: str, shapes: list[str] | None, variants: list[str] | None,
             nvcc_path()  # every variant needs it: say so once, not in a row per variant
         except ToolchainError as exc:
             raise SweepError(str(exc))
-    return Plan(jobs, problems, options, tuple(unsupported + notes),
-                tuple(dict.fromkeys([*overrides, *(n for b in config.benchmarks for n in b.params)])))
+    pinned = tuple(dict.fromkeys([*overrides, *(n for b in config.benchmarks for n in b.params)]))
+    return Plan(jobs, problems, options, tuple(unsupported + notes), pinned,
+                () if expand else tuple(narrowing))
 
 
 def apply_tuned(plan_: Plan, gpu: str, path: Path | None = None) -> Plan:

@@ -13,7 +13,9 @@ import typer
 from rich.markup import escape
 
 from cudabench import __version__
-from cudabench.cli import check_cmd, compare_cmd, list_cmd, profile_cmd, report_cmd, run_cmd
+from cudabench.cli import (
+    check_cmd, compare_cmd, list_cmd, profile_cmd, report_cmd, run_cmd, tune_cmd,
+)  # fmt: skip
 from cudabench.cli.common import err
 
 app = typer.Typer(
@@ -43,6 +45,7 @@ def _root(
 app.command("list")(list_cmd.list_command)
 app.command("check")(check_cmd.check_command)
 app.command("run")(run_cmd.run_command)
+app.command("tune")(tune_cmd.tune_command)
 app.command("profile")(profile_cmd.profile_command_cli)
 app.command("compare")(compare_cmd.compare_command)
 app.command("report")(report_cmd.report_command)

@@ -1,0 +1,262 @@
+"""`cudabench tune`: search launch parameters (cudabench/tune.py does the work), render the
+best configurations, save them to the tuning file `run` reads, and plot the search."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.table import Table
+
+from cudabench import tune as tuner
+from cudabench import tuning
+from cudabench.backends import backend_name
+from cudabench.cli.common import KERNELS_OPTION_HELP, err, fail_usage, out
+from cudabench.cli.sweep import (
+    Plan, command_line, open_workers, parse_devices, plan, progress_bar, results_stem, run_meta,
+)  # fmt: skip
+from cudabench.compile import compile_variant
+from cudabench.pool import DEFAULT_TIMEOUT_S
+from cudabench.report import title
+from cudabench.results import now_utc, write_results
+from cudabench.spec import DeviceInfo, RunMeta, Status
+from cudabench.sweep import Sweep, on_workers
+
+
+def _searches(work: Plan, named: bool) -> list[tuple[int, tuner.SearchSpace]]:
+    """(job index, space) for each variant with parameters in each job; TuneError (exit 2)
+    for a named variant without any."""
+    found = []
+    for index, job in enumerate(work.jobs):
+        for variant in job.variants:
+            if not variant.params and not named:
+                continue  # over a whole op: only the variants that have a space
+            try:
+                found.append((index, tuner.search_space(variant, job.case.shape,
+                                                        work.narrowing[index])))  # fmt: skip
+            except tuner.TuneError as exc:
+                fail_usage(str(exc))
+    if not found:
+        fail_usage("no chosen variant has tunable parameters (a header's params:); "
+                   "`cudabench list OP` shows them")  # fmt: skip
+    return found
+
+
+def _space_table(searches: list[tuple[int, tuner.SearchSpace]], work: Plan) -> Table:
+    table = Table(title="tunable spaces (no GPU needed)", title_justify="left", header_style="bold")
+    for name in ("op", "variant", "shape", "dtype", "parameters", "constraints", "valid",
+                 "of", "held at default"):  # fmt: skip
+        table.add_column(name, justify="right" if name in ("valid", "of") else "left")
+    for index, space in searches:
+        case = work.jobs[index].case
+        params = "; ".join(f"{n}={','.join(map(str, v))}" for n, v in space.space.params)
+        table.add_row(case.op, space.variant.name, case.shape_text, case.dtype, params,
+                      "; ".join(space.variant.constraints), str(space.size),
+                      str(space.full_size), ", ".join(space.held))  # fmt: skip
+    return table
+
+
+def _outcome_table(outcome: tuner.Outcome, device: DeviceInfo) -> Table:
+    case = outcome.case
+    names = outcome.space.variant.params
+    varying = [n for n, values in outcome.space.space.params if len(values) > 1]
+    shown = varying or [n for n, _ in names]
+    table = Table(
+        title=f"{case.op} {outcome.space.variant.name} {case.shape_text} {case.dtype}: final "
+              f"round, interleaved (the top {tuner.FINAL_TOP}, the default, the library)",
+        title_justify="left", header_style="bold",
+    )  # fmt: skip
+    flops = any(r.gflops for r in outcome.final)
+    for name in [*shown, "", "time µs", "±spread", "GFLOP/s" if flops else "GB/s", "% peak",
+                 "vs default", "vs library"]:  # fmt: skip
+        table.add_column(name, justify="left" if name == "" else "right")
+    tie_labels = {r.label for r in outcome.ties}
+    default_time = outcome.default.time_us if outcome.default else None
+    for row in outcome.final:
+        values = dict(p.split("=", 1) for p in row.params.split(",")) if row.params else {}
+        cells = [values.get(n, "") for n in shown] if not row.is_baseline else [row.variant, *[""] * (len(shown) - 1)]
+        mark = ("★ best" if outcome.best is not None and row.label == outcome.best.label
+                else "≈ tie" if row.label in tie_labels
+                else "default" if outcome.default is not None and row.label == outcome.default.label
+                else "")  # fmt: skip
+        if outcome.default is not None and row.label == outcome.default.label and mark != "default":
+            mark += " (default)"
+        ok = row.status is Status.OK and row.time_us
+        versus = f"{default_time / row.time_us:.2f}×" if ok and default_time else ""
+        table.add_row(
+            *cells, mark if ok else row.status.value,
+            f"{row.time_us:,.2f}" if ok else "", f"{100 * (row.spread or 0):.1f}%" if ok else "",
+            f"{(row.gflops if flops else row.gbps) or 0:,.0f}" if ok else "",
+            f"{row.pct_peak:.1f}" if ok and row.pct_peak else "",
+            versus if not row.is_baseline else "",
+            f"{row.speedup:.2f}×" if ok and row.speedup else "",
+            style="bold" if mark.startswith("★") else ("dim" if row.is_baseline else ""),
+        )  # fmt: skip
+    return table
+
+
+def _summary(outcome: tuner.Outcome) -> str:
+    space = outcome.space
+    held = f"; held at default for this shape: {', '.join(space.held)}" if space.held else ""
+    line = (f"{outcome.strategy}: {outcome.measured} configurations measured "
+            f"(space {space.size} valid of {space.full_size}{held})")  # fmt: skip
+    if outcome.uncounted:
+        line += f", {outcome.uncounted} N/A or skipped (not counted)"
+    if outcome.failed:
+        line += f", {outcome.failed} failed (see the results file)"
+    line += f" in {outcome.wall_s:.1f} s"
+    if outcome.best is None:
+        return line + "; no configuration ran correctly"
+    line += f"; best {outcome.best.params}"
+    if len(outcome.ties) > 1:
+        line += (f"; {len(outcome.ties) - 1} more within the noise of the best (ties, not "
+                 "ranked)")  # fmt: skip
+    gain = outcome.speedup_over_default
+    if gain:
+        line += f"; {gain:.2f}× the default"
+    return line
+
+
+def tune_command(
+    ctx: typer.Context,
+    target: Annotated[str, typer.Argument(
+        help="An op name (e.g. reduce) or a YAML config (e.g. configs/tune_seeds.yaml, whose "
+        "params: narrow the spaces).")],
+    shape: Annotated[Optional[list[str]], typer.Option(
+        "--shape", "-s", help="Shape(s) to tune at, each its own search (default: the "
+        "config's shapes).")] = None,
+    variant: Annotated[Optional[list[str]], typer.Option(
+        "--variant", "-v", help="Variant(s) to tune (default: every variant with params:).")] = None,
+    dtype: Annotated[Optional[list[str]], typer.Option(
+        "--dtype", "-d", help="Element type(s), as for run; each its own search.")] = None,
+    param: Annotated[Optional[list[str]], typer.Option(
+        "--param", "-p", help="Narrow a parameter to these values, NAME=V1,V2,... (repeatable); "
+        "values outside the header's list are allowed.")] = None,
+    strategy: Annotated[str, typer.Option(
+        help="exhaustive, random, optuna (Optuna's TPE sampler, ask-and-tell), or auto: "
+        "exhaustive when the space fits the budget, else optuna.")] = "auto",
+    budget: Annotated[int, typer.Option(
+        min=1, help="Configurations to measure at most per search (N/A and skipped ones do "
+        "not count).")] = 200,
+    seed: Annotated[int, typer.Option(help="Seed of the random and optuna strategies.")] = 0,
+    space_only: Annotated[bool, typer.Option(
+        "--space", help="Show the spaces (parameters, constraints, size) and exit; needs no "
+        "GPU.")] = False,
+    save: Annotated[bool, typer.Option(
+        "--save/--no-save", help="Save each best configuration to the tuning file "
+        "(results/tuning.json, $CUDABENCH_TUNING) that `run` uses by default.")] = True,
+    plot: Annotated[bool, typer.Option(
+        "--plot/--no-plot", help="Write a PNG per search: time over the two parameters with "
+        "the most values (a heat map), or against the one that varies.")] = True,
+    kernels: Annotated[Optional[list[Path]], typer.Option(help=KERNELS_OPTION_HELP)] = None,
+    cold: Annotated[Optional[bool], typer.Option(
+        "--cold/--hot", help="L2 mode of every measurement, as for run (default hot).")] = None,
+    output: Annotated[Optional[Path], typer.Option(
+        "--output", "-o", help="Folder or file stem for the results (default "
+        "results/<timestamp>_tune_<op>.csv/.json/.png).")] = None,
+    devices: Annotated[str, typer.Option(
+        "--devices", "--device", help="GPUs to measure on: 0, 0,1 or all (configurations "
+        "are spread over them).")] = "0",
+    timeout: Annotated[float, typer.Option(
+        min=1.0, help="Seconds a configuration may take before its worker is killed "
+        "(TIMEOUT row; the search goes on).")] = DEFAULT_TIMEOUT_S,
+) -> None:
+    """Search each variant's launch parameters (block size, elements per thread, rows per
+    warp, blocks per SM, tiles: its header's params:) for the fastest correct configuration.
+
+    Every configuration is validated against the float64 reference and timed; the best few
+    are timed again interleaved with the default and the library; ties within the noise are
+    said. Examples: `cudabench tune reduce -v float4 -s 2^24`, `cudabench tune softmax -v
+    block_smem -s 1728x32768 --strategy random --budget 100`, `cudabench tune reduce -v
+    float4 -s 2^24 --space`. Exit status: 0 a best configuration found for every search,
+    1 a search found none, 2 bad usage, 130 interrupted (every measured row is kept).
+    """
+    if strategy not in tuner.STRATEGIES:
+        fail_usage(f"--strategy {strategy!r}: not one of {', '.join(tuner.STRATEGIES)}")
+    work = plan(target, shape, variant, kernels, dtype, param, expand=False, cold=cold)
+    for problem in work.problems:
+        err.print(f"[red]error:[/] {problem}", soft_wrap=True)
+    searches = _searches(work, named=bool(variant))
+    strategies = {}
+    for index, space in searches:
+        try:
+            strategies[(index, space.variant.name)] = tuner.make_strategy(strategy, space, budget, seed)
+        except tuner.TuneError as exc:
+            fail_usage(str(exc))
+    if space_only:
+        out.print(_space_table(searches, work))
+        return
+    pool = open_workers(parse_devices(devices), timeout)
+    started = now_utc()
+    label = f"tune_{work.op_label}"
+    stem = results_stem(output, label, started)
+    meta = run_meta(pool.info, pool.versions, work.timing, command_line(ctx), started,
+                    pool.devices)  # type: ignore[arg-type]
+    info: DeviceInfo = pool.info  # type: ignore[assignment]
+    outcomes: list[tuner.Outcome] = []
+    total = sum(min(budget, s.size) for _, s in searches)
+    with pool, progress_bar(total, len(pool.devices) > 1) as bar:
+        sweep = Sweep(on_workers(pool), stem, meta, bar)
+        for index, space in searches:
+            case = work.jobs[index].case
+            compile_one = None
+            if backend_name() == "cupy":
+                def compile_one(v, dtype=case.dtype):  # type: ignore[no-untyped-def]
+                    return compile_variant(v, info.arch, dtype)
+            outcomes.append(tuner.search(
+                case, space, strategies[(index, space.variant.name)], budget,
+                work.jobs[index].baselines, work.timing, sweep, compile_one,
+            ))  # fmt: skip
+    rows = [r for o in outcomes for r in o.rows]
+    meta = dataclasses.replace(meta, complete=True)
+    csv_path, json_path = write_results(stem, meta, rows)
+    out.print(title(meta, label))
+    for outcome in outcomes:
+        out.print(_outcome_table(outcome, info))
+        err.print(_summary(outcome), soft_wrap=True, markup=False)
+        if plot:
+            _plot(outcome, stem, meta)
+        if save and outcome.best is not None:
+            _save(outcome, info, json_path)
+    err.print(f"results (every configuration): {csv_path.resolve()}  {json_path.resolve()}",
+              soft_wrap=True, markup=False)  # fmt: skip
+    if any(o.best is None for o in outcomes):
+        raise typer.Exit(1)
+
+
+def _plot(outcome: tuner.Outcome, stem: Path, meta: RunMeta) -> None:
+    from cudabench.plots import plot_tuning
+
+    case = outcome.case
+    path = stem.parent / f"{stem.name}_{outcome.space.variant.name}_{case.shape_text}_{case.dtype}.png"
+    names = tuple(n for n, _ in outcome.space.variant.params)
+    try:
+        drew = plot_tuning(outcome.rows, names, path, f"{case.op} {outcome.space.variant.name} "
+                           f"{case.shape_text} {case.dtype} on {meta.device.name}")  # fmt: skip
+    except ValueError as exc:
+        err.print(f"no plot: {exc}", markup=False)
+        return
+    err.print(f"plot ({drew}): {path.resolve()}", soft_wrap=True, markup=False)
+
+
+def _save(outcome: tuner.Outcome, info: DeviceInfo, results: Path) -> None:
+    best = outcome.best
+    assert best is not None and best.time_us is not None
+    values = tuner.values_of(best.label)
+    entry = tuning.TunedEntry(
+        gpu=info.name, op=best.op, variant=best.variant, dtype=best.dtype, shape=best.shape,
+        params=values, time_us=best.time_us,
+        default_time_us=outcome.default.time_us if outcome.default else None,
+        strategy=outcome.strategy, tuned_at=now_utc(), results=str(results.resolve()),
+        ties=tuple(r.params for r in outcome.ties[1:]),
+    )  # fmt: skip
+    try:
+        path = tuning.save(entry)
+    except tuning.TuningError as exc:
+        err.print(f"[red]error:[/] {exc}", soft_wrap=True)
+        return
+    err.print(f"saved to {path.resolve()}: `cudabench run {best.op} -s {best.shape}` now runs "
+              f"{best.variant} at {best.params} on this GPU model", soft_wrap=True, markup=False)  # fmt: skip
+
