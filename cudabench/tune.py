@@ -58,8 +58,8 @@ class TuneError(SweepError):
 class SearchSpace:
     """The configurations a search may propose, for one variant at one shape."""
 
-    variant: KernelVariant
-    configs: tuple[dict[str, int], ...]  # valid and distinct, the default first
+    variant: KernelVariant  # at the header's default configuration
+    configs: tuple[dict[str, int], ...]  # valid and distinct, the default first (if valid)
     full_size: int  # before the constraints and the held parameters
     held: tuple[str, ...]  # parameters the op ignores at this shape, held at their default
     narrowed: dict[str, tuple[int, ...]]  # --param values that replaced the header's
@@ -90,9 +90,10 @@ def search_space(variant: KernelVariant, shape: tuple[int, ...],
 
         raise TuneError(f"--param {unknown[0]}: {variant.name} has no parameter {unknown[0]!r} "
                         f"(it has: {', '.join(declared)}){closest(unknown[0], list(declared))}")  # fmt: skip
+    variant = variant.configured({name: values[0] for name, values in variant.params})
     op = get_op(variant.op)
     unused = getattr(op, "unused_params", lambda shape: ())(shape)
-    default = dict(variant.values)
+    default = dict(variant.values)  # the header's: each parameter's first value
     held = tuple(n for n in declared if n in unused and n not in narrowed)
     params = tuple(
         (name, (default[name],) if name in held else narrowed.get(name, values))
@@ -338,9 +339,11 @@ def search(case: Case, space: SearchSpace, strategy: Strategy, budget: int,
         ranked = sorted((r for r in by_label.values() if r.status is Status.OK and r.time_us),
                         key=lambda r: r.time_us or 0)  # fmt: skip
         finalists = [r.label for r in ranked[:FINAL_TOP]]
-        default_label = space.variant.configured(dict(space.configs[0])).label
-        if default_label in by_label and by_label[default_label].status is Status.OK \
-                and default_label not in finalists:  # fmt: skip
+        # the header's default configuration, searched or not (--param may leave it out):
+        # what `run` uses without a tuning file, so what the best is compared with
+        default_label = space.variant.label
+        searched = by_label.get(default_label)
+        if default_label not in finalists and (searched is None or searched.status is Status.OK):
             finalists.append(default_label)
         final: list[ResultRow] = []
         if finalists:

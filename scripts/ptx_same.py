@@ -1,0 +1,68 @@
+"""Is every built-in kernel's PTX at its default configuration the same as at another commit?
+
+    git worktree add /tmp/old <rev> && python scripts/ptx_same.py /tmp/old
+
+Compiles each (op, variant, dtype) for sm_90 with nvcc -ptx in both trees (the header's
+parameter definitions in this one) and compares the PTX without comments, .file/.loc lines
+and the path-dependent hashes nvcc puts in internal symbol names. A kernel refactor that
+prints SAME everywhere changes no instruction the GPU runs. Needs nvcc, no GPU.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from cudabench.compile import _wrapper, param_defines  # noqa: E402
+from cudabench.dtypes import get_dtype  # noqa: E402
+from cudabench.kernels import BUILTIN_KERNELS, discover, instantiate  # noqa: E402
+from cudabench.ops import OPS  # noqa: E402
+
+
+def ptx(root: Path, variant, dtype: str, defines: list[str]) -> str:
+    element = get_dtype(dtype)
+    source = root / "kernels" / Path(variant.path).relative_to(BUILTIN_KERNELS)
+    entries = [instantiate(launch.entry, element.ctype) for launch in variant.launches]
+    with tempfile.TemporaryDirectory() as tmp:
+        target = source
+        if any("<" in e for e in entries):
+            target = Path(tmp) / "wrapper.cu"
+            target.write_text(_wrapper(source.resolve(), entries))
+        out = Path(tmp) / "k.ptx"
+        proc = subprocess.run(["nvcc", "-ptx", "-arch=sm_90", "-O3", "-std=c++17", *element.defines,
+                               *defines, f"-I{root / 'kernels'}", f"-I{source.parent}", "-o", str(out),
+                               str(target)], capture_output=True, text=True)  # fmt: skip
+        if proc.returncode:
+            return "ERROR " + proc.stderr[-300:]
+        text = out.read_text()
+    lines = [ln for ln in text.splitlines()
+             if not ln.strip().startswith(("//", ".file", ".loc"))]  # fmt: skip
+    return re.sub(r"_(INTERNAL|GLOBAL__N)_\w+?_cu_[0-9a-f]+", "_X", "\n".join(lines))
+
+
+def main() -> int:
+    old = Path(sys.argv[1])
+    jobs = [(op, v, d) for op in OPS for v in discover(op, [BUILTIN_KERNELS])[0] for d in v.dtypes]
+
+    def compare(job):
+        op, variant, dtype = job
+        same = ptx(old, variant, dtype, []) == ptx(ROOT, variant, dtype, param_defines(variant))
+        return f"{op} {variant.name} {dtype}: {'SAME' if same else 'DIFFERENT'}", same
+
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(compare, jobs))
+    for line, _ in results:
+        print(line)
+    print(f"{sum(s for _, s in results)} of {len(results)} the same")
+    return 0 if all(s for _, s in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
