@@ -156,6 +156,7 @@ class FakeBackend:
         self._free = free_bytes
         self._last = "baseline"
         self.launched: list[str] = []  # entry names, in order, for tests
+        self.last_launch: tuple[str, Any, Any] = ("", 0, 0)
 
     def device_info(self) -> DeviceInfo:
         return FAKE_DEVICE
@@ -191,6 +192,7 @@ class FakeBackend:
     def launch(self, function: _Function, grid: Any, block: Any, args: tuple[Any, ...],
                shared_bytes: int = 0) -> None:  # fmt: skip
         self._last = function.entry
+        self.last_launch = (function.entry, grid, block)  # a test's clock may depend on it
         self.launched.append(function.entry)
         function.kernel(grid, block, *args)
 

@@ -1,0 +1,333 @@
+"""Launch-parameter spaces and `cudabench tune` without a GPU: header params and constraints,
+the space and its size, --param grids, the search loop through the fake backend (a clock that
+depends on the launch), ties, Ctrl-C, the tuning file, and `run` picking a saved
+configuration. One test compiles configurations with nvcc to see the definitions arrive."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from cudabench import sweep, tune, tuning
+from cudabench.backends.fake import FAKE_DEVICE, FakeBackend
+from cudabench.cli import app
+from cudabench.kernels import BUILTIN_KERNELS, KernelHeaderError, parse_header
+from cudabench.results import now_utc, read_results
+from cudabench.space import Space, SpaceError, grid, parse_constraint, parse_param_option
+from cudabench.spec import Case, Status, TimingOptions, row_label, split_label
+
+QUICK = dict(min_samples=2, min_time_s=0.0, max_time_s=0.01, warmup=0)
+QUICK_CLI = ["--min-samples", "2", "--min-time", "0", "--max-time", "0.01", "--warmup", "0"]
+FLOAT4 = BUILTIN_KERNELS / "reduce" / "float4.cu"
+HEADER = """\
+// cudabench:
+//   variant: t
+//   entry: reduce_sum_float4
+//   block: {block}
+//   grid: segments
+//   params: {params}
+//   constraints: {constraints}
+//   about: a tunable test kernel
+"""
+
+
+def header(block="BLOCK", params="{BLOCK: [256, 128, 512], ITEMS: [64, 16]}",
+           constraints='["BLOCK * ITEMS <= 16384"]') -> str:  # fmt: skip
+    return HEADER.format(block=block, params=params, constraints=constraints)
+
+
+def test_header_space_defaults_and_configuration():
+    variant = parse_header(Path("t.cu"), "reduce", header())
+    assert variant.params == (("BLOCK", (256, 128, 512)), ("ITEMS", (64, 16)))
+    assert variant.values == (("BLOCK", 256), ("ITEMS", 64))  # the first values
+    assert variant.launches[0].block == 256 and variant.launches[0].block_param == "BLOCK"
+    other = variant.configured({"BLOCK": 512})
+    assert other.launches[0].block == 512 and other.label == "t[BLOCK=512,ITEMS=64]"
+    assert split_label(other.label) == ("t", "BLOCK=512,ITEMS=64")
+    assert row_label("t", "") == "t" and split_label("cupy") == ("cupy", "")
+
+
+@pytest.mark.parametrize("edit, line, message", [
+    (dict(constraints='["__import__(\'os\').system(\'x\') == 0"]'), 7, "Call is not allowed"),
+    (dict(constraints='["BLOK > 1"]'), 7, "did you mean BLOCK"),
+    (dict(constraints='["BLOCK / 2 > 1"]'), 7, "write '//'"),
+    (dict(constraints='["BLOCK.real > 1"]'), 7, "Attribute is not allowed"),
+    (dict(constraints='["BLOCK * ITEMS < 100"]'), 7, "default configuration"),
+    (dict(params="{BLOCK: [256, 100]}"), 4, "multiple of 32"),
+    (dict(params="{BLOCK: [256, 256]}"), 6, "lists a value twice"),
+    (dict(params="{BLOCK: [256, 1.5]}"), 6, "list of integers"),
+    (dict(params="{CB_X: [1], BLOCK: [256]}", constraints="[]"), 6, "not starting with CB_"),
+    (dict(block="THREADS"), 4, "neither a number nor a parameter"),
+])
+def test_header_space_errors_name_the_line(edit, line, message):
+    with pytest.raises(KernelHeaderError) as info:
+        parse_header(Path("t.cu"), "reduce", header(**edit))
+    assert str(info.value).startswith(f"t.cu:{line}:") and message in str(info.value)
+
+
+def test_constraints_evaluate_only_arithmetic():
+    space = Space((("A", (1, 2, 3, 4)), ("B", (1, 2))), ("A * B <= 4", "A % 2 == 0 or B == 1"))
+    assert space.full_size == 8
+    assert space.valid() == [{"A": 1, "B": 1}, {"A": 2, "B": 1}, {"A": 2, "B": 2},
+                             {"A": 3, "B": 1}, {"A": 4, "B": 1}]  # fmt: skip
+    assert space.violated({"A": 3, "B": 2}) == "A * B <= 4"
+    assert Space((("A", (0, 1)),), ("4 // A >= 1",)).valid() == [{"A": 1}]  # 4 // 0: not valid
+    with pytest.raises(SpaceError, match="too large"):
+        Space((("A", (10,)),), ("A ** 10 ** 10 > 1",)).valid()
+    with pytest.raises(SpaceError, match="Call is not allowed"):
+        parse_constraint("(lambda: 1)() == 1", ("A",))
+    sample = Space((("A", tuple(range(20))),)).sample(5, seed=3)
+    assert sample[0] == {"A": 0} and len({s["A"] for s in sample}) == 5
+
+
+def test_param_option_and_grid():
+    assert parse_param_option("BLOCK=128,256,0x200") == ("BLOCK", (128, 256, 512))
+    for bad in ("BLOCK", "=1", "BLOCK=", "BLOCK=a"):
+        with pytest.raises(SpaceError):
+            parse_param_option(bad)
+    variant = parse_header(FLOAT4, "reduce")
+    configs = grid(variant, {"BLOCK": (128, 512), "LOADS": (2, 8)})
+    assert [v.launches[0].block for v in configs] == [128, 128, 512, 512]
+    assert {dict(v.values)["ITEMS"] for v in configs} == {64}  # the others at their default
+    with pytest.raises(SpaceError, match="did you mean LOADS"):
+        grid(variant, {"LODS": (2,)})
+    with pytest.raises(SpaceError, match="multiple of 32"):
+        grid(variant, {"BLOCK": (100,)})
+
+
+def test_search_space_holds_what_the_shape_ignores():
+    variant = parse_header(FLOAT4, "reduce")
+    short = tune.search_space(variant, (442368, 128))
+    assert short.held == ("ITEMS", "GRID_K", "LOADS") and short.size == 4 * 3
+    long = tune.search_space(variant, (1 << 24,), {"BLOCK": (256, 512)})
+    assert long.held == ("WARP_ROW_BYTES",) and long.size == 2 * 5 * 7 * 3
+    assert long.configs[0] == dict(variant.values)  # the default first
+    assert long.full_size == 4 * 3 * 5 * 7 * 3
+    with pytest.raises(tune.TuneError, match="no tunable parameters"):
+        tune.search_space(parse_header(BUILTIN_KERNELS / "reduce" / "naive.cu", "reduce"), (8,))
+
+
+def _clocked_backend(best_block: int) -> FakeBackend:
+    """A fake GPU on which a reduce launch takes longer the further its block size is from
+    `best_block` (20 us at it), and the library 100 us."""
+    backend = FakeBackend()
+
+    def clock(name: str) -> float:
+        if name == "baseline":
+            return 0.1
+        block = backend.last_launch[2]
+        return 0.02 * (1 + abs(block - best_block) / 256)
+
+    backend.clock = clock
+    return backend
+
+
+def _sweep(tmp_path: Path, backend: FakeBackend, timing: TimingOptions) -> sweep.Sweep:
+    started = now_utc()
+    stem = sweep.results_stem(tmp_path, "tune_reduce", started)
+    meta = sweep.run_meta(backend.device_info(), {}, timing, "test", started, [0])
+    return sweep.Sweep(sweep.in_process(backend, 0), stem, meta)
+
+
+@pytest.mark.parametrize("strategy", ["exhaustive", "random", "optuna"])
+def test_search_finds_the_fastest_configuration(tmp_path, strategy):
+    pytest.importorskip("optuna") if strategy == "optuna" else None
+    variant = parse_header(FLOAT4, "reduce")
+    space = tune.search_space(variant, (64, 129), {"WARP_ROW_BYTES": (16,)})  # BLOCK only: 4
+    timing = TimingOptions(**QUICK)
+    backend = _clocked_backend(best_block=512)
+    outcome = tune.search(Case("reduce", (64, 129)), space, tune.make_strategy(strategy, space, 10),
+                          10, ("cupy",), timing, _sweep(tmp_path, backend, timing),
+                          search_timing=timing)  # fmt: skip
+    assert outcome.measured == 4 and outcome.failed == 0
+    assert tune.values_of(outcome.best.label)["BLOCK"] == 512
+    assert outcome.default.params.startswith("BLOCK=256")  # the header's default, timed again
+    assert outcome.speedup_over_default == pytest.approx(2.0)  # 40 us / 20 us
+    assert {r.label for r in outcome.ties} == {outcome.best.label}  # 1024 and 256 are 2x off
+    assert [r.variant for r in outcome.final if r.is_baseline] == ["cupy"]
+    assert len([r for r in outcome.rows if not r.is_baseline]) == 4  # each configuration once
+
+
+def test_ties_are_within_the_noise_and_not_ranked(tmp_path):
+    variant = parse_header(FLOAT4, "reduce")
+    space = tune.search_space(variant, (64, 129), {"WARP_ROW_BYTES": (16,)})
+    timing = TimingOptions(**QUICK)
+    backend = FakeBackend()
+    backend.clock = lambda name: 0.1 if name == "baseline" else 0.02 + 0.0001 * (backend.last_launch[2] == 1024)
+    outcome = tune.search(Case("reduce", (64, 129)), space, tune.make_strategy("exhaustive", space, 10),
+                          10, ("cupy",), timing, _sweep(tmp_path, backend, timing),
+                          search_timing=timing)  # fmt: skip
+    assert len(outcome.ties) == 4  # 0.5% apart: all within the 1% floor
+
+
+def test_budget_counts_measured_configurations_and_strategies_are_checked():
+    variant = parse_header(FLOAT4, "reduce")
+    space = tune.search_space(variant, (1 << 20,))
+    assert isinstance(tune.make_strategy("auto", space, 10_000), tune.Exhaustive)
+    strategy = tune.make_strategy("random", space, 10, seed=1)
+    first = strategy.ask(10)
+    assert first[0] == dict(space.variant.values) and len({tuple(c.items()) for c in first}) == 10
+    assert strategy.ask(10) != first[:10]
+    with pytest.raises(tune.TuneError, match="did you mean random"):
+        tune.make_strategy("randon", space, 10)
+
+
+def test_optuna_proposes_only_valid_unmeasured_configurations():
+    pytest.importorskip("optuna")
+    space = tune.SearchSpace(parse_header(FLOAT4, "reduce"), tuple(
+        {"BLOCK": b, "WARP_ROW_BYTES": 16, "ITEMS": i, "GRID_K": 0, "LOADS": 4}
+        for b in (128, 256, 512, 1024) for i in (16, 32, 64, 128, 256) if b * i <= 65536
+    ), 1260, (), {})  # fmt: skip
+    strategy = tune.OptunaSearch(space, seed=0)
+    seen = []
+    while True:
+        batch = strategy.ask(100)
+        if not batch:
+            break
+        for config in batch:
+            assert config in space.configs and config not in seen
+            seen.append(config)
+            strategy.tell(config, abs(config["BLOCK"] - 512) + abs(config["ITEMS"] - 64) + 1.0)
+    assert len(seen) == space.size  # it spends the space, then stops
+
+
+def test_ctrl_c_keeps_every_measured_configuration(tmp_path):
+    variant = parse_header(FLOAT4, "reduce")
+    space = tune.search_space(variant, (64, 129), {"WARP_ROW_BYTES": (16,)})
+    timing = TimingOptions(**QUICK)
+    backend = _clocked_backend(512)
+    tuner_sweep = _sweep(tmp_path, backend, timing)
+    inner = tuner_sweep.execute
+    calls = {"n": 0}
+
+    def interrupt_second_job(jobs, events, ready=None):
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise KeyboardInterrupt
+        inner(jobs, events, ready)
+
+    tuner_sweep.execute = interrupt_second_job
+    strategy = tune.Exhaustive(space)
+    strategy.queue = strategy.queue[:2]  # round one: two configurations, then the final round
+    with pytest.raises(sweep.Interrupted) as info:
+        tune.search(Case("reduce", (64, 129)), space, strategy, 10, ("cupy",), timing,
+                    tuner_sweep, search_timing=timing)  # fmt: skip
+    meta, rows = read_results(info.value.path)
+    assert not meta.complete and len(rows) == 2 and all(r.status is Status.OK for r in rows)
+
+
+def test_tuning_file_round_trip_and_bad_file(tmp_path):
+    path = tmp_path / "tuning.json"
+    entry = tuning.TunedEntry("GPU", "reduce", "float4", "float32", "1024", {"BLOCK": 512}, 20.0)
+    tuning.save(entry, path)
+    tuning.save(tuning.TunedEntry("GPU", "reduce", "float4", "float32", "2048", {"BLOCK": 128}, 30.0), path)
+    tuning.save(entry.__class__(**{**entry.__dict__, "params": {"BLOCK": 1024}}), path)  # replaces
+    entries = tuning.load(path)
+    assert len(entries) == 2
+    assert tuning.lookup(entries, "GPU", "reduce", "float4", "float32", "1024").params == {"BLOCK": 1024}
+    assert tuning.lookup(entries, "Other GPU", "reduce", "float4", "float32", "1024") is None
+    doc = json.loads(path.read_text())
+    doc["entries"][0]["params"] = {"BLOCK": "big"}
+    path.write_text(json.dumps(doc))
+    with pytest.raises(tuning.TuningError, match=r"entries\[0\]\.params\.BLOCK: expected an integer"):
+        tuning.load(path)
+
+
+runner = CliRunner()
+
+
+def cli(*args: str, tuning_file: Path):
+    env = {"CUDABENCH_BACKEND": "fake", "CUDABENCH_TUNING": str(tuning_file)}
+    return runner.invoke(app, list(args), env=env)
+
+
+def test_run_uses_the_saved_configuration_unless_told_not_to(tmp_path):
+    path = tmp_path / "tuning.json"
+    tuning.save(tuning.TunedEntry(FAKE_DEVICE.name, "reduce", "float4", "float32", "64x129",
+                                  {"BLOCK": 512, "WARP_ROW_BYTES": 32}, 20.0), path)  # fmt: skip
+    result = cli("run", "reduce", "-s", "64x129", "-s", "1000", "-v", "float4", *QUICK_CLI,
+                 "-o", str(tmp_path / "a"), tuning_file=path)  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "tuned configurations from" in result.stderr
+    _, rows = read_results(next((tmp_path / "a").glob("*.json")))
+    params = {r.shape: r.params for r in rows if r.variant == "float4"}
+    assert params["64x129"].startswith("BLOCK=512,WARP_ROW_BYTES=32,")  # tuned
+    assert params["1000"].startswith("BLOCK=256,WARP_ROW_BYTES=16,")  # no entry: defaults
+    pinned = cli("run", "reduce", "-s", "64x129", "-v", "float4", "-p", "BLOCK=128", *QUICK_CLI,
+                 "-o", str(tmp_path / "b"), tuning_file=path)  # fmt: skip
+    _, rows = read_results(next((tmp_path / "b").glob("*.json")))
+    assert rows[0].params.startswith("BLOCK=128,WARP_ROW_BYTES=32,")  # --param wins, rest tuned
+    plain = cli("run", "reduce", "-s", "64x129", "-v", "float4", "--no-tuned", *QUICK_CLI,
+                "-o", str(tmp_path / "c"), tuning_file=path)  # fmt: skip
+    _, rows = read_results(next((tmp_path / "c").glob("*.json")))
+    assert rows[0].params.startswith("BLOCK=256,WARP_ROW_BYTES=16,") and "tuned configurations" not in plain.stderr
+
+
+@pytest.mark.parametrize("args, message", [
+    (["run", "reduce", "-s", "8", "-p", "BLOCK"], "write NAME=V1,V2"),
+    (["run", "reduce", "-s", "8", "-v", "naive", "-p", "BLOCK=128"], "no chosen variant declares it"),
+    (["run", "reduce", "-s", "8", "-v", "float4", "-p", "BLOCK=100"], "multiple of 32"),
+    (["tune", "reduce", "-s", "8", "-v", "naive"], "no tunable parameters"),
+    (["tune", "reduce", "-s", "8", "-v", "float4", "--strategy", "best"], "--strategy 'best'"),
+    (["tune", "reduce", "-s", "8", "-v", "float4", "-p", "BLOK=1"], "did you mean BLOCK"),
+])
+def test_bad_param_input_is_one_line_and_exit_2(tmp_path, args, message):
+    result = cli(*args, tuning_file=tmp_path / "t.json")
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], result.stderr
+
+
+def test_tune_space_needs_no_gpu(tmp_path):
+    result = runner.invoke(app, ["tune", "reduce", "-v", "float4", "-s", "2^24", "--space"],
+                           env={"CUDABENCH_BACKEND": "nosuch"})  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "1260" in result.stdout and "WARP_ROW_BYTES" in result.stdout
+
+
+def test_tune_end_to_end_saves_plots_and_keeps_every_configuration(tmp_path):
+    path = tmp_path / "tuning.json"
+    out = tmp_path / "res"
+    result = cli("tune", "reduce", "-v", "float4", "-s", "64x129", "-p", "WARP_ROW_BYTES=16",
+                 "-o", str(out), tuning_file=path)  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "exhaustive: 4 configurations measured" in result.stderr
+    (entry,) = tuning.load(path)
+    assert (entry.gpu, entry.op, entry.variant, entry.shape) == (FAKE_DEVICE.name, "reduce", "float4", "64x129")
+    assert list(out.glob("*.png"))
+    meta, rows = read_results(next(out.glob("*.json")))
+    assert meta.complete and len([r for r in rows if not r.is_baseline]) == 4
+
+
+@pytest.mark.nvcc
+def test_definitions_reach_nvcc(tmp_path, monkeypatch):
+    """Each configuration is its own cubin, compiled with its -D definitions."""
+    from cudabench.compile import compile_variant
+
+    monkeypatch.setenv("CUDABENCH_CACHE", str(tmp_path / "cache"))
+    source = tmp_path / "smem.cu"
+    source.write_text(textwrap.dedent("""\
+        // cudabench:
+        //   variant: smem
+        //   entry: k
+        //   block: BLOCK
+        //   grid: segments
+        //   params: {BLOCK: [128, 256], TILE: [8, 16]}
+        //   about: static shared memory sized by a parameter
+        extern "C" __global__ void __launch_bounds__(BLOCK) k(float* out) {
+          __shared__ float tile[TILE * 32];
+          tile[threadIdx.x % (TILE * 32)] = threadIdx.x;
+          __syncthreads();
+          out[threadIdx.x] = tile[(threadIdx.x + 1) % (TILE * 32)];
+        }
+        """))
+    variant = parse_header(source, "reduce")
+    small = compile_variant(variant, "sm_80")
+    large = compile_variant(variant.configured({"TILE": 16}), "sm_80")
+    assert small.launch_resources[0].shared_bytes == 8 * 32 * 4
+    assert large.launch_resources[0].shared_bytes == 16 * 32 * 4
+    assert small.cubin != large.cubin
