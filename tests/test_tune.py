@@ -331,3 +331,29 @@ def test_definitions_reach_nvcc(tmp_path, monkeypatch):
     assert small.launch_resources[0].shared_bytes == 8 * 32 * 4
     assert large.launch_resources[0].shared_bytes == 16 * 32 * 4
     assert small.cubin != large.cubin
+
+
+@pytest.mark.nvcc
+def test_every_builtin_space_compiles_at_its_extremes(tmp_path, monkeypatch):
+    """Each built-in variant with params compiles (every dtype, sm_90) with every parameter
+    at its smallest and at its largest value: the kernels' static_asserts and the launch
+    bounds accept their whole declared space."""
+    import concurrent.futures
+
+    from cudabench.compile import compile_variant
+    from cudabench.kernels import discover
+    from cudabench.ops import OPS
+
+    monkeypatch.setenv("CUDABENCH_CACHE", str(tmp_path / "cache"))
+    jobs = []
+    for op in OPS:
+        for variant in discover(op, [BUILTIN_KERNELS])[0]:
+            if not variant.params:
+                continue
+            for pick in (min, max):
+                config = variant.configured({n: pick(v) for n, v in variant.params})
+                jobs += [(config, dtype) for dtype in variant.dtypes]
+    assert len({(j[0].op, j[0].name) for j in jobs}) >= 6
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        compiled = list(pool.map(lambda job: compile_variant(job[0], "sm_90", job[1]), jobs))
+    assert all(c.cubin.exists() for c in compiled)

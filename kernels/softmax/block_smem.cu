@@ -1,13 +1,14 @@
 // cudabench:
 //   variant: block_smem
 //   entry: softmax_block_smem
-//   block: 256
+//   block: BLOCK
 //   grid: row_block_smem
+//   params: {BLOCK: [256, 128, 512, 1024]}   # threads per row (seed 003 picks it by occupancy)
 //   dtypes: [float32, float16, bfloat16]
 //   about: a block per row, the row cached in dynamic shared memory (cols x 4 bytes, up to 48 KiB), block reductions (seed 003 OneFlow SoftmaxBlockSMemImpl)
 #include "common/softmax.cuh"
 
-extern "C" __global__ void __launch_bounds__(256)
+extern "C" __global__ void __launch_bounds__(BLOCK)
 softmax_block_smem(const elem_t* __restrict__ x, elem_t* __restrict__ out, float* partials,
                    long long rows, long long cols, int chunks) {
   extern __shared__ float cache[];  // the row as floats (cols x 4 bytes, the grid rule's)

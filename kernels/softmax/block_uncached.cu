@@ -1,14 +1,15 @@
 // cudabench:
 //   variant: block_uncached
 //   entry: softmax_block_uncached
-//   block: 1024
+//   block: BLOCK
 //   grid: row_block
 //   requires: {max_cols: 1048576}
+//   params: {BLOCK: [1024, 256, 512]}   # threads per row (seed 003 picks it by occupancy)
 //   dtypes: [float32, float16, bfloat16]
 //   about: a block per row for rows too long for shared memory, online max and sum in one pass, a second pass writes (seed 003 OneFlow SoftmaxBlockUncachedImpl)
 #include "common/softmax.cuh"
 
-extern "C" __global__ void __launch_bounds__(1024)
+extern "C" __global__ void __launch_bounds__(BLOCK)
 softmax_block_uncached(const elem_t* __restrict__ x, elem_t* __restrict__ out, float* partials,
                        long long rows, long long cols, int chunks) {
   __shared__ float scratch[64];
