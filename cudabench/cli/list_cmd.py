@@ -35,7 +35,10 @@ def list_command(
             table.add_section()
         table.add_row(f"[bold]{operation.name}[/]", "", "", "", escape(operation.about))
         for variant in variants:
-            launch = "; ".join(f"{l.entry} ({l.block}, {l.grid})" for l in variant.launches)
+            launch = "; ".join(f"{l.entry} ({l.block_param + '=' if l.block_param else ''}{l.block}, "
+                               f"{l.grid})" for l in variant.launches)  # fmt: skip
+            if variant.params:  # a tunable space: `cudabench tune OP -v NAME --space` says more
+                launch += "; tunes " + ", ".join(name for name, _ in variant.params)
             dtypes = ", ".join(SHORT.get(d, d) for d in variant.dtypes)
             table.add_row("", escape(variant.name), dtypes, escape(launch), escape(variant.about))
         for name in operation.baselines():
