@@ -6,12 +6,12 @@ command actually runs kernels.
 """
 
 __version__ = "0.1.0"
-__all__ = ["__version__", "run", "timeit"]
+__all__ = ["__version__", "run", "timeit", "tune"]
 
 
 def __getattr__(name: str) -> object:
-    """`cudabench.run` and `cudabench.timeit` (api.py), imported on first use."""
-    if name in ("run", "timeit"):
+    """`cudabench.run`, `cudabench.tune` and `cudabench.timeit` (api.py), imported on first use."""
+    if name in ("run", "timeit", "tune"):
         from cudabench import api
 
         return getattr(api, name)

@@ -4,6 +4,7 @@
     df = cudabench.run("reduce", shapes=["2^24", "442368x128"], variants=["float4"])
     m = cudabench.timeit(lambda: x.sum(), cold=True)      # any CuPy or torch callable
     m.median_ms, m.spread, m.samples_ms
+    best = cudabench.tune("reduce", shapes=["2^24"], variants=["float4"], budget=50)
 
 `run` is `cudabench run` without the terminal: the same plan, worker processes, validation,
 timing and results files (results/<time>_<op>.csv/.json), returning the rows as the DataFrame
@@ -41,6 +42,12 @@ def _shape_text(shape: ShapeLike) -> str:
     return str(shape)
 
 
+def _check_timing(timing: dict[str, Any]) -> None:
+    unknown = set(timing) - {f.name for f in dataclasses.fields(TimingOptions)}
+    if unknown:
+        raise sweep.SweepError(f"unknown timing option(s) {sorted(unknown)}")
+
+
 def run(target: str, shapes: Iterable[ShapeLike] | None = None,
         variants: Iterable[str] | None = None, dtypes: Iterable[str] | None = None,
         kernels: Iterable[str | Path] | None = None, devices: str = "0",
@@ -49,9 +56,7 @@ def run(target: str, shapes: Iterable[ShapeLike] | None = None,
     """Validate and time an op's variants (or a config file's benchmarks), as `cudabench run`
     does, and return the rows as a DataFrame (the results CSV's columns). `timing` takes
     TimingOptions fields: cold, warmup, min_samples, min_time_s, max_time_s, interleave."""
-    unknown = set(timing) - {f.name for f in dataclasses.fields(TimingOptions)}
-    if unknown:
-        raise sweep.SweepError(f"unknown timing option(s) {sorted(unknown)}")
+    _check_timing(timing)
     shape_texts = [_shape_text(s) for s in shapes] if shapes is not None else None
     work = sweep.plan(
         target, shape_texts, list(variants) if variants else None,
@@ -68,6 +73,65 @@ def run(target: str, shapes: Iterable[ShapeLike] | None = None,
         rows = sweep.run_jobs(work, sweep.on_workers(pool), stem, meta)
     write_results(stem, dataclasses.replace(meta, complete=True), rows)
     return rows_frame(rows)
+
+
+def tune(target: str, shapes: Iterable[ShapeLike] | None = None,
+         variants: Iterable[str] | None = None, dtypes: Iterable[str] | None = None,
+         params: dict[str, Iterable[int]] | None = None, strategy: str = "auto",
+         budget: int = 200, seed: int = 0, save: bool = True,
+         kernels: Iterable[str | Path] | None = None, devices: str = "0",
+         output: str | Path | None = None, timeout_s: float = DEFAULT_TIMEOUT_S,
+         **timing: Any) -> pd.DataFrame:  # fmt: skip
+    """`cudabench tune` without the terminal: search each variant's launch parameters (the
+    same plan, sweep, validation, final interleaved round and tuning file), and return one
+    row per search: op, variant, shape, dtype, the best `params`, its `time_us`,
+    `default_time_us`, `speedup_over_default`, the `ties` (configurations within the noise),
+    `measured` and the `results` file holding every configuration. `params` narrows the
+    space: {"BLOCK": [128, 256]}."""
+    import pandas as pd
+
+    from cudabench import tuner
+    from cudabench import tuning
+
+    _check_timing(timing)
+    shape_texts = [_shape_text(s) for s in shapes] if shapes is not None else None
+    texts = [f"{n}={','.join(str(v) for v in vals)}" for n, vals in (params or {}).items()]
+    work = sweep.plan(
+        target, shape_texts, list(variants) if variants else None,
+        [Path(k) for k in kernels] if kernels else None,
+        list(dtypes) if dtypes else None, texts, expand=False, **timing,
+    )  # fmt: skip
+    searches = tuner.plan_searches(work.jobs, work.narrowing, named=bool(variants))
+    strategies = [tuner.make_strategy(strategy, space, budget, seed) for _, space in searches]
+    pool = sweep.open_workers(sweep.parse_devices(devices), timeout_s)
+    started = now_utc()
+    stem = sweep.results_stem(Path(output) if output else None, f"tune_{work.op_label}", started)
+    meta = sweep.run_meta(pool.info, pool.versions, work.timing,  # type: ignore[arg-type]
+                          f"cudabench.tune({target!r}, shapes={shape_texts!r})", started,
+                          pool.devices)  # fmt: skip
+    from cudabench.backends import backend_name
+
+    with pool:
+        arch = pool.info.arch if backend_name() == "cupy" else None  # type: ignore[union-attr]
+        outcomes = tuner.run_searches(work.jobs, searches, strategies, budget, work.timing,
+                                      sweep.Sweep(sweep.on_workers(pool), stem, meta), arch)  # fmt: skip
+    _, json_path = write_results(stem, dataclasses.replace(meta, complete=True),
+                                 [r for o in outcomes for r in o.rows])  # fmt: skip
+    found = []
+    for outcome in outcomes:
+        best = outcome.best
+        if save and best is not None and best.time_us is not None:
+            tuning.save(tuner.entry_of(outcome, pool.info.name, str(json_path.resolve())))  # type: ignore[union-attr]
+        found.append({
+            "op": outcome.case.op, "variant": outcome.space.variant.name,
+            "shape": outcome.case.shape_text, "dtype": outcome.case.dtype,
+            "params": best.params if best else None, "time_us": best.time_us if best else None,
+            "default_time_us": outcome.default.time_us if outcome.default else None,
+            "speedup_over_default": outcome.speedup_over_default,
+            "ties": [r.params for r in outcome.ties[1:]], "measured": outcome.measured,
+            "strategy": outcome.strategy, "results": str(json_path.resolve()),
+        })  # fmt: skip
+    return pd.DataFrame(found)
 
 
 @functools.cache

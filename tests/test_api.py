@@ -39,3 +39,16 @@ def test_timeit_gives_the_measure_modules_samples():
     m = cudabench.timeit(lambda: calls.append(1), min_samples=5, min_time_s=0.0, warmup=2,
                          backend="fake")
     assert len(m.samples_ms) >= 5 and m.median_ms > 0 and len(calls) >= 2 + 5
+
+
+def test_tune_returns_one_row_per_search_and_saves(tmp_path, monkeypatch):
+    monkeypatch.setenv("CUDABENCH_TUNING", str(tmp_path / "tuning.json"))
+    df = cudabench.tune("reduce", shapes=["64x129", "3x5"], variants=["float4"],
+                        params={"WARP_ROW_BYTES": [16, 32]}, output=tmp_path / "res", **QUICK)
+    assert list(df["shape"]) == ["64x129", "3x5"] and (df["measured"] == 8).all()  # 4 x 2
+    assert df["params"].str.startswith("BLOCK=").all() and (df["time_us"] > 0).all()
+    from cudabench import tuning
+
+    assert {e.shape for e in tuning.load()} == {"64x129", "3x5"}
+    with pytest.raises(SweepError, match="no tunable parameters"):
+        cudabench.tune("reduce", shapes=["8"], variants=["naive"])

@@ -1,4 +1,4 @@
-"""`cudabench tune`: search launch parameters (cudabench/tune.py does the work), render the
+"""`cudabench tune`: search launch parameters (cudabench/tuner.py does the work), render the
 best configurations, save them to the tuning file `run` reads, and plot the search."""
 
 from __future__ import annotations
@@ -10,38 +10,18 @@ from typing import Annotated, Optional
 import typer
 from rich.table import Table
 
-from cudabench import tune as tuner
+from cudabench import tuner
 from cudabench import tuning
 from cudabench.backends import backend_name
 from cudabench.cli.common import KERNELS_OPTION_HELP, err, fail_usage, out
 from cudabench.cli.sweep import (
     Plan, command_line, open_workers, parse_devices, plan, progress_bar, results_stem, run_meta,
 )  # fmt: skip
-from cudabench.compile import compile_variant
 from cudabench.pool import DEFAULT_TIMEOUT_S
 from cudabench.report import title
 from cudabench.results import now_utc, write_results
 from cudabench.spec import DeviceInfo, RunMeta, Status
 from cudabench.sweep import Sweep, on_workers
-
-
-def _searches(work: Plan, named: bool) -> list[tuple[int, tuner.SearchSpace]]:
-    """(job index, space) for each variant with parameters in each job; TuneError (exit 2)
-    for a named variant without any."""
-    found = []
-    for index, job in enumerate(work.jobs):
-        for variant in job.variants:
-            if not variant.params and not named:
-                continue  # over a whole op: only the variants that have a space
-            try:
-                found.append((index, tuner.search_space(variant, job.case.shape,
-                                                        work.narrowing[index])))  # fmt: skip
-            except tuner.TuneError as exc:
-                fail_usage(str(exc))
-    if not found:
-        fail_usage("no chosen variant has tunable parameters (a header's params:); "
-                   "`cudabench list OP` shows them")  # fmt: skip
-    return found
 
 
 def _space_table(searches: list[tuple[int, tuner.SearchSpace]], work: Plan) -> Table:
@@ -178,13 +158,11 @@ def tune_command(
     work = plan(target, shape, variant, kernels, dtype, param, expand=False, cold=cold)
     for problem in work.problems:
         err.print(f"[red]error:[/] {problem}", soft_wrap=True)
-    searches = _searches(work, named=bool(variant))
-    strategies = {}
-    for index, space in searches:
-        try:
-            strategies[(index, space.variant.name)] = tuner.make_strategy(strategy, space, budget, seed)
-        except tuner.TuneError as exc:
-            fail_usage(str(exc))
+    try:
+        searches = tuner.plan_searches(work.jobs, work.narrowing, named=bool(variant))
+        strategies = [tuner.make_strategy(strategy, space, budget, seed) for _, space in searches]
+    except tuner.TuneError as exc:
+        fail_usage(str(exc))
     if space_only:
         out.print(_space_table(searches, work))
         return
@@ -195,20 +173,12 @@ def tune_command(
     meta = run_meta(pool.info, pool.versions, work.timing, command_line(ctx), started,
                     pool.devices)  # type: ignore[arg-type]
     info: DeviceInfo = pool.info  # type: ignore[assignment]
-    outcomes: list[tuner.Outcome] = []
     total = sum(min(budget, s.size) for _, s in searches)
     with pool, progress_bar(total, len(pool.devices) > 1) as bar:
         sweep = Sweep(on_workers(pool), stem, meta, bar)
-        for index, space in searches:
-            case = work.jobs[index].case
-            compile_one = None
-            if backend_name() == "cupy":
-                def compile_one(v, dtype=case.dtype):  # type: ignore[no-untyped-def]
-                    return compile_variant(v, info.arch, dtype)
-            outcomes.append(tuner.search(
-                case, space, strategies[(index, space.variant.name)], budget,
-                work.jobs[index].baselines, work.timing, sweep, compile_one,
-            ))  # fmt: skip
+        arch = info.arch if backend_name() == "cupy" else None
+        outcomes = tuner.run_searches(work.jobs, searches, strategies, budget, work.timing,
+                                      sweep, arch)  # fmt: skip
     rows = [r for o in outcomes for r in o.rows]
     meta = dataclasses.replace(meta, complete=True)
     csv_path, json_path = write_results(stem, meta, rows)
@@ -243,20 +213,11 @@ def _plot(outcome: tuner.Outcome, stem: Path, meta: RunMeta) -> None:
 
 def _save(outcome: tuner.Outcome, info: DeviceInfo, results: Path) -> None:
     best = outcome.best
-    assert best is not None and best.time_us is not None
-    values = tuner.values_of(best.label)
-    entry = tuning.TunedEntry(
-        gpu=info.name, op=best.op, variant=best.variant, dtype=best.dtype, shape=best.shape,
-        params=values, time_us=best.time_us,
-        default_time_us=outcome.default.time_us if outcome.default else None,
-        strategy=outcome.strategy, tuned_at=now_utc(), results=str(results.resolve()),
-        ties=tuple(r.params for r in outcome.ties[1:]),
-    )  # fmt: skip
+    assert best is not None
     try:
-        path = tuning.save(entry)
+        path = tuning.save(tuner.entry_of(outcome, info.name, str(results.resolve())))
     except tuning.TuningError as exc:
         err.print(f"[red]error:[/] {exc}", soft_wrap=True)
         return
     err.print(f"saved to {path.resolve()}: `cudabench run {best.op} -s {best.shape}` now runs "
               f"{best.variant} at {best.params} on this GPU model", soft_wrap=True, markup=False)  # fmt: skip
-

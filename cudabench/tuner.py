@@ -38,6 +38,7 @@ from cudabench.runner import CaseJob
 from cudabench.space import Space, SpaceError
 from cudabench.spec import Case, KernelVariant, ResultRow, Status, TimingOptions, split_label
 from cudabench.sweep import Sweep, SweepError
+from cudabench.tuning import TunedEntry
 
 # Search timing: enough samples to rank, short enough that 200 configurations take seconds.
 SEARCH_TIMING = {"warmup": 2, "min_samples": 5, "min_time_s": 0.02, "max_time_s": 0.5,
@@ -373,3 +374,53 @@ def values_of(label: str) -> dict[str, int]:
     """`float4[BLOCK=256,ITEMS=8]` -> {"BLOCK": 256, "ITEMS": 8}."""
     params = split_label(label)[1]
     return {name: int(value) for name, value in (p.split("=", 1) for p in params.split(",") if p)}
+
+
+def plan_searches(jobs: list[CaseJob], narrowing: tuple[dict[str, tuple[int, ...]], ...],
+                  named: bool) -> list[tuple[int, SearchSpace]]:  # fmt: skip
+    """(job index, space) for each variant with parameters in each planned job (a plan made
+    with `sweep.plan(..., expand=False)`). Over a whole op only the variants with a space are
+    searched; a variant named on purpose without one is a TuneError, as is finding none."""
+    found = []
+    for index, job in enumerate(jobs):
+        for variant in job.variants:
+            if variant.params or named:
+                found.append((index, search_space(variant, job.case.shape, narrowing[index])))
+    if not found:
+        raise TuneError("no chosen variant has tunable parameters (a header's params:); "
+                        "`cudabench list OP` shows them")  # fmt: skip
+    return found
+
+
+def run_searches(jobs: list[CaseJob], searches: list[tuple[int, SearchSpace]],
+                 strategies: list[Strategy], budget: int, timing: TimingOptions, sweep: Sweep,
+                 arch: str | None) -> list[Outcome]:  # fmt: skip
+    """Each search in turn on one sweep (one results file). `arch` (e.g. sm_90) turns on
+    compiling ahead with nvcc; None for a backend that compiles nothing (the fake)."""
+    from cudabench.compile import compile_variant
+
+    outcomes = []
+    for (index, space), strategy in zip(searches, strategies):
+        case = jobs[index].case
+        compile_one = None
+        if arch is not None:
+            def compile_one(v: KernelVariant, dtype: str = case.dtype) -> Any:
+                return compile_variant(v, arch, dtype)
+        outcomes.append(search(case, space, strategy, budget, jobs[index].baselines, timing,
+                               sweep, compile_one))  # fmt: skip
+    return outcomes
+
+
+def entry_of(outcome: Outcome, gpu: str, results: str) -> TunedEntry:
+    """The tuning-file entry of a search's best configuration (it must have one)."""
+    from cudabench.results import now_utc
+
+    best = outcome.best
+    assert best is not None and best.time_us is not None
+    return TunedEntry(
+        gpu=gpu, op=best.op, variant=best.variant, dtype=best.dtype, shape=best.shape,
+        params=values_of(best.label), time_us=best.time_us,
+        default_time_us=outcome.default.time_us if outcome.default else None,
+        strategy=outcome.strategy, tuned_at=now_utc(), results=results,
+        ties=tuple(r.params for r in outcome.ties[1:]),
+    )  # fmt: skip
