@@ -25,7 +25,8 @@ from typing import TYPE_CHECKING, Any
 
 from cudabench import sweep
 from cudabench.pool import DEFAULT_TIMEOUT_S
-from cudabench.results import now_utc, rows_frame, write_results
+from cudabench.history import HistoryError
+from cudabench.results import now_utc, rows_frame
 from cudabench.spec import Measurement, TimingOptions
 
 if TYPE_CHECKING:
@@ -42,6 +43,11 @@ def _shape_text(shape: ShapeLike) -> str:
     return str(shape)
 
 
+def _param_texts(params: dict[str, Iterable[int]] | None) -> list[str]:
+    """{"BLOCK": [128, 256]} -> ["BLOCK=128,256"], the --param form."""
+    return [f"{n}={','.join(str(v) for v in values)}" for n, values in (params or {}).items()]
+
+
 def _check_timing(timing: dict[str, Any]) -> None:
     unknown = set(timing) - {f.name for f in dataclasses.fields(TimingOptions)}
     if unknown:
@@ -52,27 +58,38 @@ def run(target: str, shapes: Iterable[ShapeLike] | None = None,
         variants: Iterable[str] | None = None, dtypes: Iterable[str] | None = None,
         kernels: Iterable[str | Path] | None = None, devices: str = "0",
         output: str | Path | None = None, timeout_s: float = DEFAULT_TIMEOUT_S,
-        **timing: Any) -> pd.DataFrame:  # fmt: skip
+        params: dict[str, Iterable[int]] | None = None, tag: str = "",
+        db: str | Path | None = None, **timing: Any) -> pd.DataFrame:  # fmt: skip
     """Validate and time an op's variants (or a config file's benchmarks), as `cudabench run`
-    does, and return the rows as a DataFrame (the results CSV's columns). `timing` takes
-    TimingOptions fields: cold, warmup, min_samples, min_time_s, max_time_s, interleave."""
+    does, and return the rows as a DataFrame (the results CSV's columns); the run is in the
+    history database too (`tag` names it, `db` moves it). `params` is a grid of launch
+    parameters, as --param: {"BLOCK": [128, 256]}. `timing` takes TimingOptions fields:
+    cold, warmup, min_samples, min_time_s, max_time_s, interleave."""
     _check_timing(timing)
     shape_texts = [_shape_text(s) for s in shapes] if shapes is not None else None
     work = sweep.plan(
         target, shape_texts, list(variants) if variants else None,
         [Path(k) for k in kernels] if kernels else None,
-        list(dtypes) if dtypes else None, **timing,
+        list(dtypes) if dtypes else None, _param_texts(params), **timing,
     )  # fmt: skip
     pool = sweep.open_workers(sweep.parse_devices(devices), timeout_s)
+    work = sweep.apply_tuned(work, pool.info.name)  # type: ignore[union-attr]
     started = now_utc()
     stem = sweep.results_stem(Path(output) if output else None, work.op_label, started)
     command = f"cudabench.run({target!r}, shapes={shape_texts!r})"
     meta = sweep.run_meta(pool.info, pool.versions, work.timing, command, started,
                           pool.devices)  # type: ignore[arg-type]
-    with pool:
-        rows = sweep.run_jobs(work, sweep.on_workers(pool), stem, meta)
-    write_results(stem, dataclasses.replace(meta, complete=True), rows)
-    return rows_frame(rows)
+    history = sweep.open_history(Path(db) if db else None)  # HistoryError: one line
+    try:
+        with pool:
+            done = sweep.run_jobs(work, sweep.on_workers(pool), stem, meta, history=history,
+                                  tag=tag)  # fmt: skip
+        done.finish()
+    finally:
+        history.close()
+    if done.history_error:
+        raise HistoryError(done.history_error)
+    return rows_frame(done.rows)
 
 
 def tune(target: str, shapes: Iterable[ShapeLike] | None = None,
@@ -81,7 +98,7 @@ def tune(target: str, shapes: Iterable[ShapeLike] | None = None,
          budget: int = 200, seed: int = 0, save: bool = True,
          kernels: Iterable[str | Path] | None = None, devices: str = "0",
          output: str | Path | None = None, timeout_s: float = DEFAULT_TIMEOUT_S,
-         **timing: Any) -> pd.DataFrame:  # fmt: skip
+         tag: str = "", db: str | Path | None = None, **timing: Any) -> pd.DataFrame:  # fmt: skip
     """`cudabench tune` without the terminal: search each variant's launch parameters (the
     same plan, sweep, validation, final interleaved round and tuning file), and return one
     row per search: op, variant, shape, dtype, the best `params`, its `time_us`,
@@ -95,11 +112,10 @@ def tune(target: str, shapes: Iterable[ShapeLike] | None = None,
 
     _check_timing(timing)
     shape_texts = [_shape_text(s) for s in shapes] if shapes is not None else None
-    texts = [f"{n}={','.join(str(v) for v in vals)}" for n, vals in (params or {}).items()]
     work = sweep.plan(
         target, shape_texts, list(variants) if variants else None,
         [Path(k) for k in kernels] if kernels else None,
-        list(dtypes) if dtypes else None, texts, expand=False, **timing,
+        list(dtypes) if dtypes else None, _param_texts(params), expand=False, **timing,
     )  # fmt: skip
     searches = tuner.plan_searches(work.jobs, work.narrowing, named=bool(variants))
     strategies = [tuner.make_strategy(strategy, space, budget, seed) for _, space in searches]
@@ -111,12 +127,16 @@ def tune(target: str, shapes: Iterable[ShapeLike] | None = None,
                           pool.devices)  # fmt: skip
     from cudabench.backends import backend_name
 
-    with pool:
-        arch = pool.info.arch if backend_name() == "cupy" else None  # type: ignore[union-attr]
-        outcomes = tuner.run_searches(work.jobs, searches, strategies, budget, work.timing,
-                                      sweep.Sweep(sweep.on_workers(pool), stem, meta), arch)  # fmt: skip
-    _, json_path = write_results(stem, dataclasses.replace(meta, complete=True),
-                                 [r for o in outcomes for r in o.rows])  # fmt: skip
+    history = sweep.open_history(Path(db) if db else None)
+    try:
+        with pool:
+            arch = pool.info.arch if backend_name() == "cupy" else None  # type: ignore[union-attr]
+            searching = sweep.Sweep(sweep.on_workers(pool), stem, meta, history=history, tag=tag)
+            outcomes = tuner.run_searches(work.jobs, searches, strategies, budget, work.timing,
+                                          searching, arch)  # fmt: skip
+        _, json_path = searching.finish([r for o in outcomes for r in o.rows])
+    finally:
+        history.close()
     found = []
     for outcome in outcomes:
         best = outcome.best

@@ -178,6 +178,12 @@ def read_results(path: Path) -> tuple[RunMeta, list[ResultRow]]:
         doc = json.loads(text)
     except ValueError as exc:
         raise ResultsError(f"{shown}: not JSON (truncated or not a results file): {exc}") from exc
+    return parse_document(doc, str(shown))
+
+
+def parse_document(doc: Any, shown: str) -> tuple[RunMeta, list[ResultRow]]:
+    """A parsed results document ({"meta": ..., "rows": [...]}, from a file or the history
+    database) checked field by field; ResultsError naming `shown` and the field."""
     try:
         if not isinstance(doc, dict) or "meta" not in doc or "rows" not in doc:
             raise SchemaError("not a cudabench results file (needs 'meta' and 'rows')")
@@ -192,12 +198,24 @@ def read_results(path: Path) -> tuple[RunMeta, list[ResultRow]]:
         meta = read_record(RunMeta, raw_meta, "meta", derived=("format_version",))
         if not isinstance(doc["rows"], list):
             raise SchemaError("rows: expected a list")
-        rows = [read_record(ResultRow, raw, f"rows[{i}]") for i, raw in enumerate(doc["rows"])]
-        for i, row in enumerate(rows):
-            for name in _NON_NEGATIVE:
-                value = getattr(row, name)
-                if value is not None and not 0 <= value < math.inf:
-                    raise SchemaError(f"rows[{i}].{name}: {value!r} is not a finite number >= 0")
+        rows = [_row(raw, f"rows[{i}]") for i, raw in enumerate(doc["rows"])]
     except SchemaError as exc:
         raise ResultsError(f"{shown}: {exc}") from exc
     return meta, rows
+
+
+def _row(raw: Any, where: str) -> ResultRow:
+    row = read_record(ResultRow, raw, where)
+    for name in _NON_NEGATIVE:
+        value = getattr(row, name)
+        if value is not None and not 0 <= value < math.inf:
+            raise SchemaError(f"{where}.{name}: {value!r} is not a finite number >= 0")
+    return row
+
+
+def parse_row(raw: Any, shown: str) -> ResultRow:
+    """One row record (the history database's), checked as a results file's rows are."""
+    try:
+        return _row(raw, "row")
+    except SchemaError as exc:
+        raise ResultsError(f"{shown}: {exc}") from exc

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +24,7 @@ from cudabench.backends.base import Backend, BackendUnavailable
 from cudabench.compile import ToolchainError, nvcc_path, nvcc_version
 from cudabench.config import BenchConfig, Benchmark, ConfigError, builtin_config, load_config
 from cudabench.dtypes import ALL, DTYPES, UnknownDType, get_dtype
+from cudabench.history import History, HistoryError
 from cudabench.kernels import BUILTIN_KERNELS, discover, user_roots
 from cudabench.ops import UnknownName, closest, get_op
 from cudabench.pool import PoolError, PoolEvents, WorkerPool
@@ -338,13 +340,19 @@ Execute = Callable[[list[CaseJob], PoolEvents, "Ready | None"], None]
 
 class Sweep:
     """Jobs run on one executor in one round (`run`, `profile`, the API) or several (`tune`:
-    its strategy asks for more after each), every row saved as it ends. Ctrl-C saves the
-    finished rows (marked incomplete) and raises Interrupted; a pool that cannot go on,
-    SweepFailed."""
+    its strategy asks for more after each), every row saved as it ends: the results files
+    rewritten, and the row written to the history database (when one is given). Ctrl-C saves
+    the finished rows (marked incomplete) and raises Interrupted; a pool that cannot go on,
+    SweepFailed. `finish()` marks the run complete. A database that fails mid-run is closed
+    and its error kept in `history_error`; the files go on being written."""
 
     def __init__(self, execute: Execute, stem: Path, meta: RunMeta,
-                 listener: Listener | None = None) -> None:  # fmt: skip
+                 listener: Listener | None = None, history: History | None = None,
+                 tag: str = "") -> None:  # fmt: skip
         self.execute, self.stem, self.meta, self.listener = execute, stem, meta, listener
+        self.history, self.tag = history, tag
+        self.history_error = ""
+        self.run_id: int | None = None
         self.jobs: list[CaseJob] = []
         self._done: dict[int, list[ResultRow]] = {}  # finished jobs, speedups filled in
         self._pending: dict[int, list[ResultRow]] = collections.defaultdict(list)
@@ -357,6 +365,31 @@ class Sweep:
 
     def save(self, meta: RunMeta | None = None, rows: list[ResultRow] | None = None) -> None:
         write_results(self.stem, meta or self.meta, self.rows if rows is None else rows)
+
+    def _record(self, rows: list[ResultRow], meta: RunMeta | None = None) -> None:
+        """Write rows (and, with `meta`, the run's final metadata) to the history database."""
+        if self.history is None:
+            return
+        try:
+            if self.run_id is None:
+                self.run_id = self.history.add_run(self.meta, self.tag)
+            for row in rows:
+                self.history.add_row(self.run_id, row)
+            if meta is not None:
+                self.history.finish_run(self.run_id, meta)
+        except (sqlite3.Error, HistoryError) as exc:
+            self.history_error = f"history database {self.history.path}: {exc}; the run goes on"
+            self.history.close()
+            self.history = None
+
+    def finish(self, rows: list[ResultRow] | None = None) -> tuple[Path, Path]:
+        """Mark the run complete: the files rewritten (with `rows`, e.g. after ncu's metrics
+        were joined), the database's rows and run updated. Returns the CSV and JSON paths."""
+        self.meta = dataclasses.replace(self.meta, complete=True)
+        rows = self.rows if rows is None else rows
+        paths = write_results(self.stem, self.meta, rows)
+        self._record(rows, self.meta)
+        return paths
 
     def run(self, jobs: list[CaseJob], ready: Ready | None = None) -> list[list[ResultRow]]:
         """Run a round of jobs; returns each job's rows (in the jobs' order)."""
@@ -372,6 +405,7 @@ class Sweep:
             def row(self, job_index: int, row: ResultRow) -> None:
                 outer._pending[offset + job_index].append(row)
                 outer.save()  # every row saved as it ends
+                outer._record([row])
                 if outer.listener is not None:
                     outer.listener.finished(row)
 
@@ -379,6 +413,7 @@ class Sweep:
                 outer._done[offset + job_index] = finished
                 outer._pending.pop(offset + job_index, None)
                 outer.save()
+                outer._record(finished)  # with their speedups now
 
         try:
             self.execute(jobs, Events(), ready)
@@ -392,11 +427,18 @@ class Sweep:
 
 
 def run_jobs(plan_: Plan, execute: Execute, stem: Path, meta: RunMeta,
-             listener: Listener | None = None) -> list[ResultRow]:  # fmt: skip
-    """Run every job of the plan in one round (see Sweep) and return the rows in plan order."""
-    sweep = Sweep(execute, stem, meta, listener)
+             listener: Listener | None = None, history: History | None = None,
+             tag: str = "") -> Sweep:  # fmt: skip
+    """Run every job of the plan in one round; the Sweep holds the rows (in plan order) and
+    `finish()`es the run."""
+    sweep = Sweep(execute, stem, meta, listener, history, tag)
     sweep.run(plan_.jobs)
-    return sweep.rows
+    return sweep
+
+
+def open_history(path: Path | None) -> History:
+    """The history database, opened (created or migrated); HistoryError if unusable."""
+    return History(path).open()
 
 
 def on_workers(pool: WorkerPool) -> Execute:

@@ -47,3 +47,11 @@ def write_kernel(folder: Path, name: str, body: str, header: str = "") -> Path:
 @pytest.fixture
 def kernel_dir(tmp_path: Path) -> Path:
     return tmp_path / "my_kernels"
+
+
+@pytest.fixture(autouse=True)
+def private_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test gets its own history database and tuning file (never results/ of the
+    checkout); a test that wants another sets the variable again."""
+    monkeypatch.setenv("CUDABENCH_DB", str(tmp_path / "history.db"))
+    monkeypatch.setenv("CUDABENCH_TUNING", str(tmp_path / "tuning.json"))

@@ -37,7 +37,7 @@ def _run(tmp_path, work, listener=None):
     stem = sweep.results_stem(tmp_path, work.op_label, started)
     meta = sweep.run_meta(backend.device_info(), backend.versions(), work.timing, "test",
                           started, [0])
-    return stem, sweep.run_jobs(work, sweep.in_process(backend, 0), stem, meta, listener)
+    return stem, sweep.run_jobs(work, sweep.in_process(backend, 0), stem, meta, listener).rows
 
 
 def test_rows_stream_to_the_listener_and_the_files_as_they_end(tmp_path):
@@ -55,7 +55,7 @@ def test_rows_stream_to_the_listener_and_the_files_as_they_end(tmp_path):
     stem = sweep.results_stem(tmp_path, work.op_label, now_utc())
     backend = FakeBackend()
     meta = sweep.run_meta(backend.device_info(), backend.versions(), work.timing, "t", now_utc(), [0])
-    rows = sweep.run_jobs(work, sweep.in_process(backend, 0), stem, meta, Listener())
+    rows = sweep.run_jobs(work, sweep.in_process(backend, 0), stem, meta, Listener()).rows
     assert [r.variant for r in rows] == ["float4", "cupy", "float4", "cupy"]
     assert [n for _, n in seen] == [1, 2, 3, 4]  # each row was on disk when it was reported
 

@@ -22,7 +22,8 @@ import typer
 
 from cudabench.cli.common import KERNELS_OPTION_HELP, err, fail_usage, out
 from cudabench.cli.sweep import (
-    Plan, command_line, exit_with_summary, on_workers, open_workers, plan, results_stem, run_jobs,
+    Plan, command_line, exit_with_summary, on_workers, open_history, open_workers, plan,
+    results_stem, run_jobs,
     run_meta,
 )  # fmt: skip
 from cudabench.pool import DEFAULT_TIMEOUT_S
@@ -140,6 +141,10 @@ def profile_command_cli(
         "--cold/--hot", help="Cold (default): ncu flushes the caches before each kernel "
         "(--cache-control all) and cudabench's own timing flushes L2 before each sample. "
         "Hot: neither.")] = True,
+    tag: Annotated[str, typer.Option(
+        help="A name for the timed run in the history database.")] = "",
+    db: Annotated[Optional[Path], typer.Option(
+        help="The history database (default results/cudabench.db, or $CUDABENCH_DB).")] = None,
     time_it: Annotated[bool, typer.Option(
         "--time/--no-time", help="Also time the cases normally, to show cudabench's time "
         "beside ncu's.")] = True,
@@ -211,16 +216,21 @@ def profile_command_cli(
         pool = open_workers([device], timeout)
         meta = run_meta(pool.info, pool.versions, work.timing, command_line(ctx), started,
                         pool.devices)  # type: ignore[arg-type]
+        history, history_error = open_history(db)
         with pool:
-            rows = run_jobs(work, on_workers(pool), stem, meta)
-    else:
-        meta = dataclasses.replace(child_meta, command=command_line(ctx), started=started)
-        rows = child_rows
-    launches = {v.label: len(v.launches) for job in work.jobs for v in job.variants}
-    rows = _join(rows, metrics_found, launches)
-    meta = dataclasses.replace(meta, complete=True)
-    csv_path, json_path = write_results(stem, meta, rows)
+            done = run_jobs(work, on_workers(pool), stem, meta, history=history, tag=tag)
+        launches = {v.label: len(v.launches) for job in work.jobs for v in job.variants}
+        rows = _join(done.rows, metrics_found, launches)
+        csv_path, json_path = done.finish(rows)  # recorded with ncu's metrics
+        meta, history_error = done.meta, history_error or done.history_error
+    else:  # ncu's rows only: nothing timed, nothing for the history
+        meta = dataclasses.replace(child_meta, command=command_line(ctx), started=started,
+                                   complete=True)  # fmt: skip
+        launches = {v.label: len(v.launches) for job in work.jobs for v in job.variants}
+        rows = _join(child_rows, metrics_found, launches)
+        csv_path, json_path = write_results(stem, meta, rows)
+        history_error = ""
     out.print(profile_table(rows, meta, work.op_label))
     err.print(f"results: {csv_path}  {json_path}\nncu report: {report} (open with ncu-ui, or "
               f"ncu --import {report} --page details)", soft_wrap=True, markup=False)  # fmt: skip
-    exit_with_summary(rows, work.problems)
+    exit_with_summary(rows, work.problems, history_error)

@@ -12,12 +12,12 @@ import typer
 from cudabench.cli.common import KERNELS_OPTION_HELP, err, out
 from cudabench.cli.sweep import (
     Plan, apply_tuned, command_line, exit_with_summary, in_process, on_workers, open_gpu,
-    open_workers, parse_devices, plan, results_stem, run_jobs, run_meta,
+    open_history, open_workers, parse_devices, plan, results_stem, run_jobs, run_meta,
 )  # fmt: skip
 from cudabench.nvtx import ncu_filter
 from cudabench.pool import DEFAULT_TIMEOUT_S
 from cudabench.report import fastest_per_shape, results_table
-from cudabench.results import now_utc, results_document, write_results
+from cudabench.results import now_utc, results_document
 from cudabench.spec import ResultRow
 
 
@@ -62,6 +62,12 @@ def run_command(
     output: Annotated[Optional[Path], typer.Option(
         "--output", "-o", help="Folder for the result files, or a file stem "
         "(default results/<timestamp>_<op>.csv/.json).")] = None,
+    tag: Annotated[str, typer.Option(
+        help="A name for this run in the history database (`cudabench history`, `compare "
+        "--against TAG`).")] = "",
+    db: Annotated[Optional[Path], typer.Option(
+        help="The history database every run is recorded in (default results/cudabench.db, "
+        "or $CUDABENCH_DB).")] = None,
     as_json: Annotated[bool, typer.Option(
         "--json", help="Print the results as JSON on stdout (the table goes to stderr).")] = False,
     devices: Annotated[str, typer.Option(
@@ -97,7 +103,8 @@ def run_command(
         stem = results_stem(output, work.op_label, started)
         meta = run_meta(backend.device_info(), backend.versions(), work.timing,
                         command_line(ctx), started, chosen or [0])  # fmt: skip
-        rows = run_jobs(work, in_process(backend, index, profile=True), stem, meta)
+        done = run_jobs(work, in_process(backend, index, profile=True), stem, meta)
+        history_error = ""  # the parent `cudabench profile` records the run
     else:
         pool = open_workers(chosen, timeout)
         if tuned:
@@ -106,10 +113,12 @@ def run_command(
         stem = results_stem(output, work.op_label, started)
         meta = run_meta(pool.info, pool.versions, work.timing, command_line(ctx), started,
                         pool.devices)  # type: ignore[arg-type]
+        history, history_error = open_history(db)
         with pool:
-            rows = run_jobs(work, on_workers(pool), stem, meta, len(pool.devices) > 1)
-    meta = dataclasses.replace(meta, complete=True)
-    csv_path, json_path = write_results(stem, meta, rows)
+            done = run_jobs(work, on_workers(pool), stem, meta, len(pool.devices) > 1, history, tag)
+        history_error = history_error or done.history_error
+    csv_path, json_path = done.finish()
+    rows, meta = done.rows, done.meta
 
     table = results_table(rows, meta, work.op_label)
     (err if as_json else out).print(table)
@@ -121,7 +130,7 @@ def run_command(
         hint = profile_hint(target, rows, meta.command)
         if hint:
             err.print(hint, soft_wrap=True, markup=False)
-    exit_with_summary(rows, work.problems)
+    exit_with_summary(rows, work.problems, history_error)
 
 
 def show_notes(work: Plan) -> None:

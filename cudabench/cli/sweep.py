@@ -18,12 +18,13 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from cudabench import sweep
 from cudabench.backends.base import Backend
 from cudabench.cli.common import err, fail_usage
+from cudabench.history import History, HistoryError
 from cudabench.pool import WorkerPool
 from cudabench.report import failure_summary
 from cudabench.spec import Case, ResultRow, RunMeta
 from cudabench.sweep import Plan, in_process, on_workers, run_meta
 
-__all__ = ["Plan", "apply_tuned", "command_line", "exit_with_summary", "in_process", "on_workers", "open_gpu",
+__all__ = ["Plan", "apply_tuned", "command_line", "open_history", "exit_with_summary", "in_process", "on_workers", "open_gpu",
            "open_workers", "parse_devices", "plan", "results_stem", "run_jobs", "run_meta"]
 SUMMARY_LINES = 20
 
@@ -118,11 +119,24 @@ class Bar:
 
 
 def run_jobs(plan_: Plan, execute: sweep.Execute, stem: Path, meta: RunMeta,
-             multi_gpu: bool = False) -> list[ResultRow]:  # fmt: skip
+             multi_gpu: bool = False, history: History | None = None,
+             tag: str = "") -> sweep.Sweep:  # fmt: skip
     """sweep.run_jobs with a progress bar on stderr (see progress_bar)."""
     with progress_bar(plan_.rows_expected, multi_gpu) as bar:
-        return sweep.run_jobs(plan_, execute, stem, meta, bar)
+        return sweep.run_jobs(plan_, execute, stem, meta, bar, history, tag)
     raise AssertionError("unreachable")  # progress_bar exits on the errors it catches
+
+
+def open_history(db: Path | None) -> tuple[History | None, str]:
+    """The history database, or (None, why) after saying why in one line: a database that
+    cannot be used does not stop the run (its files are written), but the command then
+    exits 2 (exit_with_summary)."""
+    try:
+        return sweep.open_history(db), ""
+    except HistoryError as exc:
+        err.print(f"[bold red]error:[/] {exc}; the results files are still written",
+                  soft_wrap=True)  # fmt: skip
+        return None, str(exc)
 
 
 def _stop(message: str, code: int, markup: bool = False) -> NoReturn:
@@ -130,7 +144,7 @@ def _stop(message: str, code: int, markup: bool = False) -> NoReturn:
     raise typer.Exit(code)
 
 
-def exit_with_summary(rows: list[ResultRow], problems: list[str]) -> None:
+def exit_with_summary(rows: list[ResultRow], problems: list[str], history_error: str = "") -> None:
     """Name the failed rows and kernel files and exit 1, if there are any. A library
     baseline that fails validation (a 16-bit expression that rounds after every step, say) is
     named too, but it is the library's result, not the user's kernel: it does not fail the
@@ -145,4 +159,8 @@ def exit_with_summary(rows: list[ResultRow], problems: list[str]) -> None:
             err.print(f"  {line}", soft_wrap=True, markup=False)
         if len(lines) > SUMMARY_LINES:
             err.print(f"  ... and {len(lines) - SUMMARY_LINES} more (see the results file)")
+    if history_error:
+        err.print(f"[bold red]error:[/] {history_error}", soft_wrap=True)
+        raise typer.Exit(2)
+    if failed or problems:
         raise typer.Exit(1)

@@ -3,7 +3,6 @@ best configurations, save them to the tuning file `run` reads, and plot the sear
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -15,11 +14,12 @@ from cudabench import tuning
 from cudabench.backends import backend_name
 from cudabench.cli.common import KERNELS_OPTION_HELP, err, fail_usage, out
 from cudabench.cli.sweep import (
-    Plan, command_line, open_workers, parse_devices, plan, progress_bar, results_stem, run_meta,
+    Plan, command_line, open_history, open_workers, parse_devices, plan, progress_bar,
+    results_stem, run_meta,
 )  # fmt: skip
 from cudabench.pool import DEFAULT_TIMEOUT_S
 from cudabench.report import title
-from cudabench.results import now_utc, write_results
+from cudabench.results import now_utc
 from cudabench.spec import DeviceInfo, RunMeta, Status
 from cudabench.sweep import Sweep, on_workers
 
@@ -136,6 +136,10 @@ def tune_command(
     output: Annotated[Optional[Path], typer.Option(
         "--output", "-o", help="Folder or file stem for the results (default "
         "results/<timestamp>_tune_<op>.csv/.json/.png).")] = None,
+    tag: Annotated[str, typer.Option(
+        help="A name for this search in the history database.")] = "",
+    db: Annotated[Optional[Path], typer.Option(
+        help="The history database (default results/cudabench.db, or $CUDABENCH_DB).")] = None,
     devices: Annotated[str, typer.Option(
         "--devices", "--device", help="GPUs to measure on: 0, 0,1 or all (configurations "
         "are spread over them).")] = "0",
@@ -174,14 +178,14 @@ def tune_command(
                     pool.devices)  # type: ignore[arg-type]
     info: DeviceInfo = pool.info  # type: ignore[assignment]
     total = sum(min(budget, s.size) for _, s in searches)
+    history, history_error = open_history(db)
     with pool, progress_bar(total, len(pool.devices) > 1) as bar:
-        sweep = Sweep(on_workers(pool), stem, meta, bar)
+        sweep = Sweep(on_workers(pool), stem, meta, bar, history, tag)
         arch = info.arch if backend_name() == "cupy" else None
         outcomes = tuner.run_searches(work.jobs, searches, strategies, budget, work.timing,
                                       sweep, arch)  # fmt: skip
-    rows = [r for o in outcomes for r in o.rows]
-    meta = dataclasses.replace(meta, complete=True)
-    csv_path, json_path = write_results(stem, meta, rows)
+    csv_path, json_path = sweep.finish([r for o in outcomes for r in o.rows])
+    meta, history_error = sweep.meta, history_error or sweep.history_error
     out.print(title(meta, label))
     for outcome in outcomes:
         out.print(_outcome_table(outcome, info))
@@ -192,6 +196,9 @@ def tune_command(
             _save(outcome, info, json_path)
     err.print(f"results (every configuration): {csv_path.resolve()}  {json_path.resolve()}",
               soft_wrap=True, markup=False)  # fmt: skip
+    if history_error:
+        err.print(f"[bold red]error:[/] {history_error}", soft_wrap=True)
+        raise typer.Exit(2)
     if any(o.best is None for o in outcomes):
         raise typer.Exit(1)
 
