@@ -210,6 +210,13 @@ class History:
         found = self._db().execute("SELECT id FROM runs WHERE source = ?", (source,)).fetchone()
         return int(found[0]) if found else None
 
+    def find(self, meta: RunMeta) -> int | None:
+        """The recorded run a results file's metadata belongs to (same start and command)."""
+        found = self._db().execute(
+            "SELECT id FROM runs WHERE started = ? AND command = ? ORDER BY id DESC",
+            (meta.started, meta.command)).fetchone()  # fmt: skip
+        return int(found[0]) if found else None
+
     def import_run(self, meta: RunMeta, rows: list[ResultRow], source: str,
                    tag: str = "") -> int:  # fmt: skip
         """A whole run from a results file, in one transaction."""
@@ -241,10 +248,11 @@ class History:
         return [RunInfo(r[0], r[1], r[2], r[3], r[4], bool(r[5]), r[6], r[7], bool(r[8]), r[9])
                 for r in self._db().execute(query, args)]  # fmt: skip
 
-    def resolve(self, ref: str) -> int:
+    def resolve(self, ref: str, exclude: int | None = None) -> int:
         """A run id from `last` (the newest), `last~N` (N before it), a tag (its newest run)
-        or a number; HistoryError naming what exists if none."""
-        runs = self.runs()
+        or a number, among the runs other than `exclude` (the run being judged); HistoryError
+        naming what exists if none."""
+        runs = [r for r in self.runs() if r.id != exclude]
         if not runs:
             raise HistoryError(f"history database {self.path} has no runs yet")
         if ref == "last" or ref.startswith("last~"):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
@@ -15,6 +15,7 @@ from cudabench.compare import (
     speedup_matrix,
 )  # fmt: skip
 from cudabench.report import compare_table, matrix_table
+from cudabench.history import History, HistoryError
 from cudabench.results import RESULTS_DIR, ResultsError
 
 
@@ -48,7 +49,14 @@ def compare_command(
     by: Annotated[Optional[str], typer.Option(
         help="'variant': the shape x variant speedup matrix of ONE run instead of A/B.")] = None,
     against: Annotated[Optional[str], typer.Option(
-        help="With --by variant: the variant speedups are over (default: the baseline).")] = None,
+        help="A run in the history database to judge the newest run (or RUN_A, a file) "
+        "against: a tag (its newest run), `last` (the run before), `last~N`, or a run id. "
+        "With --by variant: the variant the speedups are over (default: the baseline).")] = None,
+    fail_above: Annotated[Optional[str], typer.Option(
+        help="A CI gate: --fail-on-regression with this threshold (e.g. 3%).")] = None,
+    db: Annotated[Optional[Path], typer.Option(
+        help="The history database for --against (default results/cudabench.db, or "
+        "$CUDABENCH_DB).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the comparison as JSON.")] = False,
 ) -> None:
     """Compare two runs row by row (FASTER / SLOWER / SAME / UNSURE from the samples' noise,
@@ -57,6 +65,8 @@ def compare_command(
     Exit status: 0, or 1 with --fail-on-regression when a row got slower or started failing,
     a row of A is missing from B (unless --allow-missing) or no row matched at all; 2 for bad
     usage or runs that cannot be compared."""
+    if fail_above is not None:
+        threshold, fail_on_regression = fail_above, True
     value = parse_threshold(threshold)
     try:
         if by is not None:
@@ -75,12 +85,17 @@ def compare_command(
             else:
                 out.print(matrix_table(matrix, meta))
             return
-        path_a = find_run(run_a) if run_a else find_run(RESULTS_DIR, -2)
-        path_b = find_run(run_b) if run_b else find_run(RESULTS_DIR, -1)
-        (meta_a, rows_a), (meta_b, rows_b) = load(path_a), load(path_b)
+        if against is not None:
+            if run_b is not None:
+                fail_usage("--against judges one run (RUN_A, or the newest in the history)")
+            (path_a, (meta_a, rows_a)), (path_b, (meta_b, rows_b)) = _from_history(against, run_a, db)
+        else:
+            path_a = find_run(run_a) if run_a else find_run(RESULTS_DIR, -2)
+            path_b = find_run(run_b) if run_b else find_run(RESULTS_DIR, -1)
+            (meta_a, rows_a), (meta_b, rows_b) = load(path_a), load(path_b)
         if not ignore_device:
             check_comparable(meta_a, meta_b)
-    except (ResultsError, CompareError) as exc:
+    except (ResultsError, CompareError, HistoryError) as exc:
         fail_usage(str(exc))
     pairs = compare_rows(rows_a, rows_b, value)
     if as_json:
@@ -104,6 +119,30 @@ def compare_command(
             err.print(f"[bold red]{reason[0]}:[/] {reason[1]}", soft_wrap=True)
         if reasons:
             raise typer.Exit(1)
+
+
+def _from_history(ref: str, run: Path | None,
+                  db: Path | None) -> tuple[tuple[str, Any], tuple[str, Any]]:  # fmt: skip
+    """(A, B) for --against: B the given results file or the newest run in the database, A
+    the run `ref` names among the others. Each as (where it came from, (meta, rows))."""
+    with History(db).open() as history:
+        if run is not None:
+            path_b = find_run(run)
+            b = load(path_b)
+            newest = history.find(b[0])  # the same run's own record, if any
+            shown_b = str(path_b)
+        else:
+            runs = history.runs(limit=1)
+            if not runs:
+                raise HistoryError(f"history database {history.path} has no runs yet")
+            newest = runs[0].id
+            b = history.load(newest)
+            shown_b = f"{history.path} run {newest} (the newest)"
+        a_id = history.resolve(ref, exclude=newest)
+        a = history.load(a_id)
+        info = next(r for r in history.runs() if r.id == a_id)
+        shown_a = f"{history.path} run {a_id}" + (f" [{info.tag}]" if info.tag else "")
+    return (shown_a, a), (shown_b, b)
 
 
 def gate_failures(pairs: list[Pair], allow_missing: bool) -> list[tuple[str, str]]:

@@ -1,0 +1,199 @@
+"""`cudabench history` (one case's runs over time, changes outside the noise marked) and
+`cudabench import` (older results files into the history database)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.table import Table
+
+from cudabench.cli.common import err, fail_usage, out
+from cudabench.cli.compare_cmd import parse_threshold
+from cudabench.compare import DEFAULT_THRESHOLD, Verdict, verdict_for
+from cudabench.history import History, HistoryError, RunInfo
+from cudabench.ops import UnknownName, closest, get_op
+from cudabench.results import ResultsError, read_results
+from cudabench.shapes import ShapeError, parse_shape
+from cudabench.spec import ResultRow, RowKey, Status
+
+DB_HELP = "The history database (default results/cudabench.db, or $CUDABENCH_DB)."
+
+
+def _open(db: Path | None) -> History:
+    try:
+        return History(db).open()
+    except HistoryError as exc:
+        fail_usage(str(exc))
+
+
+def _cases(history: History, op: str, variant: str | None, shape: str | None,
+           dtype: str | None) -> list[RowKey]:  # fmt: skip
+    keys = history.keys(op)
+    if not keys:
+        fail_usage(f"no {op} rows in {history.path} yet (every `cudabench run` adds its rows; "
+                   "`cudabench import results/*.json` adds older runs)")  # fmt: skip
+    if variant is not None:
+        names = sorted({k.variant for k in keys})
+        if variant not in names:
+            fail_usage(f"no {op} rows of variant {variant!r} (recorded: {', '.join(names)})"
+                       f"{closest(variant, names)}")  # fmt: skip
+        keys = [k for k in keys if k.variant == variant]
+    if shape is not None:
+        try:
+            text = "x".join(str(d) for d in parse_shape(shape))
+        except ShapeError as exc:
+            fail_usage(str(exc))
+        shapes = sorted({k.shape for k in keys})
+        if text not in shapes:
+            fail_usage(f"no {op} rows at shape {text} (recorded: {', '.join(shapes)})")
+        keys = [k for k in keys if k.shape == text]
+    if dtype is not None:
+        keys = [k for k in keys if k.dtype == dtype]
+        if not keys:
+            fail_usage(f"no {op} rows in {dtype} with those filters")
+    return keys
+
+
+def _marks(found: list[tuple[RunInfo, ResultRow]], threshold: float) -> list[str]:
+    """Each row's verdict against the previous correct, timed row of the case (compare's
+    statistics: FASTER / SLOWER outside the noise, SAME, UNSURE), or its status change."""
+    marks = []
+    previous: ResultRow | None = None
+    for _, row in found:
+        if previous is None:
+            marks.append("")
+        elif row.status is not Status.OK or not row.time_us:
+            marks.append(row.status.value)
+        else:
+            marks.append(verdict_for(previous, row, threshold).verdict.value)
+        if row.status is Status.OK and row.time_us:
+            previous = row
+    return marks
+
+
+def history_command(
+    op: Annotated[str, typer.Argument(help="The op (e.g. reduce).")],
+    variant: Annotated[Optional[str], typer.Option("--variant", "-v", help="One variant.")] = None,
+    shape: Annotated[Optional[str], typer.Option("--shape", "-s", help="One shape.")] = None,
+    dtype: Annotated[Optional[str], typer.Option("--dtype", "-d", help="One dtype.")] = None,
+    gpu: Annotated[Optional[str], typer.Option(
+        help="Runs on this GPU model only (default: the newest run's model, per case; 'all' "
+        "for every model).")] = None,
+    last: Annotated[int, typer.Option(min=1, help="The newest N runs of each case.")] = 20,
+    threshold: Annotated[str, typer.Option(
+        help="Smallest change worth a verdict (e.g. 2%).")] = f"{100 * DEFAULT_THRESHOLD:g}%",
+    plot: Annotated[Optional[Path], typer.Option(
+        help="Also draw the times over the runs to this PNG/SVG/PDF.")] = None,
+    db: Annotated[Optional[Path], typer.Option(help=DB_HELP)] = None,
+) -> None:
+    """One case's runs over time (commit, GPU, tag, time, spread), each change against the
+    run before judged as compare judges it: FASTER / SLOWER outside the noise, SAME, UNSURE.
+
+    Example: `cudabench history reduce -v float4 -s 2^24 --plot float4.png`.
+    """
+    try:
+        get_op(op)
+    except UnknownName as exc:
+        fail_usage(str(exc))
+    value = parse_threshold(threshold)
+    with _open(db) as history:
+        cases = _cases(history, op, variant, shape, dtype)
+        series = []
+        for key in cases:
+            found = history.case_rows(key, None if gpu in (None, "all") else gpu, last)
+            if gpu is None and found:  # the newest run's GPU model: times across models mislead
+                found = [f for f in found if f[0].gpu == found[-1][0].gpu]
+            if found:
+                series.append((key, found))
+    if not series:
+        fail_usage(f"no rows of those cases on GPU {gpu!r}")
+    table = Table(title=f"history of {op} ({history.path})", title_justify="left",
+                  header_style="bold")  # fmt: skip
+    for name in ("case", "run", "started (UTC)", "commit", "GPU", "tag", "status", "time µs",
+                 "±spread", "vs previous"):  # fmt: skip
+        table.add_column(name, justify="right" if name in ("run", "time µs", "±spread") else "left")
+    for index, (key, found) in enumerate(series):
+        if index:
+            table.add_section()
+        for position, ((run, row), mark) in enumerate(zip(found, _marks(found, value))):
+            style = {Verdict.SLOWER.value: "bold red", Verdict.FASTER.value: "green"}.get(mark, "")
+            table.add_row(
+                f"{key.label} {key.shape} {key.dtype}" if position == 0 else "", str(run.id),
+                run.started.replace("+00:00", "")[:19], run.git_sha[:9] + ("*" if run.git_dirty else ""),
+                run.gpu, run.tag, row.status.value,
+                f"{row.time_us:,.2f}" if row.time_us else "",
+                f"{100 * row.spread:.1f}%" if row.spread is not None else "",
+                mark, style=style,
+            )  # fmt: skip
+    out.print(table)
+    err.print("commit*: the kernels folder had uncommitted changes", markup=False)
+    if plot is not None:
+        _plot(series, plot, op)
+
+
+def _plot(series: list[tuple[RowKey, list[tuple[RunInfo, ResultRow]]]], path: Path, op: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    for key, found in series:
+        timed = [(run, row) for run, row in found if row.status is Status.OK and row.time_us]
+        if not timed:
+            continue
+        xs = list(range(len(timed)))
+        ys = [row.time_us for _, row in timed]
+        spread = [(row.spread or 0) * (row.time_us or 0) / 2 for _, row in timed]
+        ax.errorbar(xs, ys, yerr=spread, marker="o", capsize=3,
+                    label=f"{key.label} {key.shape} {key.dtype}")  # fmt: skip
+        ax.set_xticks(xs, [f"{run.id}\n{run.git_sha[:7]}" for run, _ in timed], fontsize=7)
+    ax.set_xlabel("run (id, commit)")
+    ax.set_ylabel("median time µs (bars: p10-p90 spread)")
+    ax.set_title(f"{op} over time on {series[0][1][-1][0].gpu}", fontsize=9)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        fig.savefig(path, dpi=120)
+    except (OSError, ValueError) as exc:
+        fail_usage(f"--plot {path}: {exc}")
+    finally:
+        plt.close(fig)
+    err.print(f"plot: {path.resolve()}", soft_wrap=True, markup=False)
+
+
+def import_command(
+    files: Annotated[list[Path], typer.Argument(help="Results files (.json, or the .csv "
+                                                "beside one) to add to the history.")],
+    tag: Annotated[str, typer.Option(help="A tag for the imported runs.")] = "",
+    db: Annotated[Optional[Path], typer.Option(help=DB_HELP)] = None,
+) -> None:
+    """Add older results files to the history database (each once: a file imported before
+    is skipped). A file that is not a results file is one line; the others still import,
+    and the command exits 2."""
+    imported = skipped = rows_in = 0
+    bad: list[str] = []
+    with _open(db) as history:
+        for path in files:
+            source = str(path.with_suffix(".json").resolve())
+            if history.imported(source) is not None:
+                skipped += 1
+                continue
+            try:
+                meta, rows = read_results(path)
+            except ResultsError as exc:
+                bad.append(str(exc))
+                continue
+            history.import_run(meta, rows, source, tag)
+            imported += 1
+            rows_in += len(rows)
+    for line in bad:
+        err.print(f"[bold red]error:[/] {line}", soft_wrap=True)
+    err.print(f"imported {imported} run(s), {rows_in} row(s) into {history.path}"
+              + (f"; {skipped} already there" if skipped else ""), soft_wrap=True, markup=False)
+    if bad:
+        raise typer.Exit(2)

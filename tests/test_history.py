@@ -1,0 +1,239 @@
+"""The history database without a GPU: rows land as they end, concurrent writers, an
+interrupted run, import, migration from an older schema, history and --against verdicts on a
+planted regression, and corrupt or newer databases as one line."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import multiprocessing
+import random
+import sqlite3
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from cudabench import sweep
+from cudabench.backends.fake import FAKE_DEVICE, FakeBackend
+from cudabench.cli import app
+from cudabench.history import _MIGRATIONS, SCHEMA_VERSION, History, HistoryError
+from cudabench.results import now_utc, write_results
+from cudabench.spec import ResultRow, RowKey, RunMeta, Status, TimingOptions
+
+QUICK = dict(min_samples=2, min_time_s=0.0, max_time_s=0.01, warmup=0)
+QUICK_CLI = ["--min-samples", "2", "--min-time", "0", "--max-time", "0.01", "--warmup", "0"]
+runner = CliRunner()
+
+
+def meta(started: str, sha: str = "abc", command: str = "cudabench run reduce") -> RunMeta:
+    return RunMeta(device=FAKE_DEVICE, timing_mode="hot", command=command, started=started,
+                   cudabench_version="0.1.0", cupy_version="", nvcc_version="", git_sha=sha,
+                   timing=TimingOptions())  # fmt: skip
+
+
+def timed(variant: str, median_us: float, seed: int, shape: str = "16777216") -> ResultRow:
+    """A row with 30 samples scattered 0.5% around a median."""
+    rng = random.Random(seed)
+    samples = tuple(median_us * (1 + rng.uniform(-0.005, 0.005)) for _ in range(30))
+    ordered = sorted(samples)
+    return ResultRow("reduce", shape, "float32", variant, Status.OK, time_us=ordered[15],
+                     min_us=ordered[0], spread=0.008, samples=30, samples_us=samples)  # fmt: skip
+
+
+def test_rows_land_as_they_end_and_the_run_completes(tmp_path):
+    work = sweep.plan("reduce", ["64x129", "7"], ["float4"], None, None, **QUICK)
+    backend = FakeBackend()
+    history = History(tmp_path / "h.db").open()
+    seen = []
+
+    class Listener:
+        def started(self, case, name, device):
+            pass
+
+        def finished(self, row):
+            with sqlite3.connect(tmp_path / "h.db") as other:  # a second reader, meanwhile
+                seen.append(other.execute("SELECT COUNT(*) FROM rows").fetchone()[0])
+
+    stem = sweep.results_stem(tmp_path, work.op_label, now_utc())
+    run_meta = sweep.run_meta(backend.device_info(), {}, work.timing, "t", now_utc(), [0])
+    done = sweep.run_jobs(work, sweep.in_process(backend, 0), stem, run_meta, Listener(),
+                          history, tag="first")  # fmt: skip
+    assert seen == [1, 2, 3, 4]  # each row was in the database when it was reported
+    (run,) = history.runs()
+    assert not run.complete and run.tag == "first"
+    done.finish()
+    (run,) = history.runs()
+    loaded_meta, rows = history.load(run.id)
+    assert run.complete and loaded_meta.complete and rows == done.rows  # speedups included
+
+
+def test_interrupted_run_keeps_its_rows(tmp_path):
+    work = sweep.plan("reduce", ["64x129", "7"], ["float4"], None, None, **QUICK)
+    history = History(tmp_path / "h.db").open()
+
+    class StopAfterTwo:
+        count = 0
+
+        def started(self, case, name, device):
+            pass
+
+        def finished(self, row):
+            self.count += 1
+            if self.count == 2:
+                raise KeyboardInterrupt
+
+    backend = FakeBackend()
+    stem = sweep.results_stem(tmp_path, work.op_label, now_utc())
+    run_meta = sweep.run_meta(backend.device_info(), {}, work.timing, "t", now_utc(), [0])
+    with pytest.raises(sweep.Interrupted):
+        sweep.run_jobs(work, sweep.in_process(backend, 0), stem, run_meta, StopAfterTwo(), history)
+    (run,) = history.runs()
+    assert not run.complete and len(history.load(run.id)[1]) == 2
+
+
+def _writer(path: str, index: int) -> None:
+    with History(Path(path)) as history:
+        run = history.add_run(meta(f"2026-11-23T10:00:{index:02d}+00:00"), tag=f"w{index}")
+        for i in range(40):
+            history.add_row(run, timed(f"v{i}", 10.0 + i, seed=i))
+
+
+def test_two_writers_at_once_lose_nothing(tmp_path):
+    path = tmp_path / "h.db"
+    History(path).open().close()
+    context = multiprocessing.get_context("spawn")
+    procs = [context.Process(target=_writer, args=(str(path), i)) for i in range(2)]
+    for proc in procs:
+        proc.start()
+    for proc in procs:
+        proc.join(60)
+    assert [p.exitcode for p in procs] == [0, 0]
+    with History(path) as history:
+        runs = history.runs()
+        assert sorted(r.tag for r in runs) == ["w0", "w1"]
+        assert all(len(history.load(r.id)[1]) == 40 for r in runs)
+
+
+def test_migration_from_schema_1_keeps_rows(tmp_path):
+    path = tmp_path / "old.db"
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)")
+    for statement in _MIGRATIONS[0]:
+        db.execute(statement)
+    db.execute("INSERT INTO meta VALUES ('schema_version', '1')")
+    old_meta = meta("2026-11-20T10:00:00+00:00")
+    from cudabench.results import meta_dict, row_record
+
+    db.execute("INSERT INTO runs (started, command, gpu, driver, timing_mode, cudabench_version,"
+               " meta_json) VALUES (?, 'c', 'g', 'd', 'hot', '0.1.0', ?)",
+               (old_meta.started, json.dumps(meta_dict(old_meta))))  # fmt: skip
+    row = timed("float4", 20.0, seed=1)
+    db.execute("INSERT INTO rows (run_id, op, variant, shape, dtype, status, time_us, spread, "
+               "row_json) VALUES (1, 'reduce', 'float4', '16777216', 'float32', 'OK', 20, 0.01, ?)",
+               (json.dumps({k: v for k, v in row_record(row).items() if k != "params"}),))  # fmt: skip
+    db.commit()
+    db.close()
+    with History(path) as history:
+        version = history.db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        assert int(version[0]) == SCHEMA_VERSION
+        (found,) = history.case_rows(RowKey("reduce", "float4", "16777216", "float32", ""))
+        assert found[1].time_us == row.time_us and found[1].params == ""
+
+
+@pytest.mark.parametrize("damage, message", [
+    (lambda p: p.write_bytes(b"this is not sqlite" * 100), "file is not a database"),
+    (lambda p: _newer(p), "newer than this cudabench's"),
+])
+def test_unusable_database_is_one_line(tmp_path, damage, message):
+    path = tmp_path / "h.db"
+    damage(path)
+    with pytest.raises(HistoryError, match=message):
+        History(path).open()
+    result = runner.invoke(app, ["history", "reduce", "--db", str(path)])
+    assert result.exit_code == 2 and len(result.stderr.strip().splitlines()) == 1
+    out = tmp_path / "res"
+    run = runner.invoke(app, ["run", "reduce", "-s", "7", "-v", "float4", *QUICK_CLI, "-o", str(out),
+                              "--db", str(path)], env={"CUDABENCH_BACKEND": "fake"})  # fmt: skip
+    assert run.exit_code == 2 and message in run.stderr
+    assert list(out.glob("*.json")) and list(out.glob("*.csv"))  # the files are still written
+
+
+def _newer(path: Path) -> None:
+    History(path).open().close()
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
+
+
+def _planted(path: Path) -> None:
+    """Three runs of float4 at the same speed, a fourth 10% slower, a fifth back."""
+    with History(path) as history:
+        for i, (median, tag) in enumerate([(100.0, "base"), (100.2, ""), (99.9, "before-x4"),
+                                           (110.0, ""), (100.1, "")]):  # fmt: skip
+            rows = [timed("float4", median, seed=i), timed("shuffle", 120.0, seed=10 + i)]
+            history.import_run(meta(f"2026-11-2{i}T10:00:00+00:00", sha=f"c{i}"), rows,
+                               source=f"planted{i}", tag=tag)  # fmt: skip
+
+
+def test_history_flags_the_planted_regression_only(tmp_path):
+    path = tmp_path / "h.db"
+    _planted(path)
+    result = runner.invoke(app, ["history", "reduce", "-v", "float4", "-s", "2^24", "--db", str(path),
+                                 "--plot", str(tmp_path / "h.png")])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    lines = [ln for ln in result.stdout.splitlines() if "│" in ln and " c" in ln]
+    verdicts = [ln.split("│")[-2].strip() for ln in lines]
+    assert verdicts == ["", "SAME", "SAME", "SLOWER", "FASTER"]
+    assert (tmp_path / "h.png").exists()
+    unknown = runner.invoke(app, ["history", "reduce", "-v", "flaot4", "--db", str(path)])
+    assert unknown.exit_code == 2 and "did you mean float4" in unknown.stderr
+
+
+def test_compare_against_a_tag_and_last_gates_on_regressions(tmp_path):
+    path = tmp_path / "h.db"
+    _planted(path)
+    # the newest run (back to 100.1) against the tag: SAME, the gate passes
+    ok = runner.invoke(app, ["compare", "--against", "before-x4", "--fail-above", "3%", "--db", str(path)])
+    assert ok.exit_code == 0, ok.output
+    # against `last~1`: the run before the slow one's predecessor... and against the slow run
+    slow_vs_base = runner.invoke(app, ["compare", "--against", "last", "--db", str(path)])
+    assert slow_vs_base.exit_code == 0 and "FASTER" in slow_vs_base.stdout  # 110 -> 100.1
+    with History(path) as history:  # a sixth run, 10% slower again: the gate fails
+        history.import_run(meta("2026-11-29T10:00:00+00:00", sha="c5"),
+                           [timed("float4", 110.3, seed=9), timed("shuffle", 120.0, seed=19)],
+                           source="planted5")  # fmt: skip
+    gate = runner.invoke(app, ["compare", "--against", "base", "--fail-above", "3%", "--db", str(path)])
+    assert gate.exit_code == 1 and "regression" in gate.stderr and "float4" in gate.stderr
+    missing = runner.invoke(app, ["compare", "--against", "nosuchtag", "--db", str(path)])
+    assert missing.exit_code == 2 and "before-x4" in missing.stderr
+
+
+def test_import_adds_each_file_once_and_reports_bad_ones(tmp_path):
+    path = tmp_path / "h.db"
+    stem = tmp_path / "old_run"
+    _, json_path = write_results(stem, meta("2026-11-01T10:00:00+00:00"),
+                                 [timed("float4", 50.0, seed=3)])  # fmt: skip
+    bad = tmp_path / "bad.json"
+    bad.write_text("{}")
+    first = runner.invoke(app, ["import", str(json_path), str(bad), "--db", str(path), "--tag", "old"])
+    assert first.exit_code == 2 and "imported 1 run(s), 1 row(s)" in first.stderr
+    again = runner.invoke(app, ["import", str(json_path.with_suffix(".csv")), "--db", str(path)])
+    assert again.exit_code == 0 and "1 already there" in again.stderr
+    with History(path) as history:
+        (run,) = history.runs()
+        assert run.tag == "old" and history.load(run.id)[1][0].time_us == pytest.approx(
+            timed("float4", 50.0, seed=3).time_us)
+
+
+def test_every_cli_run_lands_in_the_database(tmp_path, monkeypatch):
+    monkeypatch.setenv("CUDABENCH_BACKEND", "fake")
+    db = tmp_path / "h.db"
+    for tag in ("a", "b"):
+        result = runner.invoke(app, ["run", "reduce", "-s", "7", "-v", "float4", *QUICK_CLI,
+                                     "-o", str(tmp_path / tag), "--tag", tag, "--db", str(db)])  # fmt: skip
+        assert result.exit_code == 0, result.output
+    with History(db) as history:
+        assert [r.tag for r in history.runs()] == ["b", "a"] and all(r.complete for r in history.runs())
+    versus = runner.invoke(app, ["compare", "--against", "a", "--db", str(db)])
+    assert versus.exit_code == 0 and "float4" in versus.stdout
+    assert dataclasses.is_dataclass(RowKey)
