@@ -357,3 +357,16 @@ def test_every_builtin_space_compiles_at_its_extremes(tmp_path, monkeypatch):
     with concurrent.futures.ThreadPoolExecutor(4) as pool:
         compiled = list(pool.map(lambda job: compile_variant(job[0], "sm_90", job[1]), jobs))
     assert all(c.cubin.exists() for c in compiled)
+
+
+def test_transpose_tile_parameters_reach_the_grid_rule():
+    from cudabench.ops import get_op
+
+    variant = parse_header(BUILTIN_KERNELS / "transpose" / "smem64.cu", "transpose")
+    op = get_op("transpose")
+    default = op.geometry(variant.launches[0], variant, (100, 200), FAKE_DEVICE, 4)
+    assert default.grid == (4, 2) and default.block == (32, 8)
+    small = variant.configured({"TILE": 32, "BLOCK": 128})
+    geometry = op.geometry(small.launches[0], small, (100, 200), FAKE_DEVICE, 4)
+    assert geometry.grid == (7, 4) and geometry.block == (32, 4)
+    assert tuner.search_space(variant, (8192, 8192)).size == 8  # 2 tiles x 4 blocks, all valid

@@ -1,8 +1,9 @@
 """`transpose`: out = x.T for an M x N float32 matrix (seed 002), any M and N.
 
 Kernel arguments: `(const float* in, float* out, int M, int N)`. Grid rules `tile32` and
-`tile64`: a block of 256 threads shaped (32, 8) covers a 32 x 32 (or 64 x 64) tile; the grid
-is (ceil(N / tile), ceil(M / tile)).
+`tile64`: a block of threads shaped (32, block / 32) covers a 32 x 32 (or 64 x 64) tile; the
+grid is (ceil(N / tile), ceil(M / tile)). `tile64` reads the variant's TILE parameter (its
+tile side, default 64), and its block may be any multiple of 32 that divides into it.
 """
 
 from __future__ import annotations
@@ -47,13 +48,15 @@ class Transpose(ReadWriteOnce):
         tiles = {"tile32": 32, "tile64": 64}
         if launch.grid not in tiles:
             raise unknown_rule(self, variant, launch.grid)
-        if launch.block != 256:
-            raise ValueError(f"{variant.path}: {launch.grid} takes block: 256 (32 x 8 threads)")
+        # tile64's kernel takes its tile side and rows of threads as parameters (TILE,
+        # BLOCK); tile32's is fixed at 32 x 32 with 32 x 8 threads
+        tile = variant.value("TILE", tiles[launch.grid]) if launch.grid == "tile64" else 32
+        if launch.grid == "tile32" and launch.block != 256:
+            raise ValueError(f"{variant.path}: tile32 takes block: 256 (32 x 8 threads)")
         m, n = shape
-        tile = tiles[launch.grid]
         grid = (math.ceil(n / tile), math.ceil(m / tile))
         check_grid(grid)
-        return Geometry(grid, (32, 8))
+        return Geometry(grid, (32, launch.block // 32))
 
     def kernel_args(self, inputs: tuple[Any, ...], out: Any, workspace: dict[str, Any],
                     geometry: Geometry) -> tuple[Any, ...]:  # fmt: skip
