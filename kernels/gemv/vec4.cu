@@ -1,8 +1,9 @@
 // cudabench:
 //   variant: vec4
 //   entry: gemv_vec4
-//   block: 256
+//   block: BLOCK
 //   grid: warp_rows
+//   params: {BLOCK: [256, 128, 512, 1024]}   # threads a block (its warps take rows)
 //   dtypes: [float32, float16, bfloat16]
 //   about: a warp per row, 16-byte loads of A (streamed, no L1 allocation) and x, 4 in flight, scalar tail; any K
 //
@@ -12,7 +13,7 @@
 #include "common/reduce.cuh"
 #include "common/warp.cuh"
 
-extern "C" __global__ void __launch_bounds__(256)
+extern "C" __global__ void __launch_bounds__(BLOCK)
 gemv_vec4(const elem_t* __restrict__ A, const elem_t* __restrict__ x, elem_t* __restrict__ y,
           long long M, long long K) {
   using cb::kPack;

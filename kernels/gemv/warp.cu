@@ -1,14 +1,15 @@
 // cudabench:
 //   variant: warp
 //   entry: gemv_warp
-//   block: 256
+//   block: BLOCK
 //   grid: warp_rows
+//   params: {BLOCK: [256, 128, 512, 1024]}   # threads a block (its warps take rows)
 //   dtypes: [float32, float16, bfloat16]
 //   about: a warp per row, lane l reads columns l, l+32, ..., warp sum by xor shuffles (seed 002 sgemv)
 #include "common/reduce.cuh"
 #include "common/warp.cuh"
 
-extern "C" __global__ void __launch_bounds__(256)
+extern "C" __global__ void __launch_bounds__(BLOCK)
 gemv_warp(const elem_t* __restrict__ A, const elem_t* __restrict__ x, elem_t* __restrict__ y,
           long long M, long long K) {
   const long long row = cb::warp_row();

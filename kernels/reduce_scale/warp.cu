@@ -1,9 +1,10 @@
 // cudabench:
 //   variant: warp
 //   entry: reduce_scale_warp
-//   block: 128
+//   block: BLOCK
 //   grid: warp_rows4
 //   requires: {max_cols: 512}
+//   params: {BLOCK: [128, 64, 256, 512]}   # threads a block (its warps take rows)
 //   dtypes: [float32, float16, bfloat16]
 //   about: a warp per 4 rows held in registers (16-byte packs when aligned; short rows all loaded before any is reduced), max by xor shuffles, one read and one write (seed 000 ReduceScaleWarpKernel)
 //
@@ -114,7 +115,7 @@ __device__ __forceinline__ void scale_row(elem_t* __restrict__ x, long long cols
   }
 }
 
-extern "C" __global__ void __launch_bounds__(128)
+extern "C" __global__ void __launch_bounds__(BLOCK)
 reduce_scale_warp(elem_t* __restrict__ x, long long rows, long long cols) {
   const long long r0 = cb::warp_row() * kRows;
   if (r0 >= rows) return;
