@@ -16,6 +16,8 @@ A status change (e.g. OK -> FAIL) is its own verdict and sorts first.
 
 from __future__ import annotations
 
+import dataclasses
+
 import enum
 import math
 import statistics
@@ -105,7 +107,10 @@ _ORDER = {Verdict.STATUS: 0, Verdict.SLOWER: 1, Verdict.FASTER: 2, Verdict.UNSUR
 def compare_rows(rows_a: list[ResultRow], rows_b: list[ResultRow],
                  threshold: float = DEFAULT_THRESHOLD) -> list[Pair]:  # fmt: skip
     """Match rows by key; status changes first, then regressions, then the rest, each in
-    run A's order; unmatched rows are kept, not dropped."""
+    run A's order; unmatched rows are kept, not dropped. A row without parameters (a file
+    from before its variant had a tunable space) matches the other run's only configuration
+    of that variant and case, if it has exactly one."""
+    rows_a, rows_b = _bridge_params(rows_a, rows_b)
     by_b = {r.key: r for r in rows_b}
     keys_a = {r.key for r in rows_a}
     pairs = [
@@ -115,6 +120,30 @@ def compare_rows(rows_a: list[ResultRow], rows_b: list[ResultRow],
     ]  # fmt: skip
     pairs += [Pair(b.key, None, b, Verdict.ONLY_B) for b in rows_b if b.key not in keys_a]
     return sorted(pairs, key=lambda p: _ORDER[p.verdict])  # stable: keeps run order within
+
+
+def _bridge_params(rows_a: list[ResultRow],
+                   rows_b: list[ResultRow]) -> tuple[list[ResultRow], list[ResultRow]]:  # fmt: skip
+    """Give a parameterless row the params of the one row on the other side that has the
+    same (op, variant, shape, dtype) and some params; other rows as they are."""
+
+    def case(row: ResultRow) -> tuple[str, str, str, str]:
+        return (row.op, row.variant, row.shape, row.dtype)
+
+    def bridged(rows: list[ResultRow], other: list[ResultRow]) -> list[ResultRow]:
+        configured: dict[tuple[str, str, str, str], list[ResultRow]] = {}
+        for row in other:
+            if row.params:
+                configured.setdefault(case(row), []).append(row)
+        out = []
+        for row in rows:
+            found = configured.get(case(row), [])
+            if not row.params and len(found) == 1:
+                row = dataclasses.replace(row, params=found[0].params)
+            out.append(row)
+        return out
+
+    return bridged(rows_a, rows_b), bridged(rows_b, rows_a)
 
 
 def check_comparable(meta_a: RunMeta, meta_b: RunMeta) -> None:

@@ -207,3 +207,18 @@ def test_plot_has_the_right_axes_and_opens(tmp_path):
     assert pixels.shape[0] > 400 and pixels.shape[1] > 1000
     with pytest.raises(ValueError, match="no timed row at shape"):
         plot_run(rows, META, path, shape="3x5")
+
+
+def test_rows_from_before_parameters_match_the_one_configuration():
+    import dataclasses as dc
+
+    from cudabench.compare import Verdict, compare_rows
+    from cudabench.spec import ResultRow, Status
+
+    old = ResultRow("reduce", "7", "float32", "float4", Status.OK, time_us=10.0,
+                    samples_us=(10.0,) * 5)  # fmt: skip
+    new = dc.replace(old, params="BLOCK=256,ITEMS=64")
+    (pair,) = compare_rows([old], [new])
+    assert pair.verdict is Verdict.SAME and pair.key.params == "BLOCK=256,ITEMS=64"
+    two = [new, dc.replace(new, params="BLOCK=128,ITEMS=64")]  # a grid: no guessing
+    assert {p.verdict for p in compare_rows([old], two)} == {Verdict.ONLY_A, Verdict.ONLY_B}
