@@ -294,7 +294,8 @@ def test_profile_profiles_one_launch_per_variant_and_counts_dram_bytes(tmp_path)
     assert sorted(names) == sorted(["atomic", "cupy", "float4", "naive", "shared", "shuffle", *TORCH])
     # exactly one launch per (variant, shape), each in its own range, nothing else profiled
     assert len(kernels) == len(rows)
-    assert sorted(k.ranges[1] for k in kernels) == sorted(names)
+    labels = [r["variant"] + (f"[{r['params']}]" if r.get("params") else "") for r in rows]
+    assert sorted(k.ranges[1] for k in kernels) == sorted(labels)  # float4[BLOCK=256,...]
     assert all(r["ncu"]["kernels"] == 1 for r in rows)
     float4 = next(r for r in rows if r["variant"] == "float4")
     input_bytes = 442368 * 128 * 4  # 226 MB, read once

@@ -177,7 +177,9 @@ def tune_command(
     meta = run_meta(pool.info, pool.versions, work.timing, command_line(ctx), started,
                     pool.devices)  # type: ignore[arg-type]
     info: DeviceInfo = pool.info  # type: ignore[assignment]
-    total = sum(min(budget, s.size) for _, s in searches)
+    final = tuner.FINAL_TOP + 1  # the final round: the best few and the default, re-timed
+    total = sum(min(budget, s.size) + min(final, s.size + 1) + len(work.jobs[i].baselines)
+                for i, s in searches)  # fmt: skip
     history, history_error = open_history(db)
     with pool, progress_bar(total, len(pool.devices) > 1) as bar:
         sweep = Sweep(on_workers(pool), stem, meta, bar, history, tag)
