@@ -32,7 +32,7 @@ from cudabench.results import ResultsError, check_writable, git_sha, result_stem
 from cudabench.runner import CaseJob, Runner
 from cudabench import tuning
 from cudabench.shapes import ShapeError, parse_shape
-from cudabench.space import SpaceError, grid, parse_param_option
+from cudabench.space import Space, SpaceError, grid, parse_param_option
 from cudabench.spec import Case, DeviceInfo, KernelVariant, ResultRow, RunMeta, TimingOptions
 
 
@@ -247,7 +247,7 @@ def apply_tuned(plan_: Plan, gpu: str, path: Path | None = None) -> Plan:
         raise SweepError(str(exc)) from None
     if not entries:
         return plan_
-    jobs, taken = [], []
+    jobs, taken, stale = [], [], []
     for job in plan_.jobs:
         case = job.case
         configured = []
@@ -258,15 +258,25 @@ def apply_tuned(plan_: Plan, gpu: str, path: Path | None = None) -> Plan:
             if entry is not None:
                 values = {n: v for n, v in entry.params.items()
                           if n in declared and n not in plan_.pinned}  # fmt: skip
-                variant = variant.configured(values)
-                taken.append(f"{case.op} {variant.label} {case.shape_text} {case.dtype}")
+                tuned = variant.configured(values)
+                broken = Space(variant.params, variant.constraints).violated(dict(tuned.values))
+                if broken:  # the header changed since it was tuned
+                    stale.append(f"{case.op} {variant.name} {case.shape_text} {case.dtype} "
+                                 f"breaks {broken!r}")  # fmt: skip
+                else:
+                    variant = tuned
+                    taken.append(f"{case.op} {variant.label} {case.shape_text} {case.dtype}")
             configured.append(variant)
         jobs.append(dataclasses.replace(job, variants=tuple(dict.fromkeys(configured))))
-    if not taken:
-        return plan_
     source = path or tuning.tuning_path()
-    note = f"tuned configurations from {source} (--no-tuned to ignore): {'; '.join(taken)}"
-    return dataclasses.replace(plan_, jobs=jobs, notes=(*plan_.notes, note))
+    notes = list(plan_.notes)
+    if taken:
+        notes.append(f"tuned configurations from {source} (--no-tuned to ignore): "
+                     f"{'; '.join(taken)}")  # fmt: skip
+    if stale:
+        notes.append(f"tuned configurations in {source} not used, the header's constraints "
+                     f"changed (tune again): {'; '.join(stale)}")  # fmt: skip
+    return dataclasses.replace(plan_, jobs=jobs, notes=tuple(notes))
 
 
 def parse_devices(text: str) -> list[int] | None:

@@ -370,3 +370,16 @@ def test_transpose_tile_parameters_reach_the_grid_rule():
     geometry = op.geometry(small.launches[0], small, (100, 200), FAKE_DEVICE, 4)
     assert geometry.grid == (7, 4) and geometry.block == (32, 4)
     assert tuner.search_space(variant, (8192, 8192)).size == 8  # 2 tiles x 4 blocks, all valid
+
+
+def test_a_tuned_configuration_the_header_no_longer_allows_is_not_used(tmp_path):
+    folder = tmp_path / "k" / "reduce"
+    folder.mkdir(parents=True)
+    (folder / "t.cu").write_text(header(constraints='["BLOCK * ITEMS <= 16384"]') + "\n")
+    path = tmp_path / "tuning.json"
+    tuning.save(tuning.TunedEntry(FAKE_DEVICE.name, "reduce", "t", "float32", "7",
+                                  {"BLOCK": 512, "ITEMS": 64}, 20.0), path)  # 32768: now too many
+    work = sweep.plan("reduce", ["7"], ["t"], [tmp_path / "k"], **QUICK)
+    tuned = sweep.apply_tuned(work, FAKE_DEVICE.name, path)
+    assert tuned.jobs[0].variants[0].params_text == "BLOCK=256,ITEMS=64"
+    assert any("not used" in n and "BLOCK * ITEMS <= 16384" in n for n in tuned.notes)
