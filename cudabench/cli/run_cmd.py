@@ -12,7 +12,8 @@ import typer
 from cudabench.cli.common import KERNELS_OPTION_HELP, err, out
 from cudabench.cli.sweep import (
     Plan, apply_tuned, command_line, exit_with_summary, in_process, on_workers, open_gpu,
-    open_history, open_workers, parse_devices, plan, results_stem, run_jobs, run_meta,
+    open_cluster, open_history, open_workers, parse_devices, plan, results_stem, run_jobs,
+    run_meta,
 )  # fmt: skip
 from cudabench.nvtx import ncu_filter
 from cudabench.pool import DEFAULT_TIMEOUT_S
@@ -70,6 +71,10 @@ def run_command(
         "or $CUDABENCH_DB).")] = None,
     as_json: Annotated[bool, typer.Option(
         "--json", help="Print the results as JSON on stdout (the table goes to stderr).")] = False,
+    cluster: Annotated[Optional[str], typer.Option(
+        help="Run on a Dask cluster instead of this host's GPUs: a scheduler address "
+        "(tcp://host:8786; workers started with --resources GPU=1) or 'local' (one worker "
+        "per GPU here, dask-cuda). Needs pip install -e '.[cluster]'.")] = None,
     devices: Annotated[str, typer.Option(
         "--devices", "--device", help="GPUs to run on: 0, 0,1 or all. One worker process "
         "per GPU takes cases from one queue; each row records its GPU.")] = "0",
@@ -106,7 +111,7 @@ def run_command(
         done = run_jobs(work, in_process(backend, index, profile=True), stem, meta)
         history_error = ""  # the parent `cudabench profile` records the run
     else:
-        pool = open_workers(chosen, timeout)
+        pool = open_cluster(cluster, timeout) if cluster else open_workers(chosen, timeout)
         if tuned:
             work = apply_tuned(work, pool.info.name)  # type: ignore[union-attr]
         show_notes(work)
@@ -114,8 +119,9 @@ def run_command(
         meta = run_meta(pool.info, pool.versions, work.timing, command_line(ctx), started,
                         pool.devices)  # type: ignore[arg-type]
         history, history_error = open_history(db)
+        execute = pool.execute if cluster else on_workers(pool)  # type: ignore[union-attr,arg-type]
         with pool:
-            done = run_jobs(work, on_workers(pool), stem, meta, len(pool.devices) > 1, history, tag)
+            done = run_jobs(work, execute, stem, meta, len(pool.devices) > 1, history, tag)
         history_error = history_error or done.history_error
     csv_path, json_path = done.finish()
     rows, meta = done.rows, done.meta

@@ -24,7 +24,7 @@ from cudabench.report import failure_summary
 from cudabench.spec import Case, ResultRow, RunMeta
 from cudabench.sweep import Plan, in_process, on_workers, run_meta
 
-__all__ = ["Plan", "apply_tuned", "command_line", "open_history", "exit_with_summary", "in_process", "on_workers", "open_gpu",
+__all__ = ["Plan", "apply_tuned", "command_line", "open_cluster", "open_history", "exit_with_summary", "in_process", "on_workers", "open_gpu",
            "open_workers", "parse_devices", "plan", "results_stem", "run_jobs", "run_meta"]
 SUMMARY_LINES = 20
 
@@ -53,6 +53,16 @@ def parse_devices(text: str) -> list[int] | None:
 
 def open_workers(devices: list[int] | None, timeout_s: float) -> WorkerPool:
     return _usage(sweep.open_workers, devices, timeout_s)
+
+
+def open_cluster(address: str, timeout_s: float) -> Any:
+    """A Dask cluster (cudabench/cluster.py); ClusterError is one line and exit 2."""
+    from cudabench.cluster import Cluster, ClusterError
+
+    try:
+        return Cluster(address, timeout_s)
+    except ClusterError as exc:
+        fail_usage(str(exc))
 
 
 def open_gpu(device: int) -> Backend:

@@ -14,7 +14,7 @@ from cudabench import tuning
 from cudabench.backends import backend_name
 from cudabench.cli.common import KERNELS_OPTION_HELP, err, fail_usage, out
 from cudabench.cli.sweep import (
-    Plan, command_line, open_history, open_workers, parse_devices, plan, progress_bar,
+    Plan, command_line, open_cluster, open_history, open_workers, parse_devices, plan, progress_bar,
     results_stem, run_meta,
 )  # fmt: skip
 from cudabench.pool import DEFAULT_TIMEOUT_S
@@ -140,6 +140,9 @@ def tune_command(
         help="A name for this search in the history database.")] = "",
     db: Annotated[Optional[Path], typer.Option(
         help="The history database (default results/cudabench.db, or $CUDABENCH_DB).")] = None,
+    cluster: Annotated[Optional[str], typer.Option(
+        help="Measure on a Dask cluster (a scheduler address, or 'local'), as for run; each "
+        "node compiles its own configurations.")] = None,
     devices: Annotated[str, typer.Option(
         "--devices", "--device", help="GPUs to measure on: 0, 0,1 or all (configurations "
         "are spread over them).")] = "0",
@@ -170,7 +173,7 @@ def tune_command(
     if space_only:
         out.print(_space_table(searches, work))
         return
-    pool = open_workers(parse_devices(devices), timeout)
+    pool = open_cluster(cluster, timeout) if cluster else open_workers(parse_devices(devices), timeout)
     started = now_utc()
     label = f"tune_{work.op_label}"
     stem = results_stem(output, label, started)
@@ -182,8 +185,9 @@ def tune_command(
                 for i, s in searches)  # fmt: skip
     history, history_error = open_history(db)
     with pool, progress_bar(total, len(pool.devices) > 1) as bar:
-        sweep = Sweep(on_workers(pool), stem, meta, bar, history, tag)
-        arch = info.arch if backend_name() == "cupy" else None
+        execute = pool.execute if cluster else on_workers(pool)  # type: ignore[union-attr,arg-type]
+        sweep = Sweep(execute, stem, meta, bar, history, tag)
+        arch = info.arch if backend_name() == "cupy" and not cluster else None  # compile ahead here
         outcomes = tuner.run_searches(work.jobs, searches, strategies, budget, work.timing,
                                       sweep, arch)  # fmt: skip
     csv_path, json_path = sweep.finish([r for o in outcomes for r in o.rows])

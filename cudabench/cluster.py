@@ -1,0 +1,190 @@
+"""Sweeps on Dask distributed: the same jobs as on one host, as tasks on a cluster's GPUs.
+
+    cudabench run configs/seeds.yaml --cluster tcp://scheduler:8786
+    cudabench run configs/seeds.yaml --cluster local       # a local cluster on this host
+
+Each job (one case with its variants, or a round of tune configurations) is a Dask task that
+asks for the resource `GPU=1`, so a worker runs one at a time on its GPU (start workers with
+`--resources GPU=1`; `dask-cuda-worker` gives each one GPU). In the Dask worker, the task
+hands the job to a cudabench worker pool of one GPU (pool.py), kept for the worker's life:
+a kernel that crashes or hangs kills that child process, never the Dask worker, and is a
+row as on one host. Rows come back as each task ends and are saved by the sweep as today.
+A Dask worker that is lost has its tasks retried elsewhere (Dask's `retries`); Ctrl-C
+cancels the futures and keeps every finished row. Kernel sources travel inside the jobs
+(the variants' paths must exist on every node: a shared checkout), and each node compiles
+with its own nvcc and cache.
+
+`distributed` (and `dask-cuda` for `--cluster local` on GPUs) are the optional extra
+`.[cluster]`: nothing here is imported without `--cluster`.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from cudabench.pool import PoolEvents, WorkerPool
+from cudabench.runner import CaseJob, with_speedups
+from cudabench.spec import DeviceInfo, ResultRow
+
+CONNECT_TIMEOUT_S = 10
+RETRIES = 2  # a job whose Dask worker died runs again elsewhere, twice at most
+
+
+class ClusterError(RuntimeError):
+    """No scheduler, no workers, mixed GPU models, or no `distributed`: one line."""
+
+
+_POOL: dict[str, Any] = {}  # in a Dask worker process: its cudabench pool, kept across tasks
+_LOCK = threading.Lock()
+
+
+def _worker_pool(timeout_s: float) -> WorkerPool:
+    """This Dask worker's pool of one cudabench worker on its GPU (device 0 of what
+    CUDA_VISIBLE_DEVICES shows it), started on first use."""
+    with _LOCK:
+        pool = _POOL.get("pool")
+        if pool is None:
+            pool = WorkerPool([0], timeout_s)
+            pool.open()
+            _POOL["pool"] = pool
+        pool.timeout_s = timeout_s
+        return pool
+
+
+def describe(timeout_s: float) -> tuple[DeviceInfo, dict[str, str], str]:
+    """(GPU, versions, host) of the Dask worker it runs on (runs there via client.run)."""
+    import socket
+
+    pool = _worker_pool(timeout_s)
+    assert pool.info is not None
+    return pool.info, pool.versions, socket.gethostname()
+
+
+def run_job(job: CaseJob, timeout_s: float) -> list[ResultRow]:
+    """A Dask task: one job on this worker's GPU, through the isolating pool; its rows."""
+    pool = _worker_pool(timeout_s)
+    rows: list[ResultRow] = []
+
+    class Collect:
+        def started(self, case: Any, name: str, device: int) -> None:
+            pass
+
+        def row(self, job_index: int, row: ResultRow) -> None:
+            pass
+
+        def job_done(self, job_index: int, finished: list[ResultRow]) -> None:
+            rows.extend(finished)
+
+    pool.run([job], Collect())
+    return rows
+
+
+def connect(address: str, fake_workers: int | None = None) -> Any:
+    """A `distributed.Client` for a scheduler address, or `local`: a LocalCUDACluster (one
+    worker per GPU, dask-cuda) or, with the fake backend, a LocalCluster of `fake_workers`
+    processes. ClusterError (one line) when it cannot."""
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError:
+        raise ClusterError("--cluster needs Dask distributed: pip install -e '.[cluster]'") from None
+    try:
+        if address == "local":
+            if fake_workers is not None:
+                cluster = LocalCluster(n_workers=fake_workers, threads_per_worker=1,
+                                       processes=True, resources={"GPU": 1},
+                                       dashboard_address=None)  # fmt: skip
+            else:
+                try:
+                    from dask_cuda import LocalCUDACluster
+                except ImportError:
+                    raise ClusterError("--cluster local on GPUs needs dask-cuda (one worker "
+                                       "per GPU): pip install -e '.[cluster]'") from None  # fmt: skip
+                cluster = LocalCUDACluster(threads_per_worker=1, resources={"GPU": 1},
+                                           dashboard_address=None)  # fmt: skip
+            return Client(cluster)
+        return Client(address, timeout=f"{CONNECT_TIMEOUT_S}s")
+    except ClusterError:
+        raise
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise ClusterError(f"--cluster {address}: no scheduler answered in "
+                           f"{CONNECT_TIMEOUT_S} s ({type(exc).__name__}: {exc})") from None  # fmt: skip
+
+
+def survey(client: Any, timeout_s: float) -> tuple[DeviceInfo, dict[str, str], list[str]]:
+    """The cluster's GPU model and versions, and its workers ("host GPU"); ClusterError if
+    it has no workers or GPUs of different models (one table, one model)."""
+    found = client.run(describe, timeout_s)
+    if not found:
+        raise ClusterError("the cluster has no workers")
+    models = {info.name for info, _, _ in found.values()}
+    if len(models) > 1:
+        raise ClusterError(f"the cluster's GPUs differ ({', '.join(sorted(models))}): one run "
+                           "needs one GPU model")  # fmt: skip
+    info, versions, _ = next(iter(found.values()))
+    workers = [f"{host} {info.name}" for info, _, host in found.values()]
+    return info, versions, workers
+
+
+def on_cluster(client: Any, timeout_s: float) -> Callable[..., None]:
+    """The cluster as a sweep executor: each job a task (resource GPU=1), rows reported as
+    each task ends, Ctrl-C cancelling what has not finished."""
+    from distributed import as_completed
+
+    def execute(jobs: list[CaseJob], events: PoolEvents,
+                ready: Callable[[int], None] | None = None) -> None:  # fmt: skip
+        futures = {}
+        for index, job in enumerate(jobs):
+            if ready is not None:
+                ready(index)
+            future = client.submit(run_job, job, timeout_s, resources={"GPU": 1},
+                                    retries=RETRIES, pure=False)  # fmt: skip
+            futures[future] = index
+        try:
+            for future in as_completed(futures):
+                index = futures[future]
+                rows = future.result()
+                for row in rows:
+                    events.row(index, row)
+                events.job_done(index, with_speedups(rows, jobs[index].baselines))
+        except KeyboardInterrupt:
+            client.cancel(list(futures))
+            raise
+
+    return execute
+
+
+def fake_worker_count() -> int | None:
+    """With the fake backend: how many local workers (CUDABENCH_FAKE_DEVICES, default 2)."""
+    if os.environ.get("CUDABENCH_BACKEND") != "fake":
+        return None
+    return int(os.environ.get("CUDABENCH_FAKE_DEVICES", "2") or 2)
+
+
+class Cluster:
+    """A connected cluster with the worker pool's face (`info`, `versions`, `devices`, a
+    context manager that closes it) and a sweep executor (`execute`)."""
+
+    def __init__(self, address: str, timeout_s: float) -> None:
+        self.client = connect(address, fake_worker_count())
+        try:
+            self.info, self.versions, self.workers = survey(self.client, timeout_s)
+        except BaseException:
+            self.close()
+            raise
+        self.devices = list(range(len(self.workers)))  # one "device" a Dask worker
+        self.execute = on_cluster(self.client, timeout_s)
+
+    def close(self) -> None:
+        cluster = getattr(self.client, "cluster", None)
+        self.client.close()
+        if cluster is not None:  # ours: --cluster local
+            cluster.close()
+
+    def __enter__(self) -> Cluster:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,61 @@
+"""Sweeps on Dask distributed without a GPU: a local cluster of fake-backend workers (each a
+Dask worker process with its own cudabench pool), a scheduler that does not answer, and
+clusters whose GPUs differ."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+pytest.importorskip("distributed")
+
+from cudabench import cluster  # noqa: E402
+from cudabench.backends.fake import FAKE_DEVICE  # noqa: E402
+from cudabench.cli import app  # noqa: E402
+
+QUICK = ["--min-samples", "2", "--min-time", "0", "--max-time", "0.01", "--warmup", "0"]
+runner = CliRunner()
+
+
+def test_every_row_arrives_from_a_local_cluster(tmp_path):
+    env = {"CUDABENCH_BACKEND": "fake", "CUDABENCH_FAKE_DEVICES": "2"}
+    on_cluster = runner.invoke(app, ["run", "reduce", "-s", "64x129", "-s", "1000", "-s", "7",
+                                     "--cluster", "local", *QUICK, "-o", str(tmp_path / "c")],
+                               env=env)  # fmt: skip
+    assert on_cluster.exit_code == 0, on_cluster.output
+    here = runner.invoke(app, ["run", "reduce", "-s", "64x129", "-s", "1000", "-s", "7", *QUICK,
+                               "-o", str(tmp_path / "h")], env=env)  # fmt: skip
+    assert here.exit_code == 0, here.output
+
+    def keys(folder):
+        doc = json.loads(next((tmp_path / folder).glob("*.json")).read_text())
+        assert doc["meta"]["complete"]
+        return sorted((r["shape"], r["variant"], r["params"], r["status"]) for r in doc["rows"])
+
+    assert keys("c") == keys("h") and len(keys("c")) == 3 * 6
+
+
+def test_a_scheduler_that_does_not_answer_is_one_line(tmp_path, monkeypatch):
+    monkeypatch.setattr(cluster, "CONNECT_TIMEOUT_S", 1)
+    result = runner.invoke(app, ["run", "reduce", "-s", "7", "--cluster", "tcp://127.0.0.1:9",
+                                 "-o", str(tmp_path)], env={"CUDABENCH_BACKEND": "fake"})  # fmt: skip
+    assert result.exit_code == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "no scheduler answered" in lines[0]
+
+
+def test_a_cluster_of_two_gpu_models_is_refused():
+    import dataclasses
+
+    other = dataclasses.replace(FAKE_DEVICE, name="Other GPU")
+
+    class Stub:
+        def run(self, function, *args):
+            return {"w1": (FAKE_DEVICE, {}, "a"), "w2": (other, {}, "b")}
+
+    with pytest.raises(cluster.ClusterError, match="GPUs differ"):
+        cluster.survey(Stub(), 10)
+    with pytest.raises(cluster.ClusterError, match="no workers"):
+        cluster.survey(type("Empty", (), {"run": lambda self, f, *a: {}})(), 10)
