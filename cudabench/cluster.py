@@ -113,6 +113,12 @@ def connect(address: str, fake_workers: int | None = None) -> Any:
                            f"{CONNECT_TIMEOUT_S} s ({type(exc).__name__}: {exc})") from None  # fmt: skip
 
 
+def workers(client: Any, timeout_s: float) -> list[tuple[str, str, DeviceInfo]]:
+    """(Dask worker address, host, GPU) of each worker, each one's cudabench pool started."""
+    found = client.run(describe, timeout_s)
+    return sorted((address, host, info) for address, (info, _, host) in found.items())
+
+
 def survey(client: Any, timeout_s: float) -> tuple[DeviceInfo, dict[str, str], list[str]]:
     """The cluster's GPU model and versions, and its workers ("host GPU"); ClusterError if
     it has no workers or GPUs of different models (one table, one model)."""

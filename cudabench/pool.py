@@ -21,6 +21,7 @@ import collections
 import dataclasses
 import os
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -36,6 +37,7 @@ from cudabench.runner import CaseJob, with_speedups
 from cudabench.spec import Case, DeviceInfo, ResultRow, Status, split_label
 
 DEFAULT_TIMEOUT_S = 300.0
+HOST = socket.gethostname()
 STARTUP_TIMEOUT_S = 180.0  # Python, CuPy and a CUDA context, on a busy machine
 POLL_S = 0.25  # how often the loop looks at deadlines (and lets Ctrl-C in)
 
@@ -273,7 +275,7 @@ class WorkerPool:
 
         def record(worker: _Worker, row: ResultRow) -> None:
             state = states[worker.job]  # type: ignore[index]
-            row = dataclasses.replace(row, device=worker.device)
+            row = dataclasses.replace(row, device=worker.device, host=HOST)
             state.rows[row.label] = row
             if worker.current == row.label:
                 worker.current = None

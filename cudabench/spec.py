@@ -253,6 +253,7 @@ class ResultRow:
     notes: str = ""  # sanity warnings about the figures ("cache-resident: ...")
     ncu: ProfileMetrics | None = None  # Nsight Compute's view of the row (`cudabench profile`)
     device: int | None = None  # the CUDA device index the row ran on
+    host: str = ""  # the machine it ran on (a cluster's rows come from several)
     sm_mhz: tuple[int, int] | None = None  # SM clock before and after the timed samples (NVML)
     mem_mhz: tuple[int, int] | None = None  # memory clock, likewise
     throttle: str = ""  # NVML throttle reasons seen before or after the samples

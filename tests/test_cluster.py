@@ -59,3 +59,40 @@ def test_a_cluster_of_two_gpu_models_is_refused():
         cluster.survey(Stub(), 10)
     with pytest.raises(cluster.ClusterError, match="no workers"):
         cluster.survey(type("Empty", (), {"run": lambda self, f, *a: {}})(), 10)
+
+
+def test_ctrl_c_cancels_the_rest_and_keeps_the_finished_rows(tmp_path, monkeypatch):
+    from cudabench import sweep
+    from cudabench.results import now_utc, read_results
+
+    monkeypatch.setenv("CUDABENCH_BACKEND", "fake")
+    monkeypatch.setenv("CUDABENCH_FAKE_DEVICES", "1")
+    work = sweep.plan("reduce", ["64x129", "1000", "7", "33"], ["float4"], None, None,
+                      min_samples=2, min_time_s=0.0, max_time_s=0.01, warmup=0)  # fmt: skip
+
+    class StopAfterFirstJob:
+        rows = 0
+
+        def started(self, case, name, device):
+            pass
+
+        def finished(self, row):
+            self.rows += 1
+            if self.rows == 2:  # both rows of the first job are in
+                raise KeyboardInterrupt
+
+    with cluster.Cluster("local", 60) as dask:
+        stem = sweep.results_stem(tmp_path, work.op_label, now_utc())
+        meta = sweep.run_meta(dask.info, dask.versions, work.timing, "t", now_utc(), dask.devices)
+        with pytest.raises(sweep.Interrupted) as info:
+            sweep.run_jobs(work, dask.execute, stem, meta, StopAfterFirstJob())
+    saved_meta, rows = read_results(info.value.path)
+    assert not saved_meta.complete and len(rows) == 2
+    assert all(r.host and r.status.value == "OK" for r in rows)
+
+
+def test_cluster_status_lists_the_workers():
+    result = runner.invoke(app, ["cluster", "status", "--cluster", "local"],
+                           env={"CUDABENCH_BACKEND": "fake", "CUDABENCH_FAKE_DEVICES": "2"})  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "2 worker(s)" in result.stdout and result.stdout.count("Fake GPU") == 2

@@ -14,7 +14,8 @@ from rich.markup import escape
 
 from cudabench import __version__
 from cudabench.cli import (
-    check_cmd, compare_cmd, history_cmd, list_cmd, profile_cmd, report_cmd, run_cmd, tune_cmd,
+    check_cmd, cluster_cmd, compare_cmd, history_cmd, list_cmd, profile_cmd, report_cmd, run_cmd,
+    tune_cmd,
 )  # fmt: skip
 from cudabench.cli.common import err
 
@@ -51,6 +52,7 @@ app.command("compare")(compare_cmd.compare_command)
 app.command("report")(report_cmd.report_command)
 app.command("history")(history_cmd.history_command)
 app.command("import")(history_cmd.import_command)
+app.add_typer(cluster_cmd.app, name="cluster")
 
 
 try:  # typer 0.2x vendors click; older typers use click itself

@@ -1,0 +1,43 @@
+"""`cudabench cluster status`: the workers of a Dask cluster and their GPUs."""
+
+from __future__ import annotations
+
+import typer
+from rich.table import Table
+
+from cudabench.cli.common import fail_usage, out
+from cudabench.pool import DEFAULT_TIMEOUT_S
+
+app = typer.Typer(help="A Dask cluster for --cluster: see its workers.", no_args_is_help=True)
+
+
+@app.command("status")
+def status_command(
+    cluster: str = typer.Option(..., help="A scheduler address (tcp://host:8786), or 'local'."),
+) -> None:
+    """Each worker of the cluster: its host and GPU (model, SMs, memory), as cudabench's
+    worker process on it sees them. Exit 2 when no scheduler answers."""
+    from cudabench import cluster as dask_cluster
+
+    try:
+        client = dask_cluster.connect(cluster, dask_cluster.fake_worker_count())
+    except dask_cluster.ClusterError as exc:
+        fail_usage(str(exc))
+    try:
+        found = dask_cluster.workers(client, DEFAULT_TIMEOUT_S)
+    finally:
+        local = getattr(client, "cluster", None)
+        client.close()
+        if local is not None:
+            local.close()
+    table = Table(title=f"cluster {cluster}: {len(found)} worker(s)", title_justify="left",
+                  header_style="bold")  # fmt: skip
+    for name in ("worker", "host", "GPU", "SMs", "memory GB", "driver"):
+        table.add_column(name, justify="right" if name in ("SMs", "memory GB") else "left")
+    for address, host, info in found:
+        table.add_row(address, host, info.name, str(info.sm_count),
+                      f"{info.total_memory_bytes / 1e9:.0f}", info.driver_version)  # fmt: skip
+    out.print(table)
+    models = {info.name for _, _, info in found}
+    if len(models) > 1:
+        out.print(f"GPU models differ ({', '.join(sorted(models))}): a run needs one model")
