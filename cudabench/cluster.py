@@ -119,24 +119,35 @@ def workers(client: Any, timeout_s: float) -> list[tuple[str, str, DeviceInfo]]:
     return sorted((address, host, info) for address, (info, _, host) in found.items())
 
 
-def survey(client: Any, timeout_s: float) -> tuple[DeviceInfo, dict[str, str], list[str]]:
-    """The cluster's GPU model and versions, and its workers ("host GPU"); ClusterError if
-    it has no workers or GPUs of different models (one table, one model)."""
+def survey(client: Any, timeout_s: float, gpu_model: str | None = None,
+           ) -> tuple[DeviceInfo, dict[str, str], list[str]]:  # fmt: skip
+    """The GPU model the run uses, its versions, and the addresses of the workers that have
+    it. ClusterError if there are no workers, if their GPUs differ and `gpu_model` (a part of
+    the model's name, any case) does not pick one, or if it matches none."""
     found = client.run(describe, timeout_s)
     if not found:
         raise ClusterError("the cluster has no workers")
-    models = {info.name for info, _, _ in found.values()}
-    if len(models) > 1:
-        raise ClusterError(f"the cluster's GPUs differ ({', '.join(sorted(models))}): one run "
-                           "needs one GPU model")  # fmt: skip
-    info, versions, _ = next(iter(found.values()))
-    workers = [f"{host} {info.name}" for info, _, host in found.values()]
-    return info, versions, workers
+    models = sorted({info.name for info, _, _ in found.values()})
+    if gpu_model is not None:
+        chosen = [m for m in models if gpu_model.lower() in m.lower()]
+        if len(chosen) != 1:
+            raise ClusterError(f"--gpu-model {gpu_model!r} matches {len(chosen)} of the "
+                               f"cluster's GPU models ({', '.join(models)})")  # fmt: skip
+    elif len(models) > 1:
+        raise ClusterError(f"the cluster's GPUs differ ({', '.join(models)}): one run needs one "
+                           "GPU model; pick one with --gpu-model")  # fmt: skip
+    else:
+        chosen = models
+    addresses = sorted(a for a, (info, _, _) in found.items() if info.name == chosen[0])
+    info, versions, _ = found[addresses[0]]
+    return info, versions, addresses
 
 
-def on_cluster(client: Any, timeout_s: float) -> Callable[..., None]:
-    """The cluster as a sweep executor: each job a task (resource GPU=1), rows reported as
-    each task ends, Ctrl-C cancelling what has not finished."""
+def on_cluster(client: Any, timeout_s: float,
+               addresses: list[str] | None = None) -> Callable[..., None]:  # fmt: skip
+    """The cluster as a sweep executor: each job a task (resource GPU=1) on the given
+    workers (all when None), rows reported as each task ends, Ctrl-C cancelling what has
+    not finished."""
     from distributed import as_completed
 
     def execute(jobs: list[CaseJob], events: PoolEvents,
@@ -146,7 +157,8 @@ def on_cluster(client: Any, timeout_s: float) -> Callable[..., None]:
             if ready is not None:
                 ready(index)
             future = client.submit(run_job, job, timeout_s, resources={"GPU": 1},
-                                    retries=RETRIES, pure=False)  # fmt: skip
+                                    retries=RETRIES, pure=False, workers=addresses,
+                                    allow_other_workers=False)  # fmt: skip
             futures[future] = index
         try:
             for future in as_completed(futures):
@@ -173,15 +185,15 @@ class Cluster:
     """A connected cluster with the worker pool's face (`info`, `versions`, `devices`, a
     context manager that closes it) and a sweep executor (`execute`)."""
 
-    def __init__(self, address: str, timeout_s: float) -> None:
+    def __init__(self, address: str, timeout_s: float, gpu_model: str | None = None) -> None:
         self.client = connect(address, fake_worker_count())
         try:
-            self.info, self.versions, self.workers = survey(self.client, timeout_s)
+            self.info, self.versions, self.workers = survey(self.client, timeout_s, gpu_model)
         except BaseException:
             self.close()
             raise
         self.devices = list(range(len(self.workers)))  # one "device" a Dask worker
-        self.execute = on_cluster(self.client, timeout_s)
+        self.execute = on_cluster(self.client, timeout_s, self.workers)
 
     def close(self) -> None:
         cluster = getattr(self.client, "cluster", None)

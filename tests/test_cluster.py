@@ -55,8 +55,12 @@ def test_a_cluster_of_two_gpu_models_is_refused():
         def run(self, function, *args):
             return {"w1": (FAKE_DEVICE, {}, "a"), "w2": (other, {}, "b")}
 
-    with pytest.raises(cluster.ClusterError, match="GPUs differ"):
+    with pytest.raises(cluster.ClusterError, match="GPUs differ.*--gpu-model"):
         cluster.survey(Stub(), 10)
+    info, _, addresses = cluster.survey(Stub(), 10, gpu_model="other")
+    assert info.name == "Other GPU" and addresses == ["w2"]  # only that model's workers
+    with pytest.raises(cluster.ClusterError, match="matches 2"):
+        cluster.survey(Stub(), 10, gpu_model="GPU")
     with pytest.raises(cluster.ClusterError, match="no workers"):
         cluster.survey(type("Empty", (), {"run": lambda self, f, *a: {}})(), 10)
 
@@ -96,3 +100,24 @@ def test_cluster_status_lists_the_workers():
                            env={"CUDABENCH_BACKEND": "fake", "CUDABENCH_FAKE_DEVICES": "2"})  # fmt: skip
     assert result.exit_code == 0, result.output
     assert "2 worker(s)" in result.stdout and result.stdout.count("Fake GPU") == 2
+
+
+def test_a_lost_worker_loses_no_row(tmp_path):
+    """A kernel kills its Dask worker mid-task (once): the task runs again on another worker
+    and every row arrives."""
+    from conftest import write_kernel
+
+    kernels = tmp_path / "k"
+    write_kernel(kernels / "reduce", "killer", "", header=(
+        "// cudabench:\n//   variant: killer\n//   entry: fake_kill_node\n//   block: 256\n"
+        "//   grid: segments\n//   about: takes its node down the first time\n"))  # fmt: skip
+    env = {"CUDABENCH_BACKEND": "fake", "CUDABENCH_FAKE_DEVICES": "2",
+           "CUDABENCH_FAKE_KILL_ONCE": str(tmp_path / "killed")}  # fmt: skip
+    result = runner.invoke(app, ["run", "reduce", "-s", "64x129", "-s", "1000", "-s", "7",
+                                 "-v", "killer", "-v", "float4", "--kernels", str(kernels),
+                                 "--cluster", "local", *QUICK, "-o", str(tmp_path / "out")],
+                           env=env)  # fmt: skip
+    assert (tmp_path / "killed").exists()  # a worker did die
+    assert result.exit_code == 0, result.output
+    rows = json.loads(next((tmp_path / "out").glob("*.json")).read_text())["rows"]
+    assert len(rows) == 3 * 3 and all(r["status"] == "OK" for r in rows)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import time
 from collections.abc import Callable
 from typing import Any
@@ -119,10 +120,23 @@ def _garbage(grid: int, block: int, *args: Any) -> None:
     _row_sum_store(grid, block, *args)
 
 
+def _kill_node(grid: int, block: int, *args: Any) -> None:
+    """The first time (no file at $CUDABENCH_FAKE_KILL_ONCE yet): kill the process that
+    started this worker (on a Dask cluster, the Dask worker: a node lost mid-task), then this
+    worker with it. Later: a correct row sum."""
+    marker = os.environ.get("CUDABENCH_FAKE_KILL_ONCE", "")
+    if marker and not os.path.exists(marker):
+        open(marker, "w").close()
+        os.kill(os.getppid(), signal.SIGKILL)
+        os._exit(9)
+    _row_sum_store(grid, block, *args)
+
+
 # Faults for the worker tests (a .cu header naming these entries gets them): a CUDA error,
-# a process that dies, a kernel that never returns, a worker that sends garbage.
+# a process that dies, a kernel that never returns, a worker that sends garbage, a lost node.
 FAULTS: dict[str, FakeKernel] = {
     "fake_crash": _crash, "fake_die": _die, "fake_hang": _hang, "fake_garbage": _garbage,
+    "fake_kill_node": _kill_node,
 }  # fmt: skip
 FAKE_TIMES_MS = {
     "reduce_sum_naive": 0.9, "reduce_sum_shared": 0.12, "reduce_sum_shuffle": 0.1,

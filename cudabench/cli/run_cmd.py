@@ -75,6 +75,9 @@ def run_command(
         help="Run on a Dask cluster instead of this host's GPUs: a scheduler address "
         "(tcp://host:8786; workers started with --resources GPU=1) or 'local' (one worker "
         "per GPU here, dask-cuda). Needs pip install -e '.[cluster]'.")] = None,
+    gpu_model: Annotated[Optional[str], typer.Option(
+        help="With --cluster: only the workers whose GPU model's name contains this (e.g. "
+        "H200); needed when the cluster's GPUs differ.")] = None,
     devices: Annotated[str, typer.Option(
         "--devices", "--device", help="GPUs to run on: 0, 0,1 or all. One worker process "
         "per GPU takes cases from one queue; each row records its GPU.")] = "0",
@@ -111,7 +114,7 @@ def run_command(
         done = run_jobs(work, in_process(backend, index, profile=True), stem, meta)
         history_error = ""  # the parent `cudabench profile` records the run
     else:
-        pool = open_cluster(cluster, timeout) if cluster else open_workers(chosen, timeout)
+        pool = open_cluster(cluster, timeout, gpu_model) if cluster else open_workers(chosen, timeout)
         if tuned:
             work = apply_tuned(work, pool.info.name)  # type: ignore[union-attr]
         show_notes(work)

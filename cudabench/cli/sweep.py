@@ -55,12 +55,12 @@ def open_workers(devices: list[int] | None, timeout_s: float) -> WorkerPool:
     return _usage(sweep.open_workers, devices, timeout_s)
 
 
-def open_cluster(address: str, timeout_s: float) -> Any:
+def open_cluster(address: str, timeout_s: float, gpu_model: str | None = None) -> Any:
     """A Dask cluster (cudabench/cluster.py); ClusterError is one line and exit 2."""
     from cudabench.cluster import Cluster, ClusterError
 
     try:
-        return Cluster(address, timeout_s)
+        return Cluster(address, timeout_s, gpu_model)
     except ClusterError as exc:
         fail_usage(str(exc))
 

@@ -143,6 +143,9 @@ def tune_command(
     cluster: Annotated[Optional[str], typer.Option(
         help="Measure on a Dask cluster (a scheduler address, or 'local'), as for run; each "
         "node compiles its own configurations.")] = None,
+    gpu_model: Annotated[Optional[str], typer.Option(
+        help="With --cluster: only the workers whose GPU model's name contains this (e.g. "
+        "H200); needed when the cluster's GPUs differ.")] = None,
     devices: Annotated[str, typer.Option(
         "--devices", "--device", help="GPUs to measure on: 0, 0,1 or all (configurations "
         "are spread over them).")] = "0",
@@ -173,7 +176,7 @@ def tune_command(
     if space_only:
         out.print(_space_table(searches, work))
         return
-    pool = open_cluster(cluster, timeout) if cluster else open_workers(parse_devices(devices), timeout)
+    pool = open_cluster(cluster, timeout, gpu_model) if cluster else open_workers(parse_devices(devices), timeout)
     started = now_utc()
     label = f"tune_{work.op_label}"
     stem = results_stem(output, label, started)
