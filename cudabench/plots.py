@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from cudabench.spec import ResultRow, RunMeta, Status
+from cudabench.spec import ResultRow, RunMeta, Status, parse_params
 
 
 def plot_run(rows: list[ResultRow], meta: RunMeta, path: Path, shape: str | None = None) -> str:
@@ -85,9 +85,8 @@ def plot_tuning(rows: list[ResultRow], names: tuple[str, ...], path: Path, title
     import matplotlib.pyplot as plt
     import numpy as np
 
-    timed = [(dict((p.split("=", 1)[0], int(p.split("=", 1)[1])) for p in r.params.split(",")),
-              r.time_us) for r in rows
-             if r.status is Status.OK and r.time_us and r.params and not r.is_baseline]  # fmt: skip
+    timed = [(parse_params(r.params), r.time_us) for r in rows
+             if r.status is Status.OK and r.time_us and r.params and not r.is_baseline]
     if not timed:
         raise ValueError("no correct, timed configuration to plot")
     counts = {n: len({c[n] for c, _ in timed if n in c}) for n in names}

@@ -10,7 +10,7 @@ import pandas as pd
 from rich.table import Table
 from rich.text import Text
 
-from cudabench.spec import ResultRow, RowKey, RunMeta, Status
+from cudabench.spec import ResultRow, RowKey, RunMeta, Status, parse_params
 
 _STATUS_STYLE = {
     Status.OK: "green", Status.FAIL: "bold red", Status.COMPILE_ERROR: "bold red",
@@ -34,10 +34,10 @@ def short_labels(rows: list[ResultRow]) -> list[str]:
     """Each row's variant with only the parameters that differ among the rows of that
     variant in this table (nvbench shows the axes that vary): a plain run reads `float4`, a
     `--param BLOCK=128,256` run `float4[BLOCK=128]`. Files keep every parameter."""
-    seen: dict[tuple[str, str], list[dict[str, str]]] = defaultdict(list)
+    seen: dict[tuple[str, str], list[dict[str, int]]] = defaultdict(list)
     parsed = []
     for row in rows:
-        values = dict(p.split("=", 1) for p in row.params.split(",")) if row.params else {}
+        values = parse_params(row.params)
         parsed.append(values)
         seen[(row.op, row.variant)].append(values)
     labels = []

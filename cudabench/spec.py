@@ -107,6 +107,11 @@ def row_label(variant: str, params: str) -> str:
     return f"{variant}[{params}]" if params else variant
 
 
+def parse_params(text: str) -> dict[str, int]:
+    """params_text's inverse: `BLOCK=256,ITEMS=8` -> {"BLOCK": 256, "ITEMS": 8}."""
+    return {name: int(value) for name, value in (p.split("=", 1) for p in text.split(",") if p)}
+
+
 def split_label(label: str) -> tuple[str, str]:
     """row_label's inverse: (variant, params). Variant names cannot hold brackets."""
     if label.endswith("]") and "[" in label:

@@ -36,7 +36,9 @@ from typing import Any, Protocol
 from cudabench.ops import get_op
 from cudabench.runner import CaseJob
 from cudabench.space import Space, SpaceError
-from cudabench.spec import Case, KernelVariant, ResultRow, Status, TimingOptions, split_label
+from cudabench.spec import (
+    Case, KernelVariant, ResultRow, Status, TimingOptions, parse_params, split_label,
+)  # fmt: skip
 from cudabench.sweep import Sweep, SweepError
 from cudabench.tuning import TunedEntry
 
@@ -372,8 +374,7 @@ def search(case: Case, space: SearchSpace, strategy: Strategy, budget: int,
 
 def values_of(label: str) -> dict[str, int]:
     """`float4[BLOCK=256,ITEMS=8]` -> {"BLOCK": 256, "ITEMS": 8}."""
-    params = split_label(label)[1]
-    return {name: int(value) for name, value in (p.split("=", 1) for p in params.split(",") if p)}
+    return parse_params(split_label(label)[1])
 
 
 def plan_searches(jobs: list[CaseJob], narrowing: tuple[dict[str, tuple[int, ...]], ...],

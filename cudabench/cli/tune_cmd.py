@@ -20,7 +20,7 @@ from cudabench.cli.sweep import (
 from cudabench.pool import DEFAULT_TIMEOUT_S
 from cudabench.report import title
 from cudabench.results import now_utc
-from cudabench.spec import DeviceInfo, RunMeta, Status
+from cudabench.spec import DeviceInfo, ResultRow, RunMeta, Status, parse_params
 from cudabench.sweep import Sweep, on_workers
 
 
@@ -38,11 +38,19 @@ def _space_table(searches: list[tuple[int, tuner.SearchSpace]], work: Plan) -> T
     return table
 
 
-def _outcome_table(outcome: tuner.Outcome, device: DeviceInfo) -> Table:
+def _mark(outcome: tuner.Outcome, row: ResultRow) -> str:
+    """★ best, ≈ tie (within the noise of the best), and which row is the default."""
+    tie = next((f"{'★ best' if i == 0 else '≈ tie'}" for i, r in enumerate(outcome.ties)
+                if r.label == row.label), "")  # fmt: skip
+    is_default = outcome.default is not None and row.label == outcome.default.label
+    return f"{tie} (default)" if tie and is_default else tie or ("default" if is_default else "")
+
+
+def _outcome_table(outcome: tuner.Outcome) -> Table:
+    """The final round: each row's varying parameters, mark, time and speedups."""
     case = outcome.case
-    names = outcome.space.variant.params
     varying = [n for n, values in outcome.space.space.params if len(values) > 1]
-    shown = varying or [n for n, _ in names]
+    shown = varying or [n for n, _ in outcome.space.variant.params]
     table = Table(
         title=f"{case.op} {outcome.space.variant.name} {case.shape_text} {case.dtype}: final "
               f"round, interleaved (the top {tuner.FINAL_TOP}, the default, the library)",
@@ -52,19 +60,14 @@ def _outcome_table(outcome: tuner.Outcome, device: DeviceInfo) -> Table:
     for name in [*shown, "", "time µs", "±spread", "GFLOP/s" if flops else "GB/s", "% peak",
                  "vs default", "vs library"]:  # fmt: skip
         table.add_column(name, justify="left" if name == "" else "right")
-    tie_labels = {r.label for r in outcome.ties}
     default_time = outcome.default.time_us if outcome.default else None
     for row in outcome.final:
-        values = dict(p.split("=", 1) for p in row.params.split(",")) if row.params else {}
-        cells = [values.get(n, "") for n in shown] if not row.is_baseline else [row.variant, *[""] * (len(shown) - 1)]
-        mark = ("★ best" if outcome.best is not None and row.label == outcome.best.label
-                else "≈ tie" if row.label in tie_labels
-                else "default" if outcome.default is not None and row.label == outcome.default.label
-                else "")  # fmt: skip
-        if outcome.default is not None and row.label == outcome.default.label and mark != "default":
-            mark += " (default)"
+        values = parse_params(row.params)
+        cells = ([row.variant, *[""] * (len(shown) - 1)] if row.is_baseline
+                 else [str(values.get(n, "")) for n in shown])  # fmt: skip
+        mark = _mark(outcome, row)
         ok = row.status is Status.OK and row.time_us
-        versus = f"{default_time / row.time_us:.2f}×" if ok and default_time else ""
+        versus = f"{default_time / row.time_us:.2f}×" if ok and default_time else ""  # type: ignore[operator]
         table.add_row(
             *cells, mark if ok else row.status.value,
             f"{row.time_us:,.2f}" if ok else "", f"{100 * (row.spread or 0):.1f}%" if ok else "",
@@ -197,7 +200,7 @@ def tune_command(
     meta, history_error = sweep.meta, history_error or sweep.history_error
     out.print(title(meta, label))
     for outcome in outcomes:
-        out.print(_outcome_table(outcome, info))
+        out.print(_outcome_table(outcome))
         err.print(_summary(outcome), soft_wrap=True, markup=False)
         if plot:
             _plot(outcome, stem, meta)
