@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import dataclasses
+import functools
 import importlib.util
 import os
 import random
@@ -393,20 +394,23 @@ def plan_searches(jobs: list[CaseJob], narrowing: tuple[dict[str, tuple[int, ...
     return found
 
 
+def _compile_for(variant: KernelVariant, arch: str, dtype: str) -> Any:
+    from cudabench.compile import compile_variant
+
+    return compile_variant(variant, arch, dtype)
+
+
 def run_searches(jobs: list[CaseJob], searches: list[tuple[int, SearchSpace]],
                  strategies: list[Strategy], budget: int, timing: TimingOptions, sweep: Sweep,
                  arch: str | None) -> list[Outcome]:  # fmt: skip
     """Each search in turn on one sweep (one results file). `arch` (e.g. sm_90) turns on
     compiling ahead with nvcc; None for a backend that compiles nothing (the fake)."""
-    from cudabench.compile import compile_variant
-
     outcomes = []
     for (index, space), strategy in zip(searches, strategies):
         case = jobs[index].case
-        compile_one = None
+        compile_one: Compiler | None = None
         if arch is not None:
-            def compile_one(v: KernelVariant, dtype: str = case.dtype) -> Any:
-                return compile_variant(v, arch, dtype)
+            compile_one = functools.partial(_compile_for, arch=arch, dtype=case.dtype)
         outcomes.append(search(case, space, strategy, budget, jobs[index].baselines, timing,
                                sweep, compile_one))  # fmt: skip
     return outcomes

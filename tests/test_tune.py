@@ -259,6 +259,7 @@ def test_run_uses_the_saved_configuration_unless_told_not_to(tmp_path):
     assert params["1000"].startswith("BLOCK=256,WARP_ROW_BYTES=16,")  # no entry: defaults
     pinned = cli("run", "reduce", "-s", "64x129", "-v", "float4", "-p", "BLOCK=128", *QUICK_CLI,
                  "-o", str(tmp_path / "b"), tuning_file=path)  # fmt: skip
+    assert pinned.exit_code == 0, pinned.output
     _, rows = read_results(next((tmp_path / "b").glob("*.json")))
     assert rows[0].params.startswith("BLOCK=128,WARP_ROW_BYTES=32,")  # --param wins, rest tuned
     plain = cli("run", "reduce", "-s", "64x129", "-v", "float4", "--no-tuned", *QUICK_CLI,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Annotated, Any, NoReturn, Optional
 
 import typer
 from rich.console import Console
@@ -22,6 +22,14 @@ KERNELS_OPTION_HELP = (
     "Extra folder of .cu variants (files directly in it, or in <folder>/<op>/); "
     "they join the built-in ones. Repeatable."
 )
+
+
+# Options several commands share, declared once.
+DbOption = Annotated[Optional[Path], typer.Option(
+    help="The history database (default results/cudabench.db, or $CUDABENCH_DB).")]
+GpuModelOption = Annotated[Optional[str], typer.Option(
+    help="With --cluster: only the workers whose GPU model's name contains this (e.g. H200); "
+    "needed when the cluster's GPUs differ.")]
 
 
 def fail_usage(message: str) -> NoReturn:

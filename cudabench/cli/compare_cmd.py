@@ -9,7 +9,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from cudabench.cli.common import err, fail_usage, out
+from cudabench.cli.common import DbOption, err, fail_usage, out
 from cudabench.compare import (
     DEFAULT_THRESHOLD, CompareError, Pair, Verdict, check_comparable, compare_rows, find_run, load,
     speedup_matrix,
@@ -54,9 +54,7 @@ def compare_command(
         "With --by variant: the variant the speedups are over (default: the baseline).")] = None,
     fail_above: Annotated[Optional[str], typer.Option(
         help="A CI gate: --fail-on-regression with this threshold (e.g. 3%).")] = None,
-    db: Annotated[Optional[Path], typer.Option(
-        help="The history database for --against (default results/cudabench.db, or "
-        "$CUDABENCH_DB).")] = None,
+    db: DbOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the comparison as JSON.")] = False,
 ) -> None:
     """Compare two runs row by row (FASTER / SLOWER / SAME / UNSURE from the samples' noise,

@@ -9,7 +9,7 @@ from typing import Annotated, Optional
 import typer
 from rich.table import Table
 
-from cudabench.cli.common import err, fail_usage, out
+from cudabench.cli.common import DbOption, err, fail_usage, out
 from cudabench.cli.compare_cmd import parse_threshold
 from cudabench.compare import DEFAULT_THRESHOLD, Verdict, verdict_for
 from cudabench.history import History, HistoryError, RunInfo
@@ -17,9 +17,6 @@ from cudabench.ops import UnknownName, closest, get_op
 from cudabench.results import ResultsError, read_results
 from cudabench.shapes import ShapeError, parse_shape
 from cudabench.spec import ResultRow, RowKey, Status
-
-DB_HELP = "The history database (default results/cudabench.db, or $CUDABENCH_DB)."
-
 
 def _open(db: Path | None) -> History:
     try:
@@ -86,7 +83,7 @@ def history_command(
         help="Smallest change worth a verdict (e.g. 2%).")] = f"{100 * DEFAULT_THRESHOLD:g}%",
     plot: Annotated[Optional[Path], typer.Option(
         help="Also draw the times over the runs to this PNG/SVG/PDF.")] = None,
-    db: Annotated[Optional[Path], typer.Option(help=DB_HELP)] = None,
+    db: DbOption = None,
 ) -> None:
     """One case's runs over time (commit, GPU, tag, time, spread), each change against the
     run before judged as compare judges it: FASTER / SLOWER outside the noise, SAME, UNSURE.
@@ -170,7 +167,7 @@ def import_command(
     files: Annotated[list[Path], typer.Argument(help="Results files (.json, or the .csv "
                                                 "beside one) to add to the history.")],
     tag: Annotated[str, typer.Option(help="A tag for the imported runs.")] = "",
-    db: Annotated[Optional[Path], typer.Option(help=DB_HELP)] = None,
+    db: DbOption = None,
 ) -> None:
     """Add older results files to the history database (each once: a file imported before
     is skipped). A file that is not a results file is one line; the others still import,

@@ -20,7 +20,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from cudabench.cli.common import KERNELS_OPTION_HELP, err, fail_usage, out
+from cudabench.cli.common import KERNELS_OPTION_HELP, DbOption, err, fail_usage, out
 from cudabench.cli.sweep import (
     Plan, command_line, exit_with_summary, on_workers, open_history, open_workers, plan,
     results_stem, run_jobs,
@@ -143,8 +143,7 @@ def profile_command_cli(
         "Hot: neither.")] = True,
     tag: Annotated[str, typer.Option(
         help="A name for the timed run in the history database.")] = "",
-    db: Annotated[Optional[Path], typer.Option(
-        help="The history database (default results/cudabench.db, or $CUDABENCH_DB).")] = None,
+    db: DbOption = None,
     time_it: Annotated[bool, typer.Option(
         "--time/--no-time", help="Also time the cases normally, to show cudabench's time "
         "beside ncu's.")] = True,

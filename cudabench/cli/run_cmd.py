@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 
-from cudabench.cli.common import KERNELS_OPTION_HELP, err, out
+from cudabench.cli.common import KERNELS_OPTION_HELP, DbOption, GpuModelOption, err, out
 from cudabench.cli.sweep import (
     Plan, apply_tuned, command_line, exit_with_summary, in_process, on_workers, open_gpu,
     open_cluster, open_history, open_workers, parse_devices, plan, results_stem, run_jobs,
@@ -66,18 +65,14 @@ def run_command(
     tag: Annotated[str, typer.Option(
         help="A name for this run in the history database (`cudabench history`, `compare "
         "--against TAG`).")] = "",
-    db: Annotated[Optional[Path], typer.Option(
-        help="The history database every run is recorded in (default results/cudabench.db, "
-        "or $CUDABENCH_DB).")] = None,
+    db: DbOption = None,
     as_json: Annotated[bool, typer.Option(
         "--json", help="Print the results as JSON on stdout (the table goes to stderr).")] = False,
     cluster: Annotated[Optional[str], typer.Option(
         help="Run on a Dask cluster instead of this host's GPUs: a scheduler address "
         "(tcp://host:8786; workers started with --resources GPU=1) or 'local' (one worker "
         "per GPU here, dask-cuda). Needs pip install -e '.[cluster]'.")] = None,
-    gpu_model: Annotated[Optional[str], typer.Option(
-        help="With --cluster: only the workers whose GPU model's name contains this (e.g. "
-        "H200); needed when the cluster's GPUs differ.")] = None,
+    gpu_model: GpuModelOption = None,
     devices: Annotated[str, typer.Option(
         "--devices", "--device", help="GPUs to run on: 0, 0,1 or all. One worker process "
         "per GPU takes cases from one queue; each row records its GPU.")] = "0",

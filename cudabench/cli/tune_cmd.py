@@ -12,7 +12,9 @@ from rich.table import Table
 from cudabench import tuner
 from cudabench import tuning
 from cudabench.backends import backend_name
-from cudabench.cli.common import KERNELS_OPTION_HELP, err, fail_usage, out
+from cudabench.cli.common import (
+    KERNELS_OPTION_HELP, DbOption, GpuModelOption, err, fail_usage, out,
+)  # fmt: skip
 from cudabench.cli.sweep import (
     Plan, command_line, open_cluster, open_history, open_workers, parse_devices, plan, progress_bar,
     results_stem, run_meta,
@@ -141,14 +143,11 @@ def tune_command(
         "results/<timestamp>_tune_<op>.csv/.json/.png).")] = None,
     tag: Annotated[str, typer.Option(
         help="A name for this search in the history database.")] = "",
-    db: Annotated[Optional[Path], typer.Option(
-        help="The history database (default results/cudabench.db, or $CUDABENCH_DB).")] = None,
+    db: DbOption = None,
     cluster: Annotated[Optional[str], typer.Option(
         help="Measure on a Dask cluster (a scheduler address, or 'local'), as for run; each "
         "node compiles its own configurations.")] = None,
-    gpu_model: Annotated[Optional[str], typer.Option(
-        help="With --cluster: only the workers whose GPU model's name contains this (e.g. "
-        "H200); needed when the cluster's GPUs differ.")] = None,
+    gpu_model: GpuModelOption = None,
     devices: Annotated[str, typer.Option(
         "--devices", "--device", help="GPUs to measure on: 0, 0,1 or all (configurations "
         "are spread over them).")] = "0",
