@@ -8,8 +8,10 @@ x GRID_K {1..16} x LOADS {2, 4}; the grid is the one ops/reduce.py's `segments` 
 (chunks = min(GRID_K x SMs, ceil(n / (BLOCK x ITEMS)))). Kernel Tuner gets a two-line entry
 point that reads `chunks` from gridDim (its arguments are the same for every configuration),
 brute force, 7 iterations, the answer checked. cudabench runs `cudabench tune ... --strategy
-exhaustive`. With --cold each gets an empty compile cache first (CuPy's, cudabench's).
-Writes OUT_DIR/side_by_side.json and prints a summary.
+exhaustive`. With --cold each gets an empty compile cache first (CuPy's, cudabench's). Then
+both bests meet in one interleaved `cudabench run` and under Nsight Compute (`cudabench
+profile`), so the two clocks' rankings can be checked against ncu's. Writes
+OUT_DIR/side_by_side.json and prints a summary.
 """
 
 from __future__ import annotations
@@ -90,6 +92,33 @@ def cudabench(out: Path) -> dict:
             "best_us": timed[0]["time_us"] if timed else None}  # fmt: skip
 
 
+def head_to_head(out: Path, kt_best: dict, ours: str | None) -> dict:
+    """Kernel Tuner's best and cudabench's best in one interleaved `cudabench run` (the grid
+    their values span, so both are in it), and the same grid under Nsight Compute
+    (`cudabench profile`: gpu__time_duration.sum), to settle which clock ranked right."""
+    if ours is None:
+        return {}
+    mine = {k: int(v) for k, v in (p.split("=") for p in ours.split(","))}
+    grid = [arg for name in SPACE for arg in
+            ("-p", f"{name}={','.join(str(v) for v in dict.fromkeys([kt_best[name], mine[name]]))}")]
+    found = {}
+    for command, folder in (("run", "head_to_head"), ("profile", "head_to_head_ncu")):
+        extra = ["--interleave", "--no-tuned"] if command == "run" else ["--hot"]
+        proc = subprocess.run([sys.executable, "-m", "cudabench", command, "reduce", "-v", "float4",
+                               "-s", "2^24", *grid, *extra, "-o", str(out / folder)],
+                              capture_output=True, text=True, cwd=ROOT)  # fmt: skip
+        (out / f"{folder}.log").write_text(proc.stdout + proc.stderr)
+        files = sorted((out / folder).glob("*.json"))
+        if not files:  # e.g. no ncu here: say why in the report
+            found[command] = {"error": (proc.stdout + proc.stderr).strip().splitlines()[-1:]}
+            continue
+        rows = json.loads(files[-1].read_text())["rows"]
+        found[command] = {r["params"] or r["variant"]: {
+            "time_us": r["time_us"], "ncu_us": (r.get("ncu") or {}).get("duration_us")}
+            for r in rows}  # fmt: skip
+    return found
+
+
 def main() -> None:
     out = Path(sys.argv[1])
     out.mkdir(parents=True, exist_ok=True)
@@ -102,6 +131,8 @@ def main() -> None:
     name = cupy.cuda.runtime.getDeviceProperties(0)["name"].decode()
     report = {"gpu": name, "cold": "--cold" in sys.argv,
               "kernel_tuner": kernel_tuner(sm_count), "cudabench": cudabench(out)}  # fmt: skip
+    report["head_to_head"] = head_to_head(out, report["kernel_tuner"]["best"],
+                                          report["cudabench"]["best"])  # fmt: skip
     (out / "side_by_side.json").write_text(json.dumps(report, indent=1))
     print(json.dumps(report, indent=1))
     for name in ("CUPY_CACHE_DIR", "CUDABENCH_CACHE"):
