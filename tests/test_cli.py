@@ -104,6 +104,12 @@ def test_failed_kernel_is_a_row_and_exit_1(tmp_path, kernel_dir):
         (["run", "reduce", "-s", "5", "--kernels", "/no/such/dir"], "--kernels /no/such/dir: no such folder"),
         (["list", "nope"], "unknown op 'nope'"),
         (["check", "--arch", "gfx90a"], "not an arch like sm_90"),
+        (["run", "nosuchop", "-s", "16"], "unknown op 'nosuchop'"),
+        (["check", "nosuchop"], "unknown op 'nosuchop'"),
+        (["report", "/nonexistent/run.json"], "/nonexistent/run.json: no such results file"),
+        (["compare", "/nonexistent/a.json", "/nonexistent/b.json"], "/nonexistent/a.json: no such"),
+        (["history", "nosuchop"], "unknown op 'nosuchop'"),
+        (["tune", "reduce", "-s", "abc", "-v", "float4"], "not a number"),
     ],
 )
 def test_bad_usage_is_one_line_and_exit_2(args, message):
@@ -112,6 +118,13 @@ def test_bad_usage_is_one_line_and_exit_2(args, message):
     assert message in result.stderr
     assert "Traceback" not in result.output
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_missing_nvcc_for_check_is_one_line_and_exit_2(tmp_path):
+    result = run("check", "reduce", env={**FAKE, "CUDABENCH_NVCC": str(tmp_path / "nvcc")})
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "CUDABENCH_NVCC" in lines[0] and "no such file" in lines[0]
 
 
 def test_config_with_unknown_key_is_exit_2(tmp_path):
