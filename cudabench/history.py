@@ -111,6 +111,14 @@ class RunInfo:
     source: str
 
 
+_RUN_COLUMNS = ("runs.id, runs.started, runs.command, runs.tag, runs.git_sha, runs.git_dirty, "
+                "runs.gpu, runs.timing_mode, runs.complete, runs.source")  # RunInfo's fields
+
+
+def _run_info(r: tuple[Any, ...]) -> RunInfo:
+    return RunInfo(r[0], r[1], r[2], r[3], r[4], bool(r[5]), r[6], r[7], bool(r[8]), r[9])
+
+
 class History:
     """An open database: `open()` it (creating or migrating), add runs and rows, query."""
 
@@ -236,8 +244,7 @@ class History:
 
     def runs(self, tag: str | None = None, limit: int | None = None) -> list[RunInfo]:
         """Runs, newest first (optionally with one tag)."""
-        query = ("SELECT id, started, command, tag, git_sha, git_dirty, gpu, timing_mode, "
-                 "complete, source FROM runs")  # fmt: skip
+        query = f"SELECT {_RUN_COLUMNS} FROM runs"
         args: tuple[Any, ...] = ()
         if tag is not None:
             query += " WHERE tag = ?"
@@ -245,8 +252,7 @@ class History:
         query += " ORDER BY started DESC, id DESC"
         if limit:
             query += f" LIMIT {int(limit)}"
-        return [RunInfo(r[0], r[1], r[2], r[3], r[4], bool(r[5]), r[6], r[7], bool(r[8]), r[9])
-                for r in self._db().execute(query, args)]  # fmt: skip
+        return [_run_info(r) for r in self._db().execute(query, args)]
 
     def resolve(self, ref: str, exclude: int | None = None) -> int:
         """A run id from `last` (the newest), `last~N` (N before it), a tag (its newest run)
@@ -289,9 +295,8 @@ class History:
                   limit: int | None = None) -> list[tuple[RunInfo, ResultRow]]:  # fmt: skip
         """One case's rows across runs, oldest first (the `limit` newest), on one GPU model
         if given; matched by the row key (op, variant, shape, dtype, params)."""
-        query = """SELECT runs.id, started, command, tag, git_sha, git_dirty, gpu, timing_mode,
-                   complete, source, row_json FROM rows JOIN runs ON runs.id = rows.run_id
-                   WHERE op = ? AND variant = ? AND shape = ? AND dtype = ? AND params = ?"""
+        query = f"""SELECT {_RUN_COLUMNS}, row_json FROM rows JOIN runs ON runs.id = rows.run_id
+                    WHERE op = ? AND variant = ? AND shape = ? AND dtype = ? AND params = ?"""
         args: list[Any] = [key.op, key.variant, key.shape, key.dtype, key.params]
         if gpu is not None:
             query += " AND gpu = ?"
@@ -301,7 +306,7 @@ class History:
             query += f" LIMIT {int(limit)}"
         found = []
         for r in self._db().execute(query, args):
-            info = RunInfo(r[0], r[1], r[2], r[3], r[4], bool(r[5]), r[6], r[7], bool(r[8]), r[9])
+            info = _run_info(r)
             try:
                 row = parse_row(json.loads(r[10]), f"{self.path} run {r[0]}")
             except (ResultsError, ValueError):

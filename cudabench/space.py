@@ -16,13 +16,12 @@ from __future__ import annotations
 
 import ast
 import itertools
+import math
 import operator
-import random
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from cudabench.spec import KernelVariant, params_text
+from cudabench.spec import KernelVariant
 
 
 class SpaceError(ValueError):
@@ -114,10 +113,7 @@ class Space:
     @property
     def full_size(self) -> int:
         """Configurations before the constraints: the product of the value counts."""
-        size = 1
-        for _, values in self.params:
-            size *= len(values)
-        return size
+        return math.prod(len(values) for _, values in self.params)
 
     @property
     def default(self) -> dict[str, int]:
@@ -126,9 +122,6 @@ class Space:
     def _trees(self) -> list[ast.Expression]:
         return [parse_constraint(c, self.names) for c in self.constraints]
 
-    def allows(self, config: dict[str, int]) -> bool:
-        return all(_value(tree, config) for tree in self._trees())
-
     def violated(self, config: dict[str, int]) -> str | None:
         """The first constraint the configuration breaks, or None."""
         for text, tree in zip(self.constraints, self._trees()):
@@ -136,30 +129,16 @@ class Space:
                 return text
         return None
 
-    def configurations(self) -> Iterator[dict[str, int]]:
-        """Every configuration that satisfies the constraints, the default first."""
-        trees = self._trees()
-        names = self.names
-        for combo in itertools.product(*(values for _, values in self.params)):
-            config = dict(zip(names, combo))
-            if all(_value(tree, config) for tree in trees):
-                yield config
+    def allows(self, config: dict[str, int]) -> bool:
+        return self.violated(config) is None
 
     def valid(self) -> list[dict[str, int]]:
-        return list(self.configurations())
-
-    def sample(self, count: int, seed: int = 0) -> list[dict[str, int]]:
-        """`count` distinct valid configurations in random order (all if there are fewer),
-        the default first when it is valid."""
-        every = self.valid()
-        rng = random.Random(seed)
-        first, rest = every[:1], every[1:]
-        rng.shuffle(rest)
-        return (first + rest)[:count]
-
-
-def space_of(variant: KernelVariant) -> Space:
-    return Space(variant.params, variant.constraints)
+        """Every configuration that satisfies the constraints, in the header's order (so the
+        default, every parameter's first value, comes first when it is valid)."""
+        trees = self._trees()
+        configs = (dict(zip(self.names, combo))
+                   for combo in itertools.product(*(values for _, values in self.params)))  # fmt: skip
+        return [c for c in configs if all(_value(tree, c) for tree in trees)]
 
 
 def parse_param_option(text: str) -> tuple[str, tuple[int, ...]]:
@@ -204,5 +183,4 @@ def grid(variant: KernelVariant, overrides: dict[str, tuple[int, ...]]) -> list[
     return [variant.configured(c) for c in configs]
 
 
-__all__ = ["Space", "SpaceError", "grid", "params_text", "parse_constraint",
-           "parse_param_option", "space_of"]
+__all__ = ["Space", "SpaceError", "grid", "parse_constraint", "parse_param_option"]

@@ -373,8 +373,9 @@ class Sweep:
         return [r for i in range(len(self.jobs))
                 for r in self._done.get(i, self._pending.get(i, []))]  # fmt: skip
 
-    def save(self, meta: RunMeta | None = None, rows: list[ResultRow] | None = None) -> None:
-        write_results(self.stem, meta or self.meta, self.rows if rows is None else rows)
+    def save(self) -> None:
+        """The results files as they stand (the run not yet complete)."""
+        write_results(self.stem, self.meta, self.rows)
 
     def _record(self, rows: list[ResultRow], meta: RunMeta | None = None) -> None:
         """Write rows (and, with `meta`, the run's final metadata) to the history database."""

@@ -55,3 +55,18 @@ def private_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     checkout); a test that wants another sets the variable again."""
     monkeypatch.setenv("CUDABENCH_DB", str(tmp_path / "history.db"))
     monkeypatch.setenv("CUDABENCH_TUNING", str(tmp_path / "tuning.json"))
+
+
+class StopAfter:
+    """A sweep listener that plays Ctrl-C once `rows` rows have ended."""
+
+    def __init__(self, rows: int) -> None:
+        self.rows, self.seen = rows, 0
+
+    def started(self, case: object, name: str, device: int) -> None:
+        pass
+
+    def finished(self, row: object) -> None:
+        self.seen += 1
+        if self.seen == self.rows:
+            raise KeyboardInterrupt

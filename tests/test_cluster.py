@@ -14,6 +14,7 @@ pytest.importorskip("distributed")
 from cudabench import cluster  # noqa: E402
 from cudabench.backends.fake import FAKE_DEVICE  # noqa: E402
 from cudabench.cli import app  # noqa: E402
+from conftest import StopAfter  # noqa: E402
 
 QUICK = ["--min-samples", "2", "--min-time", "0", "--max-time", "0.01", "--warmup", "0"]
 runner = CliRunner()
@@ -74,22 +75,11 @@ def test_ctrl_c_cancels_the_rest_and_keeps_the_finished_rows(tmp_path, monkeypat
     work = sweep.plan("reduce", ["64x129", "1000", "7", "33"], ["float4"], None, None,
                       min_samples=2, min_time_s=0.0, max_time_s=0.01, warmup=0)  # fmt: skip
 
-    class StopAfterFirstJob:
-        rows = 0
-
-        def started(self, case, name, device):
-            pass
-
-        def finished(self, row):
-            self.rows += 1
-            if self.rows == 2:  # both rows of the first job are in
-                raise KeyboardInterrupt
-
     with cluster.Cluster("local", 60) as dask:
         stem = sweep.results_stem(tmp_path, work.op_label, now_utc())
         meta = sweep.run_meta(dask.info, dask.versions, work.timing, "t", now_utc(), dask.devices)
         with pytest.raises(sweep.Interrupted) as info:
-            sweep.run_jobs(work, dask.execute, stem, meta, StopAfterFirstJob())
+            sweep.run_jobs(work, dask.execute, stem, meta, StopAfter(2))
     saved_meta, rows = read_results(info.value.path)
     assert not saved_meta.complete and len(rows) == 2
     assert all(r.host and r.status.value == "OK" for r in rows)

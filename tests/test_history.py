@@ -20,6 +20,7 @@ from cudabench.cli import app
 from cudabench.history import _MIGRATIONS, SCHEMA_VERSION, History, HistoryError
 from cudabench.results import now_utc, write_results
 from cudabench.spec import ResultRow, RowKey, RunMeta, Status, TimingOptions
+from conftest import StopAfter
 
 QUICK = dict(min_samples=2, min_time_s=0.0, max_time_s=0.01, warmup=0)
 QUICK_CLI = ["--min-samples", "2", "--min-time", "0", "--max-time", "0.01", "--warmup", "0"]
@@ -72,22 +73,11 @@ def test_interrupted_run_keeps_its_rows(tmp_path):
     work = sweep.plan("reduce", ["64x129", "7"], ["float4"], None, None, **QUICK)
     history = History(tmp_path / "h.db").open()
 
-    class StopAfterTwo:
-        count = 0
-
-        def started(self, case, name, device):
-            pass
-
-        def finished(self, row):
-            self.count += 1
-            if self.count == 2:
-                raise KeyboardInterrupt
-
     backend = FakeBackend()
     stem = sweep.results_stem(tmp_path, work.op_label, now_utc())
     run_meta = sweep.run_meta(backend.device_info(), {}, work.timing, "t", now_utc(), [0])
     with pytest.raises(sweep.Interrupted):
-        sweep.run_jobs(work, sweep.in_process(backend, 0), stem, run_meta, StopAfterTwo(), history)
+        sweep.run_jobs(work, sweep.in_process(backend, 0), stem, run_meta, StopAfter(2), history)
     (run,) = history.runs()
     assert not run.complete and len(history.load(run.id)[1]) == 2
 

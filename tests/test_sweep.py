@@ -8,6 +8,7 @@ import pytest
 from cudabench import sweep
 from cudabench.backends.fake import FakeBackend
 from cudabench.results import now_utc
+from conftest import StopAfter
 
 QUICK = dict(min_samples=2, min_time_s=0.0, max_time_s=0.01, warmup=0)
 
@@ -63,18 +64,7 @@ def test_rows_stream_to_the_listener_and_the_files_as_they_end(tmp_path):
 def test_ctrl_c_keeps_the_finished_rows(tmp_path):
     work = sweep.plan("reduce", ["64x129", "7"], ["float4"], None, None, **QUICK)
 
-    class StopAfterOne:
-        count = 0
-
-        def started(self, case, name, device):
-            pass
-
-        def finished(self, row):
-            self.count += 1
-            if self.count == 2:
-                raise KeyboardInterrupt
-
     with pytest.raises(sweep.Interrupted) as info:
-        _run(tmp_path, work, StopAfterOne())
+        _run(tmp_path, work, StopAfter(2))
     doc = json.loads(info.value.path.read_text())
     assert doc["meta"]["complete"] is False and len(doc["rows"]) == 2 == len(info.value.rows)
