@@ -27,6 +27,10 @@ KERNELS_OPTION_HELP = (
 # Options several commands share, declared once.
 DbOption = Annotated[Optional[Path], typer.Option(
     help="The history database (default results/cudabench.db, or $CUDABENCH_DB).")]
+ClusterOption = Annotated[Optional[str], typer.Option(
+    help="Run on a Dask cluster instead of this host's GPUs: a scheduler address "
+    "(tcp://host:8786; workers started with --resources GPU=1) or 'local' (one worker per GPU "
+    "here, dask-cuda); each node compiles its own kernels. Needs pip install -e '.[cluster]'.")]
 GpuModelOption = Annotated[Optional[str], typer.Option(
     help="With --cluster: only the workers whose GPU model's name contains this (e.g. H200); "
     "needed when the cluster's GPUs differ.")]

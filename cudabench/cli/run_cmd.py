@@ -8,7 +8,9 @@ from typing import Annotated, Optional
 
 import typer
 
-from cudabench.cli.common import KERNELS_OPTION_HELP, DbOption, GpuModelOption, err, out
+from cudabench.cli.common import (
+    KERNELS_OPTION_HELP, ClusterOption, DbOption, GpuModelOption, err, out,
+)  # fmt: skip
 from cudabench.cli.sweep import (
     Plan, apply_tuned, command_line, exit_with_summary, in_process, on_workers, open_gpu,
     open_cluster, open_history, open_workers, parse_devices, plan, results_stem, run_jobs,
@@ -68,10 +70,7 @@ def run_command(
     db: DbOption = None,
     as_json: Annotated[bool, typer.Option(
         "--json", help="Print the results as JSON on stdout (the table goes to stderr).")] = False,
-    cluster: Annotated[Optional[str], typer.Option(
-        help="Run on a Dask cluster instead of this host's GPUs: a scheduler address "
-        "(tcp://host:8786; workers started with --resources GPU=1) or 'local' (one worker "
-        "per GPU here, dask-cuda). Needs pip install -e '.[cluster]'.")] = None,
+    cluster: ClusterOption = None,
     gpu_model: GpuModelOption = None,
     devices: Annotated[str, typer.Option(
         "--devices", "--device", help="GPUs to run on: 0, 0,1 or all. One worker process "

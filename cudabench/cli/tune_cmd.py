@@ -13,7 +13,7 @@ from cudabench import tuner
 from cudabench import tuning
 from cudabench.backends import backend_name
 from cudabench.cli.common import (
-    KERNELS_OPTION_HELP, DbOption, GpuModelOption, err, fail_usage, out,
+    KERNELS_OPTION_HELP, ClusterOption, DbOption, GpuModelOption, err, fail_usage, out,
 )  # fmt: skip
 from cudabench.cli.sweep import (
     Plan, command_line, open_cluster, open_history, open_workers, parse_devices, plan, progress_bar,
@@ -144,9 +144,7 @@ def tune_command(
     tag: Annotated[str, typer.Option(
         help="A name for this search in the history database.")] = "",
     db: DbOption = None,
-    cluster: Annotated[Optional[str], typer.Option(
-        help="Measure on a Dask cluster (a scheduler address, or 'local'), as for run; each "
-        "node compiles its own configurations.")] = None,
+    cluster: ClusterOption = None,
     gpu_model: GpuModelOption = None,
     devices: Annotated[str, typer.Option(
         "--devices", "--device", help="GPUs to measure on: 0, 0,1 or all (configurations "
