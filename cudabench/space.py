@@ -156,10 +156,9 @@ def parse_param_option(text: str) -> tuple[str, tuple[int, ...]]:
     return name, tuple(dict.fromkeys(values))
 
 
-def grid(variant: KernelVariant, overrides: dict[str, tuple[int, ...]]) -> list[KernelVariant]:
-    """The variant configured at every point of the grid that `overrides` spans (the other
-    parameters at their default), keeping the header's constraints. SpaceError for a name
-    the header does not declare, or a grid the constraints leave empty."""
+def check_overrides(variant: KernelVariant, overrides: dict[str, tuple[int, ...]]) -> None:
+    """--param values a variant can take: names its header declares (did-you-mean when not),
+    and, for a parameter that is the block size, whole warps from 32 to 1024. SpaceError."""
     declared = dict(variant.params)
     for name in overrides:
         if name not in declared:
@@ -168,11 +167,19 @@ def grid(variant: KernelVariant, overrides: dict[str, tuple[int, ...]]) -> list[
             known = ", ".join(declared) or "none"
             raise SpaceError(f"--param {name}: {variant.name} has no parameter {name!r} "
                              f"(it has: {known}){closest(name, list(declared))}")  # fmt: skip
-    for launch in variant.launches:  # a block size must still be whole warps, 32..1024
+    for launch in variant.launches:
         bad = [b for b in overrides.get(launch.block_param, ()) if not (32 <= b <= 1024 and b % 32 == 0)]
         if launch.block_param and bad:
             raise SpaceError(f"--param {launch.block_param}={bad[0]}: the block size of "
                              f"{variant.name} must be a multiple of 32 from 32 to 1024")  # fmt: skip
+
+
+def grid(variant: KernelVariant, overrides: dict[str, tuple[int, ...]]) -> list[KernelVariant]:
+    """The variant configured at every point of the grid that `overrides` spans (the other
+    parameters at their default), keeping the header's constraints. SpaceError for a name
+    the header does not declare, or a grid the constraints leave empty."""
+    check_overrides(variant, overrides)
+    declared = dict(variant.params)
     space = Space(tuple((n, overrides.get(n, (dict(variant.values)[n],))) for n in declared),
                   variant.constraints)  # fmt: skip
     configs = space.valid()
@@ -183,4 +190,5 @@ def grid(variant: KernelVariant, overrides: dict[str, tuple[int, ...]]) -> list[
     return [variant.configured(c) for c in configs]
 
 
-__all__ = ["Space", "SpaceError", "grid", "parse_constraint", "parse_param_option"]
+__all__ = ["Space", "SpaceError", "check_overrides", "grid", "parse_constraint",
+           "parse_param_option"]

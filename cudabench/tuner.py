@@ -36,7 +36,7 @@ from typing import Any, Protocol
 
 from cudabench.ops import get_op
 from cudabench.runner import CaseJob
-from cudabench.space import Space, SpaceError
+from cudabench.space import Space, SpaceError, check_overrides
 from cudabench.spec import (
     Case, KernelVariant, ResultRow, Status, TimingOptions, parse_params, split_label,
 )  # fmt: skip
@@ -66,7 +66,6 @@ class SearchSpace:
     configs: tuple[dict[str, int], ...]  # valid and distinct, the default first (if valid)
     full_size: int  # before the constraints and the held parameters
     held: tuple[str, ...]  # parameters the op ignores at this shape, held at their default
-    narrowed: dict[str, tuple[int, ...]]  # --param values that replaced the header's
 
     @property
     def size(self) -> int:
@@ -87,13 +86,11 @@ def search_space(variant: KernelVariant, shape: tuple[int, ...],
         raise TuneError(f"{variant.op} {variant.name} has no tunable parameters (its header "
                         "declares no params:); see README, 'Tuning'")  # fmt: skip
     narrowed = dict(narrowed or {})
+    try:
+        check_overrides(variant, narrowed)
+    except SpaceError as exc:
+        raise TuneError(str(exc)) from None
     declared = dict(variant.params)
-    unknown = [n for n in narrowed if n not in declared]
-    if unknown:
-        from cudabench.ops import closest
-
-        raise TuneError(f"--param {unknown[0]}: {variant.name} has no parameter {unknown[0]!r} "
-                        f"(it has: {', '.join(declared)}){closest(unknown[0], list(declared))}")  # fmt: skip
     variant = variant.configured({name: values[0] for name, values in variant.params})
     op = get_op(variant.op)
     unused = getattr(op, "unused_params", lambda shape: ())(shape)
@@ -114,7 +111,7 @@ def search_space(variant: KernelVariant, shape: tuple[int, ...],
     if default in configs:  # the default first: the search always has it to compare with
         configs.remove(default)
         configs.insert(0, default)
-    return SearchSpace(variant, tuple(configs), Space(variant.params).full_size, held, narrowed)
+    return SearchSpace(variant, tuple(configs), Space(variant.params).full_size, held)
 
 
 class Strategy(Protocol):

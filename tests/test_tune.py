@@ -179,7 +179,7 @@ def test_optuna_proposes_only_valid_unmeasured_configurations():
     space = tuner.SearchSpace(parse_header(FLOAT4, "reduce"), tuple(
         {"BLOCK": b, "WARP_ROW_BYTES": 16, "ITEMS": i, "GRID_K": 0, "LOADS": 4}
         for b in (128, 256, 512, 1024) for i in (16, 32, 64, 128, 256) if b * i <= 65536
-    ), 1260, (), {})  # fmt: skip
+    ), 1260, ())  # fmt: skip
     strategy = tuner.OptunaSearch(space, seed=0)
     seen = []
     while True:
@@ -273,6 +273,7 @@ def test_run_uses_the_saved_configuration_unless_told_not_to(tmp_path):
     (["tune", "reduce", "-s", "8", "-v", "naive"], "no tunable parameters"),
     (["tune", "reduce", "-s", "8", "-v", "float4", "--strategy", "best"], "--strategy 'best'"),
     (["tune", "reduce", "-s", "8", "-v", "float4", "-p", "BLOK=1"], "did you mean BLOCK"),
+    (["tune", "reduce", "-s", "8", "-v", "float4", "-p", "BLOCK=100"], "multiple of 32"),
 ])
 def test_bad_param_input_is_one_line_and_exit_2(tmp_path, args, message):
     result = cli(*args, tuning_file=tmp_path / "t.json")
