@@ -2,9 +2,10 @@
 this process, under ncu), stream each row as it ends, rewrite the results files after every
 row, and keep the finished rows when the sweep is cut short.
 
-`cudabench run` and `profile` render it (cli/sweep.py draws the progress bar and turns the
-errors below into exit statuses); the Python API, `tune` and cluster sweeps are to call the
-same functions, so there is no second path. Nothing here prints or exits: bad usage is a
+`cudabench run`, `profile` and `tune` render it (cli/sweep.py draws the progress bar and turns
+the errors below into exit statuses); the Python API calls the same functions, tune runs its
+rounds on the same `Sweep`, and a Dask cluster is one more executor (cluster.py), so there is
+no second path. Every row also goes to the history database when one is open. Nothing here prints or exits: bad usage is a
 `SweepError` (one line), a sweep cut short raises `Interrupted` or `SweepFailed` after saving.
 """
 
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from cudabench import __version__
+from cudabench import __version__, tuning
 from cudabench.backends import backend_name, open_backend
 from cudabench.backends.base import Backend, BackendUnavailable
 from cudabench.compile import ToolchainError, nvcc_path, nvcc_version
@@ -30,7 +31,6 @@ from cudabench.ops import UnknownName, closest, get_op
 from cudabench.pool import PoolError, PoolEvents, WorkerPool
 from cudabench.results import ResultsError, check_writable, git_sha, result_stem, write_results
 from cudabench.runner import CaseJob, Runner
-from cudabench import tuning
 from cudabench.shapes import ShapeError, parse_shape
 from cudabench.space import Space, SpaceError, grid, parse_param_option
 from cudabench.spec import Case, DeviceInfo, KernelVariant, ResultRow, RunMeta, TimingOptions

@@ -4,7 +4,6 @@ planted regression, and corrupt or newer databases as one line."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import multiprocessing
 import random
@@ -185,7 +184,7 @@ def test_compare_against_a_tag_and_last_gates_on_regressions(tmp_path):
     # the newest run (back to 100.1) against the tag: SAME, the gate passes
     ok = runner.invoke(app, ["compare", "--against", "before-x4", "--fail-above", "3%", "--db", str(path)])
     assert ok.exit_code == 0, ok.output
-    # against `last~1`: the run before the slow one's predecessor... and against the slow run
+    # against `last`, the run before the newest (the slow one): the newest is FASTER
     slow_vs_base = runner.invoke(app, ["compare", "--against", "last", "--db", str(path)])
     assert slow_vs_base.exit_code == 0 and "FASTER" in slow_vs_base.stdout  # 110 -> 100.1
     with History(path) as history:  # a sixth run, 10% slower again: the gate fails
@@ -226,4 +225,3 @@ def test_every_cli_run_lands_in_the_database(tmp_path, monkeypatch):
         assert [r.tag for r in history.runs()] == ["b", "a"] and all(r.complete for r in history.runs())
     versus = runner.invoke(app, ["compare", "--against", "a", "--db", str(db)])
     assert versus.exit_code == 0 and "float4" in versus.stdout
-    assert dataclasses.is_dataclass(RowKey)

@@ -97,7 +97,8 @@ class Op(Protocol):
     # Optional (getattr with a default): `in_place = True` when the kernel overwrites its
     # input (the runner hands it a copy as `out`, restored before every call it times), and
     # `flops(shape) -> int` for compute-bound ops (the table then shows GFLOP/s and % of the
-    # fp32 peak).
+    # fp32 peak), and `unused_params(shape) -> tuple[str, ...]`: the tunable parameters its
+    # grid rules ignore at a shape (tune holds them at their default there).
 
 
 def array_module(x: Any) -> Any:
