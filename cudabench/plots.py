@@ -1,6 +1,7 @@
-"""Plots of one run (matplotlib, headless): bandwidth against problem size per variant with
-the DRAM peak as a line (a roofline-style view of a memory-bound op), and a bar chart of one
-shape's variants. Labelled with units and the GPU, for a paper or a PR."""
+"""Plots (matplotlib, headless): of one run, bandwidth against problem size per variant with
+the DRAM peak as a line (a roofline-style view of a memory-bound op) and a bar chart of one
+shape's variants; of a tuning search, time over its parameters; of the history, cases over
+runs. Labelled with units and the GPU, for a paper or a PR."""
 
 from __future__ import annotations
 
@@ -129,3 +130,35 @@ def plot_tuning(rows: list[ResultRow], names: tuple[str, ...], path: Path, title
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return drew
+
+
+def plot_history(series: list[tuple[Any, list[tuple[Any, ResultRow]]]], path: Path, op: str) -> None:
+    """Cases over runs (`cudabench history --plot`): each case's correct, timed rows as
+    medians with their p10-p90 spread, on one axis of the runs' ids and commits in order.
+    `series` is [(RowKey, [(RunInfo, row), ...]), ...], each oldest first."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    runs = {run.id: run for _, found in series for run, _ in found}
+    order = sorted(runs, key=lambda i: (runs[i].started, i))
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    for key, found in series:
+        timed = [(run, row) for run, row in found if row.status is Status.OK and row.time_us]
+        if timed:
+            ax.errorbar([order.index(run.id) for run, _ in timed], [row.time_us for _, row in timed],
+                        yerr=[(row.spread or 0) * (row.time_us or 0) / 2 for _, row in timed],
+                        marker="o", capsize=3, label=f"{key.label} {key.shape} {key.dtype}")  # fmt: skip
+    ax.set_xticks(range(len(order)), [f"{i}\n{runs[i].git_sha[:7]}" for i in order], fontsize=7)
+    ax.set_xlabel("run (id, commit)")
+    ax.set_ylabel("median time µs (bars: p10-p90 spread)")
+    ax.set_title(f"{op} over time on {series[0][1][-1][0].gpu}", fontsize=9)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        fig.savefig(path, dpi=120)
+    finally:
+        plt.close(fig)

@@ -131,35 +131,12 @@ def history_command(
 
 
 def _plot(series: list[tuple[RowKey, list[tuple[RunInfo, ResultRow]]]], path: Path, op: str) -> None:
-    import matplotlib
+    from cudabench.plots import plot_history
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(8, 4.5))
-    for key, found in series:
-        timed = [(run, row) for run, row in found if row.status is Status.OK and row.time_us]
-        if not timed:
-            continue
-        xs = list(range(len(timed)))
-        ys = [row.time_us for _, row in timed]
-        spread = [(row.spread or 0) * (row.time_us or 0) / 2 for _, row in timed]
-        ax.errorbar(xs, ys, yerr=spread, marker="o", capsize=3,
-                    label=f"{key.label} {key.shape} {key.dtype}")  # fmt: skip
-        ax.set_xticks(xs, [f"{run.id}\n{run.git_sha[:7]}" for run, _ in timed], fontsize=7)
-    ax.set_xlabel("run (id, commit)")
-    ax.set_ylabel("median time µs (bars: p10-p90 spread)")
-    ax.set_title(f"{op} over time on {series[0][1][-1][0].gpu}", fontsize=9)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
     try:
-        fig.savefig(path, dpi=120)
+        plot_history(series, path, op)
     except (OSError, ValueError) as exc:
         fail_usage(f"--plot {path}: {exc}")
-    finally:
-        plt.close(fig)
     err.print(f"plot: {path.resolve()}", soft_wrap=True, markup=False)
 
 
