@@ -335,9 +335,9 @@ def test_definitions_reach_nvcc(tmp_path, monkeypatch):
 
 @pytest.mark.nvcc
 def test_every_builtin_space_compiles_at_its_extremes(tmp_path, monkeypatch):
-    """Each built-in variant with params compiles (every dtype, sm_90) with every parameter
-    at its smallest and at its largest value: the kernels' static_asserts and the launch
-    bounds accept their whole declared space."""
+    """Each built-in variant with params compiles (every dtype, sm_90) at its smallest and at
+    its largest valid configuration: the kernels' static_asserts and the launch bounds accept
+    what the constraints let through."""
     import concurrent.futures
 
     from cudabench.compile import compile_variant
@@ -350,13 +350,34 @@ def test_every_builtin_space_compiles_at_its_extremes(tmp_path, monkeypatch):
         for variant in discover(op, [BUILTIN_KERNELS])[0]:
             if not variant.params:
                 continue
+            # the valid configurations with the smallest and the largest values: every
+            # parameter at its extremes where the constraints allow them together
+            valid = Space(variant.params, variant.constraints).valid()
             for pick in (min, max):
-                config = variant.configured({n: pick(v) for n, v in variant.params})
+                chosen = pick(valid, key=lambda c: tuple(sorted(c.values())))
+                config = variant.configured(chosen)
                 jobs += [(config, dtype) for dtype in variant.dtypes]
     assert len({(j[0].op, j[0].name) for j in jobs}) >= 6
     with concurrent.futures.ThreadPoolExecutor(4) as pool:
         compiled = list(pool.map(lambda job: compile_variant(job[0], "sm_90", job[1]), jobs))
     assert all(c.cubin.exists() for c in compiled)
+
+
+def test_sgemm_block_tile_parameters_reach_the_grid_rule():
+    from cudabench.ops import get_op
+    from cudabench.spec import Launch
+
+    variant = parse_header(BUILTIN_KERNELS / "sgemm" / "warptile.cu", "sgemm")
+    op = get_op("sgemm")
+    default = op.geometry(variant.launches[0], variant, (1000, 300, 70), FAKE_DEVICE, 1)
+    assert default.grid == (3, 8) and default.block == 256  # ceil(300 / 128), ceil(1000 / 128)
+    wide = variant.configured({"BM": 64, "BN": 256, "WM": 32, "WN": 128, "BLOCK": 128})
+    geometry = op.geometry(wide.launches[0], wide, (1000, 300, 70), FAKE_DEVICE, 1)
+    assert geometry.grid == (2, 16) and geometry.block == 128
+    bare = Launch(entry="k", block=256, grid="blocktile")
+    with pytest.raises(ValueError, match="needs parameters BM and BN"):
+        op.geometry(bare, parse_header(BUILTIN_KERNELS / "sgemm" / "tile128.cu", "sgemm"),
+                    (64, 64, 64), FAKE_DEVICE, 1)  # fmt: skip
 
 
 def test_transpose_tile_parameters_reach_the_grid_rule():

@@ -3,7 +3,8 @@
 Kernel arguments: `(const float* A, const float* B, float* C, int M, int N, int K)`. Grid
 rules: `tile16` (blocks of 16 x 16 threads, a thread per element of C), `tile32` (32 x 32
 threads and 32 x 32 tiles of A and B in shared memory), `tile128` (256 threads compute a
-128 x 128 tile of C, 8 x 8 elements each). Metric: GFLOP/s (2 M N K flops) and % of the
+128 x 128 tile of C, 8 x 8 elements each), `blocktile` (a one-dimensional block computes a
+BM x BN tile of C: the variant's BM and BN parameters). Metric: GFLOP/s (2 M N K flops) and % of the
 fp32 peak. The baseline is cuBLAS through cupy with TF32 off (cupy's default), so the
 comparison is exact fp32 against exact fp32.
 """
@@ -28,7 +29,7 @@ RULES = {"tile16": (16, 16, 16), "tile32": (32, 32, 32), "tile128": (128, 16, 16
 class Sgemm:
     name = "sgemm"
     about = "C = A B, float32 only (no 16-bit variants yet), A M x K, B K x N; shape MxNxK (seed 002)"
-    grid_rules = tuple(RULES)
+    grid_rules = (*RULES, "blocktile")
     requirements: tuple[str, ...] = ()
 
     def check_shape(self, shape: Shape) -> None:
@@ -69,12 +70,19 @@ class Sgemm:
 
     def geometry(self, launch: Launch, variant: KernelVariant, shape: Shape,
                  device: DeviceInfo, blocks_per_sm: int, itemsize: int = 4) -> Geometry:  # fmt: skip
+        m, n, _ = shape
+        if launch.grid == "blocktile":
+            bm, bn = variant.value("BM", 0), variant.value("BN", 0)
+            if bm <= 0 or bn <= 0:
+                raise ValueError(f"{variant.path}: grid rule blocktile needs parameters BM and BN")
+            grid = (math.ceil(n / bn), math.ceil(m / bm))
+            check_grid(grid)
+            return Geometry(grid, launch.block)
         if launch.grid not in RULES:
             raise unknown_rule(self, variant, launch.grid)
         tile, bx, by = RULES[launch.grid]
         if launch.block != bx * by:
             raise ValueError(f"{variant.path}: grid rule {launch.grid} takes block: {bx * by}")
-        m, n, _ = shape
         grid = (math.ceil(n / tile), math.ceil(m / tile))
         check_grid(grid)
         return Geometry(grid, (bx, by) if launch.grid != "tile128" else bx * by)

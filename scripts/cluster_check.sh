@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Issue 16 on a host with two GPUs: the seeds sweep and a tune search on one GPU, on
+# `--devices all`, on `--cluster local` (a LocalCUDACluster: a Dask worker per GPU) and on
+# two `dask cuda worker` processes that join a scheduler as two nodes would; then a sweep
+# during which one of those workers is killed. Wall times and logs under $OUT
+# (default ./cluster_check); every run's rows compared with the one-GPU run's.
+set -uo pipefail
+OUT=${OUT:-cluster_check}
+mkdir -p "$OUT"
+export PYTHONUNBUFFERED=1
+SCHED=tcp://127.0.0.1:8786
+SEEDS=configs/seeds.yaml
+TUNE=(tune reduce -v float4 -s 2^24 --strategy exhaustive --budget 200 --no-save --no-plot)
+timed() {  # label, command...: the command's output to $OUT/label.log, its wall time here
+  local label=$1; shift
+  local t0=$(date +%s.%N)
+  "$@" > "$OUT/$label.log" 2>&1
+  local rc=$?
+  printf '%-14s rc %s  wall %6.1f s\n' "$label" "$rc" "$(echo "$(date +%s.%N) - $t0" | bc)"
+}
+rows() { python3 -c "import json,sys; print(len(json.load(open(sys.argv[1]))['rows']))" "$1"; }
+start_nodes() {
+  python3 -m distributed.cli.dask_scheduler --port 8786 --no-dashboard > "$OUT/scheduler.log" 2>&1 &
+  sleep 4
+  for g in 0 1; do
+    CUDA_VISIBLE_DEVICES=$g python3 -c "from dask_cuda.cli import worker; worker()" "$SCHED" \
+      --resources GPU=1 --nthreads 1 --name "node$g" --no-dashboard > "$OUT/worker$g.log" 2>&1 &
+  done
+  sleep 10
+}
+{
+  date -u; nvidia-smi -L
+  timed check python3 -m cudabench check   # the compile cache, so no run below pays nvcc
+  timed seeds_one python3 -m cudabench run $SEEDS --devices 0 -o "$OUT/seeds_one"
+  timed seeds_all python3 -m cudabench run $SEEDS --devices all -o "$OUT/seeds_all"
+  timed seeds_local python3 -m cudabench run $SEEDS --cluster local -o "$OUT/seeds_local"
+  timed tune_one python3 -m cudabench "${TUNE[@]}" --devices 0 -o "$OUT/tune_one"
+  timed tune_all python3 -m cudabench "${TUNE[@]}" --devices all -o "$OUT/tune_all"
+  timed tune_local python3 -m cudabench "${TUNE[@]}" --cluster local -o "$OUT/tune_local"
+  start_nodes
+  timed status python3 -m cudabench cluster status --cluster $SCHED
+  cat "$OUT/status.log"
+  timed seeds_nodes python3 -m cudabench run $SEEDS --cluster $SCHED -o "$OUT/seeds_nodes"
+  timed tune_nodes python3 -m cudabench "${TUNE[@]}" --cluster $SCHED -o "$OUT/tune_nodes"
+  # a node lost mid-sweep: kill -9 node1's processes (its nanny too) 8 s in
+  ( sleep 8; pkill -9 -f "name node1"; echo "killed node1 at $(date -u +%T)" ) &
+  timed seeds_killed python3 -m cudabench run $SEEDS --cluster $SCHED -o "$OUT/seeds_killed"
+  wait
+  tail -5 "$OUT/seeds_killed.log"
+  for run in seeds_one seeds_all seeds_local seeds_nodes seeds_killed; do
+    f=$(ls "$OUT/$run"/*.json | head -1); echo "$run: $(rows "$f") rows"
+  done
+  for run in seeds_all seeds_local seeds_nodes seeds_killed; do
+    echo "== compare seeds_one $run"
+    python3 -m cudabench compare "$OUT/seeds_one" "$OUT/$run" | tail -3
+  done
+  python3 - "$OUT" <<'PY'
+import json, pathlib, sys
+out = pathlib.Path(sys.argv[1])
+for run in ("seeds_all", "seeds_local", "seeds_nodes", "seeds_killed", "tune_all", "tune_local", "tune_nodes"):
+    files = sorted((out / run).glob("*.json"))
+    if files:
+        rows = json.loads(files[0].read_text())["rows"]
+        where = {}
+        for r in rows:
+            key = f"{r.get('host', '')}:{r.get('device')}"
+            where[key] = where.get(key, 0) + 1
+        print(run, "rows per host:gpu", where)
+PY
+} 2>&1 | tee "$OUT/cluster.log"
+pkill -f dask_scheduler; pkill -f "dask_cuda.cli"
+exit 0
