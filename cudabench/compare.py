@@ -82,7 +82,13 @@ def relative_standard_error(samples: tuple[float, ...]) -> float:
 
 
 def verdict_for(a: ResultRow, b: ResultRow, threshold: float = DEFAULT_THRESHOLD) -> Pair:
-    """The verdict for one matched pair of rows."""
+    """The verdict for one matched pair of rows. The noise a change must clear is the larger
+    of three standard errors of the two medians and the wider of the two rows' spreads
+    ((p90 - p10) / median). The standard error alone assumes the samples come from one
+    narrow distribution; a host-bound or bimodal row (torch's loop-timed sum of 2^24 floats
+    on an H100: samples from 58 to 417 us, medians 64 and 118 us in two runs of the same
+    code) moves between runs by far more, and nvbench's compare likewise asks a change to
+    clear the samples' own width."""
     key = a.key
     if a.status is not b.status:
         return Pair(key, a, b, Verdict.STATUS)
@@ -90,7 +96,7 @@ def verdict_for(a: ResultRow, b: ResultRow, threshold: float = DEFAULT_THRESHOLD
         return Pair(key, a, b, Verdict.SAME)  # both failed alike, or neither was timed
     change = b.time_us / a.time_us - 1.0
     se = math.hypot(relative_standard_error(a.samples_us), relative_standard_error(b.samples_us))
-    noise = NOISE_SIGMAS * se
+    noise = max(NOISE_SIGMAS * se, a.spread or 0.0, b.spread or 0.0)
     if abs(change) <= threshold:
         verdict = Verdict.SAME
     elif abs(change) > noise:

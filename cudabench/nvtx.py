@@ -10,6 +10,7 @@ range costs well under a microsecond. If the `nvtx` package is missing the range
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Iterator
 
 DOMAIN = "cudabench"
@@ -32,8 +33,14 @@ def nvtx_range(name: str) -> Iterator[None]:
         yield
 
 
+_QUANTIFIERS = re.compile(r"([\[\]+*\\])")
+
+
 def ncu_filter(op: str, variant: str, shape_text: str | None = None,
                dtype: str | None = None) -> str:  # fmt: skip
-    """The `--nvtx-include` expression for one variant (and optionally one shape and dtype)."""
+    """The `--nvtx-include` expression for one variant (and optionally one shape and dtype).
+    ncu reads `[`, `]`, `+` and `*` in an expression as quantifiers (bottom and top of the
+    range stack, ranges between); a configured variant's range is `float4[BLOCK=512,...]`, so
+    they are escaped with a backslash, as ncu's NVTX filtering documents."""
     parts = [op, variant] + ([shape_text] if shape_text else []) + ([dtype] if dtype else [])
-    return f"{DOMAIN}@" + "/".join(parts) + "/"
+    return f"{DOMAIN}@" + "/".join(_QUANTIFIERS.sub(r"\\\1", p) for p in parts) + "/"

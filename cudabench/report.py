@@ -179,7 +179,7 @@ def compare_table(pairs: list[Any], meta_a: RunMeta, meta_b: RunMeta, threshold:
     table = Table(
         title=f"A {meta_a.started} ({meta_a.device.name}, {meta_a.timing_mode})  vs  "
         f"B {meta_b.started} ({meta_b.device.name}, {meta_b.timing_mode}) | "
-        f"threshold {100 * threshold:g}%, noise = 3 standard errors",
+        f"threshold {100 * threshold:g}%, noise = 3 standard errors or the spread",
         title_justify="left", header_style="bold",
     )  # fmt: skip
     profiled = any(p.a and p.b and p.a.ncu and p.b.ncu for p in pairs)

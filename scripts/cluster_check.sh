@@ -13,10 +13,10 @@ SEEDS=configs/seeds.yaml
 TUNE=(tune reduce -v float4 -s 2^24 --strategy exhaustive --budget 200 --no-save --no-plot)
 timed() {  # label, command...: the command's output to $OUT/label.log, its wall time here
   local label=$1; shift
-  local t0=$(date +%s.%N)
+  local t0=$(date +%s%N)
   "$@" > "$OUT/$label.log" 2>&1
   local rc=$?
-  printf '%-14s rc %s  wall %6.1f s\n' "$label" "$rc" "$(echo "$(date +%s.%N) - $t0" | bc)"
+  printf '%-14s rc %s  wall %6d ms\n' "$label" "$rc" "$(( ($(date +%s%N) - t0) / 1000000 ))"
 }
 rows() { python3 -c "import json,sys; print(len(json.load(open(sys.argv[1]))['rows']))" "$1"; }
 start_nodes() {

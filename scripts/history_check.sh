@@ -4,8 +4,9 @@
 #
 # `mine` is a copy of the float4 reduce in a user folder. Runs 1 and 2 run it as is; then its
 # source is edited the way a careless change would be (thread 0 of block 0 holds the kernel
-# open until 1.1x the measured median has passed since it started: the kernel is then 10%
-# slower, whatever the GPU), and runs 3 and 4 run the edited file. Expected: `compare
+# open until 1.1x the measured median, less the ~1 us the kernel still runs after the hold,
+# has passed since it started: the kernel is then ~10% slower, whatever the GPU), and runs 3
+# and 4 run the edited file. Expected: `compare
 # --against base` and `history` flag mine SLOWER from run 2 to 3 and nothing else; run 4
 # against run 3 SAME. Logs under $OUT (default ./history_check).
 set -uo pipefail
@@ -20,12 +21,14 @@ step() { echo "== $*"; python3 -m cudabench "$@"; echo "== rc $?"; }
 {
   step run "${cases[@]}" --tag base1 -o "$OUT/run1"
   step run "${cases[@]}" --tag base -o "$OUT/run2"
-  # the planted change: 1.1x run 2's median of mine at 2^24, held open by one thread
+  # the planted change: 1.1x run 2's median of mine at 2^24, held open by one thread. After
+  # the hold the block still finishes its share and the last block combines: a hold of
+  # 28.06 us gave 29.11 us on an H100 (2026-11-23), so the hold is 1.05 us short of the target.
   slow_ns=$(python3 - "$OUT/run2" <<'PY'
 import json, pathlib, sys
 doc = json.loads(next(pathlib.Path(sys.argv[1]).glob("*.json")).read_text())
 row = next(r for r in doc["rows"] if r["variant"] == "mine" and r["shape"] == "16777216")
-print(round(1.1 * row["time_us"] * 1e3))
+print(round((1.1 * row["time_us"] - 1.05) * 1e3))
 PY
 )
   echo "planted hold: $slow_ns ns"

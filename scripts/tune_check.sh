@@ -8,10 +8,10 @@ OUT=${OUT:-tune_check}
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 CUDABENCH_TUNING="$OUT/tuning.json"
 { date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem --format=csv; } > "$OUT/gpu.txt"
-step() { echo "== $1"; shift; local t0=$(date +%s.%N); "$@"; echo "== rc $? wall $(echo "$(date +%s.%N) - $t0" | bc) s"; }
+step() { echo "== $1"; shift; local t0=$(date +%s%N); "$@"; local rc=$?; echo "== rc $rc wall $(( ($(date +%s%N) - t0) / 1000000 )) ms"; }
 CASES=(
   "reduce -v float4 -s 2^20 -s 2^24"
-  "softmax -v block_smem -s 1728x32768"
+  "softmax -v block_uncached -s 1728x32768"
   "transpose -v smem64 -s 8192x8192"
   "sgemm -v warptile -s 4096x4096x4096"
 )

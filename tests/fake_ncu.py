@@ -11,6 +11,7 @@ import csv
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -29,7 +30,10 @@ def report(filters: list[str], ran: set[tuple[str, str]]) -> str:
     writer.writerow(header)
     writer.writerow(units)
     for number, expression in enumerate(filters):
-        names = expression.split("@", 1)[1].strip("/").split("/")
+        # ncu reads a backslash as "the next character literally" ([, ], + and * are its
+        # quantifiers): float4\[BLOCK=512\] names the range float4[BLOCK=512]
+        names = [re.sub(r"\\(.)", r"\1", n)
+                 for n in expression.split("@", 1)[1].strip("/").split("/")]
         if (names[1], names[2]) not in ran:  # validation failed: no launch in the range
             continue
         cell = "1  " + "  ".join(

@@ -47,6 +47,35 @@ def test_verdict_rule_on_known_answers():
     assert tight.verdict is Verdict.SLOWER and tight.ratio == pytest.approx(1 / 1.03, rel=0.01)
 
 
+def test_a_host_bound_row_must_clear_its_own_spread():
+    """Two runs of the same host-bound baseline (torch's loop-timed 2^24 sum on an H100,
+    2026-11-23): most samples near 64 us in one run and near 118 us in the other, both runs
+    spanning both modes. The medians' standard errors are a few percent; the spread is
+    ~85%, so the verdict is UNSURE, not SLOWER. A narrow row's real 11% change still is."""
+    from cudabench.spec import Measurement
+
+    def bimodal(low, high, seed):
+        rng = random.Random(seed)
+        return tuple(rng.gauss(64.0, 1.0) for _ in range(low)) + tuple(
+            rng.gauss(118.0, 2.0) for _ in range(high))
+
+    def host_row(s):
+        m = Measurement(tuple(x / 1e3 for x in s), 1, "loop")
+        return dataclasses.replace(row("torch", 1.0), time_us=m.median_ms * 1e3, samples_us=s,
+                                   spread=m.spread)  # fmt: skip
+
+    a, b = host_row(bimodal(30, 15, 1)), host_row(bimodal(10, 17, 2))
+    assert b.time_us / a.time_us > 1.7 and a.spread > 0.5
+    pair = verdict_for(a, b)
+    assert pair.verdict is Verdict.UNSURE and pair.noise >= a.spread
+    bare = [dataclasses.replace(r, spread=None) for r in (a, b)]
+    assert verdict_for(*bare).verdict is Verdict.SLOWER  # the standard error alone is fooled
+    narrow_a, narrow_b = row("v", 25.4, seed=8), row("v", 28.2, seed=9)
+    narrow_a = dataclasses.replace(narrow_a, spread=0.01)
+    narrow_b = dataclasses.replace(narrow_b, spread=0.08)
+    assert verdict_for(narrow_a, narrow_b).verdict is Verdict.SLOWER
+
+
 def test_standard_error_of_the_median():
     assert relative_standard_error(()) == 0.0 and relative_standard_error((5.0,)) == 0.0
     wide = relative_standard_error(samples(100.0, 0.10, 100, 1))

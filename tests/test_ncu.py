@@ -119,6 +119,18 @@ def test_bound_hint(memory, sm, hint):
     assert bound_hint(memory, sm) == hint
 
 
+def test_nvtx_filter_escapes_ncu_quantifiers_in_configured_labels():
+    """A configured variant's range `float4[BLOCK=512,ITEMS=64]` must reach ncu as literal
+    text: unescaped, `[` and `]` are its stack-bottom and stack-top quantifiers and the
+    filter matches nothing (the GPU test of `profile` caught it)."""
+    from cudabench.nvtx import ncu_filter
+
+    assert ncu_filter("reduce", "float4[BLOCK=512,ITEMS=64]", "16777216", "float32") == (
+        r"cudabench@reduce/float4\[BLOCK=512,ITEMS=64\]/16777216/float32/")
+    assert ncu_filter("my_op", "a+b*c") == r"cudabench@my_op/a\+b\*c/"
+    assert ncu_filter("reduce", "shuffle") == "cudabench@reduce/shuffle/"
+
+
 def test_profile_command_line():
     child = ["python", "-m", "cudabench", "run", "reduce", "--profile-mode"]
     cmd = profile_command("ncu", [("reduce", "float4", "442368x128", "float32"), ("reduce", "cupy", "442368x128", "float32")],

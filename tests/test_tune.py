@@ -303,6 +303,21 @@ def test_tune_end_to_end_saves_plots_and_keeps_every_configuration(tmp_path):
     assert meta.complete and len([r for r in rows if not r.is_baseline]) == 4
 
 
+def test_a_narrowed_search_plots_only_what_it_searched(tmp_path):
+    """Seed 001's sweep: GRID_K varies, the rest pinned off their defaults. The header's
+    default (ITEMS=64, GRID_K=0) is timed in the final round but is not a point of the
+    sweep, so the figure is time against GRID_K, not a heat map with an ITEMS axis."""
+    out = tmp_path / "res"
+    result = cli("tune", "reduce", "-v", "float4", "-s", "2^16", "-p", "GRID_K=1,2,4",
+                 "-p", "BLOCK=256", "-p", "ITEMS=16", "-p", "LOADS=4", "--no-save",
+                 "-o", str(out), tuning_file=tmp_path / "tuning.json")  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "exhaustive: 3 configurations measured" in result.stderr
+    assert "plot (time against GRID_K)" in result.stderr
+    _, rows = read_results(next(out.glob("*.json")))
+    assert any("ITEMS=64" in r.params for r in rows if not r.is_baseline)  # the default: timed
+
+
 @pytest.mark.nvcc
 def test_definitions_reach_nvcc(tmp_path, monkeypatch):
     """Each configuration is its own cubin, compiled with its -D definitions."""

@@ -90,7 +90,7 @@ EMULATED: dict[str, FakeKernel] = {
     "softmax_1d_online_stats": _nothing, "softmax_1d_online_norm": _softmax,
     **{f"transpose_{v}": _transpose for v in ("naive", "ldg", "smem", "smem64")},
     "gemv_warp": _gemv, "gemv_vec4": _gemv,
-    **{f"sgemm_{v}": _sgemm for v in ("naive", "smem", "tile128")},
+    **{f"sgemm_{v}": _sgemm for v in ("naive", "smem", "tile128", "warptile")},
     "add_naive": _add, "add_float4": _add, "sigmoid_naive": _sigmoid,
     "sigmoid_float4": _sigmoid, "relu_naive": _relu, "relu_float4": _relu,
     "reduce_max_x4": _row_max, "reduce_max_atomic": _row_max, "reduce_max_shuffle": _row_max,

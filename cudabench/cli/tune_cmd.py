@@ -218,8 +218,13 @@ def _plot(outcome: tuner.Outcome, stem: Path, meta: RunMeta) -> None:
     case = outcome.case
     path = stem.parent / f"{stem.name}_{outcome.space.variant.name}_{case.shape_text}_{case.dtype}.png"
     names = tuple(n for n, _ in outcome.space.variant.params)
+    # the searched configurations only: the header's default, timed in the final round, lies
+    # outside a narrowed space (--param, a config's params:) and would add an axis of one cell
+    searched = {tuple(sorted(c.items())) for c in outcome.space.configs}
+    rows = [r for r in outcome.rows
+            if r.params and tuple(sorted(parse_params(r.params).items())) in searched]
     try:
-        drew = plot_tuning(outcome.rows, names, path, f"{case.op} {outcome.space.variant.name} "
+        drew = plot_tuning(rows, names, path, f"{case.op} {outcome.space.variant.name} "
                            f"{case.shape_text} {case.dtype} on {meta.device.name}")  # fmt: skip
     except ValueError as exc:
         err.print(f"no plot: {exc}", markup=False)

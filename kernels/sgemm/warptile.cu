@@ -4,11 +4,11 @@
 //   block: BLOCK
 //   grid: blocktile
 //   params:                  # ops/sgemm.py's blocktile rule reads BM and BN
-//     BM: [128, 64, 256]     # the block's tile of C: BM x BN
+//     BM: [256, 64, 128]     # the block's tile of C: BM x BN
 //     BN: [128, 64, 256]
-//     BK: [16, 8, 32]        # K a stage of shared memory covers
+//     BK: [8, 16, 32]        # K a stage of shared memory covers
 //     WM: [64, 32, 128]      # a warp's tile of C: WM x WN
-//     WN: [32, 64, 128]
+//     WN: [64, 32, 128]
 //     TM: [4, 8]             # a thread's outputs per repeat: TM x TN
 //     TN: [4, 8]
 //     BLOCK: [256, 128, 512]
@@ -31,21 +31,23 @@
 // read 8 consecutive float4s at TN = 4) or the same address (A: a broadcast). A is staged
 // transposed (As[k][m]) so both operands are read along the tile. Blocks wholly inside C
 // with K % BK == 0 and N % 4 == 0 take 16-byte loads and stores; edge blocks check every
-// index, so any M, N, K is right.
+// index, so any M, N, K is right. The defaults are `cudabench tune`'s best at 4096x4096x4096
+// on an H100 (docs/performance.md): 256 x 128 block tiles of 64 x 64 warp tiles, 8 x 16
+// outputs a thread, BK 8.
 #ifndef BM
-#define BM 128
+#define BM 256
 #endif
 #ifndef BN
 #define BN 128
 #endif
 #ifndef BK
-#define BK 16
+#define BK 8
 #endif
 #ifndef WM
 #define WM 64
 #endif
 #ifndef WN
-#define WN 32
+#define WN 64
 #endif
 #ifndef TM
 #define TM 4
