@@ -20,6 +20,7 @@ with its own nvcc and cache.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import threading
 from collections.abc import Callable
@@ -79,7 +80,16 @@ def run_job(job: CaseJob, timeout_s: float) -> list[ResultRow]:
             rows.extend(finished)
 
     pool.run([job], Collect())
-    return rows
+    device = physical_device()
+    return [dataclasses.replace(r, device=device) for r in rows] if device else rows
+
+
+def physical_device() -> int:
+    """The host's index of this Dask worker's GPU: the first of CUDA_VISIBLE_DEVICES (which
+    dask-cuda sets per worker, e.g. "1,0" for the second GPU), so that a row's (host,
+    device) names the GPU it ran on; 0 when the variable is unset or holds UUIDs."""
+    first = os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",")[0].strip()
+    return int(first) if first.isdigit() else 0
 
 
 def connect(address: str, fake_workers: int | None = None) -> Any:

@@ -30,43 +30,50 @@ start_nodes() {
 }
 {
   date -u; nvidia-smi -L
-  timed check python3 -m cudabench check   # the compile cache, so no run below pays nvcc
-  timed seeds_one python3 -m cudabench run $SEEDS --devices 0 -o "$OUT/seeds_one"
-  timed seeds_all python3 -m cudabench run $SEEDS --devices all -o "$OUT/seeds_all"
-  timed seeds_local python3 -m cudabench run $SEEDS --cluster local -o "$OUT/seeds_local"
-  timed tune_one python3 -m cudabench "${TUNE[@]}" --devices 0 -o "$OUT/tune_one"
-  timed tune_all python3 -m cudabench "${TUNE[@]}" --devices all -o "$OUT/tune_all"
-  timed tune_local python3 -m cudabench "${TUNE[@]}" --cluster local -o "$OUT/tune_local"
-  start_nodes
-  timed status python3 -m cudabench cluster status --cluster $SCHED
-  cat "$OUT/status.log"
-  timed seeds_nodes python3 -m cudabench run $SEEDS --cluster $SCHED -o "$OUT/seeds_nodes"
-  timed tune_nodes python3 -m cudabench "${TUNE[@]}" --cluster $SCHED -o "$OUT/tune_nodes"
-  # a node lost mid-sweep: kill -9 node1's processes (its nanny too) 8 s in
-  ( sleep 8; pkill -9 -f "name node1"; echo "killed node1 at $(date -u +%T)" ) &
-  timed seeds_killed python3 -m cudabench run $SEEDS --cluster $SCHED -o "$OUT/seeds_killed"
-  wait
-  tail -5 "$OUT/seeds_killed.log"
-  for run in seeds_one seeds_all seeds_local seeds_nodes seeds_killed; do
-    f=$(ls "$OUT/$run"/*.json | head -1); echo "$run: $(rows "$f") rows"
-  done
-  for run in seeds_all seeds_local seeds_nodes seeds_killed; do
-    echo "== compare seeds_one $run"
-    python3 -m cudabench compare "$OUT/seeds_one" "$OUT/$run" | tail -3
+  for what in ${STEPS:-check one all local nodes killed}; do
+    case $what in
+      # the compile cache first, so no timed run below pays nvcc (tune's configurations too)
+      check) timed check python3 -m cudabench check --arch sm_90
+             timed tune_warm python3 -m cudabench "${TUNE[@]}" --devices all -o "$OUT/tune_warm" ;;
+      one) timed seeds_one python3 -m cudabench run $SEEDS --devices 0 -o "$OUT/seeds_one"
+           timed tune_one python3 -m cudabench "${TUNE[@]}" --devices 0 -o "$OUT/tune_one" ;;
+      all) timed seeds_all python3 -m cudabench run $SEEDS --devices all -o "$OUT/seeds_all"
+           timed tune_all python3 -m cudabench "${TUNE[@]}" --devices all -o "$OUT/tune_all" ;;
+      local) timed seeds_local python3 -m cudabench run $SEEDS --cluster local -o "$OUT/seeds_local"
+             timed tune_local python3 -m cudabench "${TUNE[@]}" --cluster local -o "$OUT/tune_local" ;;
+      nodes) start_nodes
+             timed status python3 -m cudabench cluster status --cluster $SCHED
+             cat "$OUT/status.log"
+             timed seeds_nodes python3 -m cudabench run $SEEDS --cluster $SCHED -o "$OUT/seeds_nodes"
+             timed tune_nodes python3 -m cudabench "${TUNE[@]}" --cluster $SCHED -o "$OUT/tune_nodes" ;;
+      # a node lost mid-sweep: kill -9 node1's processes (its nanny too) 8 s in
+      killed) ( sleep 8; pkill -9 -f "name node1"; echo "killed node1 at $(date -u +%T)" ) &
+              timed seeds_killed python3 -m cudabench run $SEEDS --cluster $SCHED -o "$OUT/seeds_killed"
+              wait
+              tail -5 "$OUT/seeds_killed.log" ;;
+    esac
   done
   python3 - "$OUT" <<'PY'
-import json, pathlib, sys
+import collections, json, pathlib, sys
 out = pathlib.Path(sys.argv[1])
-for run in ("seeds_all", "seeds_local", "seeds_nodes", "seeds_killed", "tune_all", "tune_local", "tune_nodes"):
+one = None
+for run in ("seeds_one", "seeds_all", "seeds_local", "seeds_nodes", "seeds_killed",
+            "tune_one", "tune_all", "tune_local", "tune_nodes"):
     files = sorted((out / run).glob("*.json"))
-    if files:
-        rows = json.loads(files[0].read_text())["rows"]
-        where = {}
-        for r in rows:
-            key = f"{r.get('host', '')}:{r.get('device')}"
-            where[key] = where.get(key, 0) + 1
-        print(run, "rows per host:gpu", where)
+    if not files:
+        continue
+    doc = json.loads(files[0].read_text())
+    rows = doc["rows"]
+    where = collections.Counter(f"{r.get('host', '')}:{r.get('device')}" for r in rows)
+    status = collections.Counter(r["status"] for r in rows)
+    print(f"{run}: {len(rows)} rows {dict(status)}, complete {doc['meta'].get('complete')}, "
+          f"rows per host:gpu {dict(where)}")
 PY
+  for run in seeds_all seeds_local seeds_nodes seeds_killed; do
+    [ -d "$OUT/$run" ] || continue
+    echo "== compare seeds_one $run"
+    python3 -m cudabench compare "$OUT/seeds_one" "$OUT/$run" | tail -2
+  done
 } 2>&1 | tee "$OUT/cluster.log"
 pkill -f dask_scheduler; pkill -f "dask_cuda.cli"
 exit 0

@@ -127,6 +127,19 @@ def test_missing_nvcc_for_check_is_one_line_and_exit_2(tmp_path):
     assert len(lines) == 1 and "CUDABENCH_NVCC" in lines[0] and "no such file" in lines[0]
 
 
+@pytest.mark.nvcc
+def test_check_compiles_an_op_for_every_dtype_and_arch(tmp_path):
+    """`cudabench check` end to end with the real nvcc: each (variant, dtype, arch) a row.
+    (It once passed the dtype as the arch and died on its first kernel.)"""
+    result = run("check", "transpose", "--arch", "sm_80", "--arch", "sm_90",
+                 env={**FAKE, "CUDABENCH_CACHE": str(tmp_path / "cache")})  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "Traceback" not in result.output
+    for arch in ("sm_80", "sm_90"):
+        for dtype in ("float32", "float16", "bfloat16"):
+            assert f"smem64 {dtype} {arch}: ok" in result.stderr
+
+
 def test_config_with_unknown_key_is_exit_2(tmp_path):
     config = tmp_path / "c.yaml"
     config.write_text("op: reduce\nshapes: [5]\ncolour: red\n")

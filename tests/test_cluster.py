@@ -111,3 +111,16 @@ def test_a_lost_worker_loses_no_row(tmp_path):
     assert result.exit_code == 0, result.output
     rows = json.loads(next((tmp_path / "out").glob("*.json")).read_text())["rows"]
     assert len(rows) == 3 * 3 and all(r["status"] == "OK" for r in rows)
+
+
+@pytest.mark.parametrize("visible, device", [
+    ("1,0", 1), ("0,1", 0), ("3", 3), ("", 0), ("GPU-2c833c6d-2327", 0), (" 2 , 0", 2),
+])
+def test_a_rows_device_is_the_gpus_index_on_its_host(visible, device, monkeypatch):
+    """Two Dask workers on one host each see their GPU as device 0; the row records the
+    host's index (dask-cuda puts it first in CUDA_VISIBLE_DEVICES), so rows from the two
+    GPUs stay apart."""
+    from cudabench.cluster import physical_device
+
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", visible)
+    assert physical_device() == device

@@ -77,7 +77,7 @@ def check_command(
     # threads are enough: each waits on its own nvcc process
     with progress, ThreadPoolExecutor(max_workers=workers) as pool:
         task = progress.add_task("", total=len(work))
-        futures = [pool.submit(_compile, v, d, a) for _, v, d, a in work]
+        futures = [pool.submit(_compile, v, a, d) for _, v, d, a in work]
         for (operation, variant, d, a), future in zip(work, futures):
             try:
                 outcome = future.result()
