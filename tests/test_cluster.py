@@ -124,3 +124,38 @@ def test_a_rows_device_is_the_gpus_index_on_its_host(visible, device, monkeypatc
 
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", visible)
     assert physical_device() == device
+
+
+def test_only_one_job_a_worker_is_in_flight(monkeypatch):
+    """Jobs go out as workers free up, not all at once: Dask pins a task with resource
+    restrictions to a worker when it is submitted, so submitting 16 jobs of unequal length
+    at once split them 8 and 8 between two GPUs whatever their lengths. With two workers,
+    the third job is handed out only after the first has ended."""
+    from cudabench import sweep
+
+    monkeypatch.setenv("CUDABENCH_BACKEND", "fake")
+    monkeypatch.setenv("CUDABENCH_FAKE_DEVICES", "2")
+    jobs = sweep.plan("reduce", ["7", "64", "1000", "64x129", "33", "5"], ["float4"], None,
+                      min_samples=2, min_time_s=0.0, max_time_s=0.01, warmup=0).jobs
+    seen: list[tuple[str, int]] = []
+
+    class Events:
+        def started(self, case, name, device):
+            pass
+
+        def row(self, index, row):
+            pass
+
+        def job_done(self, index, rows):
+            seen.append(("done", index))
+
+    with cluster.Cluster("local", 30.0) as c:
+        c.execute(jobs, Events(), ready=lambda index: seen.append(("ready", index)))
+    assert sorted(i for what, i in seen if what == "done") == list(range(6))
+    first_done = next(n for n, (what, _) in enumerate(seen) if what == "done")
+    # two handed out at the start, a third when the first ended (just before its rows)
+    assert [what for what, _ in seen[:first_done]] == ["ready"] * 3
+    in_flight = 0
+    for what, _ in seen:
+        in_flight += 1 if what == "ready" else -1
+        assert in_flight <= 3
