@@ -161,6 +161,24 @@ def test_gate_fails_when_nothing_matched_or_rows_went_missing(runs, tmp_path, mo
     assert nothing_allowed.exit_code == 1
 
 
+def test_a_slower_library_baseline_is_shown_but_fails_no_gate(tmp_path):
+    """torch's host-bound timing moved 64 -> 118 us between two runs of the same code on an
+    H100: the table says so, the CI gate (about the kernels under test) does not fail."""
+    a = [row("float4", 50.0, seed=1), row("torch", 64.0, seed=2, baseline=True)]
+    b = [row("float4", 50.1, seed=3), row("torch", 118.0, seed=4, baseline=True)]
+    write_results(tmp_path / "a", META, a)
+    write_results(tmp_path / "b", META, b)
+    args = ["compare", str(tmp_path / "a.json"), str(tmp_path / "b.json")]
+    shown = runner.invoke(app, [*args, "--json"])
+    verdicts = {r["variant"]: r["verdict"] for r in json.loads(shown.stdout)}
+    assert verdicts == {"float4": "SAME", "torch": "SLOWER"}
+    assert runner.invoke(app, [*args, "--fail-above", "3%"]).exit_code == 0
+    b[0] = row("float4", 60.0, seed=5)  # the kernel itself: the gate fails
+    write_results(tmp_path / "b", META, b)
+    gate = runner.invoke(app, [*args, "--fail-above", "3%"])
+    assert gate.exit_code == 1 and "float4" in gate.stderr and "torch" not in gate.stderr
+
+
 def test_compare_cli_refuses_other_gpu_unless_asked(runs, tmp_path, monkeypatch):
     monkeypatch.chdir(runs)
     other = dataclasses.replace(META, device=dataclasses.replace(FAKE_DEVICE, name="Other GPU"))

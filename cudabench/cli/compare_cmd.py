@@ -39,8 +39,9 @@ def compare_command(
     threshold: Annotated[str, typer.Option(
         help="Smallest change worth a verdict (e.g. 2% or 0.02).")] = f"{100 * DEFAULT_THRESHOLD:g}%",
     fail_on_regression: Annotated[bool, typer.Option(
-        help="Exit 1 if any row is SLOWER or newly failing, if a row of A is missing from B, "
-        "or if no row matched at all (for CI gates).")] = False,
+        help="Exit 1 if any kernel row is SLOWER or newly failing (library baselines are "
+        "shown, not gated), if a row of A is missing from B, or if no row matched at all "
+        "(for CI gates).")] = False,
     allow_missing: Annotated[bool, typer.Option(
         help="With --fail-on-regression: rows of A missing from B do not fail the gate "
         "(some row must still match).")] = False,
@@ -150,7 +151,10 @@ def gate_failures(pairs: list[Pair], allow_missing: bool) -> list[tuple[str, str
     if not any(p.a is not None and p.b is not None for p in pairs):
         reasons.append(("no rows matched", "A and B share no (op, variant, shape, dtype); "
                         "nothing was compared"))
-    regressed = [p for p in pairs if p.regressed]
+    # a library baseline (cupy, torch) is the yardstick, not the code under test: its time
+    # moves with the host (torch's loop-timed 2^24 sum read 64 and 118 us in two runs of the
+    # same code, 2026-11-23), and that is shown in the table but fails no gate
+    regressed = [p for p in pairs if p.regressed and not (p.a or p.b).is_baseline]
     if regressed:
         reasons.append(("regression", "; ".join(f"{p.key} {p.verdict.value}" for p in regressed)))
     missing = [p for p in pairs if p.verdict is Verdict.ONLY_A]
