@@ -153,8 +153,8 @@ def survey(client: Any, timeout_s: float, gpu_model: str | None = None,
     return info, versions, addresses
 
 
-def on_cluster(client: Any, timeout_s: float,
-               addresses: list[str] | None = None) -> Callable[..., None]:  # fmt: skip
+def on_cluster(client: Any, timeout_s: float, addresses: list[str] | None = None,
+               notes: list[str] | None = None) -> Callable[..., None]:  # fmt: skip
     """The cluster as a sweep executor: each job a task (resource GPU=1) on the given
     workers (all when None), rows reported as each task ends, Ctrl-C cancelling what has
     not finished.
@@ -163,7 +163,8 @@ def on_cluster(client: Any, timeout_s: float,
     ends, so an idle GPU takes the next job as on one host. Dask places a task with resource
     restrictions on a worker when it is submitted and does not queue it centrally: 16 seeds
     jobs submitted at once were split 8 and 8 between two H200s whatever their lengths, and
-    the sweep took 51.8 s where `--devices all` took 40.8 s (2026-11-23)."""
+    the sweep took 51.8 s where `--devices all` took 40.8 s (2026-11-23). Workers that left
+    during the run (their jobs retried by Dask on the others) are added to `notes`."""
     from distributed import as_completed
 
     def execute(jobs: list[CaseJob], events: PoolEvents,
@@ -197,6 +198,12 @@ def on_cluster(client: Any, timeout_s: float,
         except KeyboardInterrupt:
             client.cancel(list(futures))
             raise
+        present = client.scheduler_info()["workers"]
+        left = [a for a in addresses or () if a not in present]
+        if left and notes is not None:
+            notes.append(f"{len(left)} worker(s) left the cluster during the run "
+                         f"({', '.join(left)}); Dask ran their unfinished jobs again on the "
+                         "others, and every job's rows arrived")  # fmt: skip
 
     return execute
 
@@ -220,7 +227,8 @@ class Cluster:
             self.close()
             raise
         self.devices = list(range(len(self.workers)))  # one "device" a Dask worker
-        self.execute = on_cluster(self.client, timeout_s, self.workers)
+        self.notes: list[str] = []  # what the run should say at its end (workers lost)
+        self.execute = on_cluster(self.client, timeout_s, self.workers, self.notes)
 
     def close(self) -> None:
         cluster = getattr(self.client, "cluster", None)

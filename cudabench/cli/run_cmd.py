@@ -14,7 +14,7 @@ from cudabench.cli.common import (
 from cudabench.cli.sweep import (
     Plan, apply_tuned, command_line, exit_with_summary, in_process, on_workers, open_gpu,
     open_cluster, open_history, open_workers, parse_devices, plan, results_stem, run_jobs,
-    run_meta,
+    run_meta, show_pool_notes,
 )  # fmt: skip
 from cudabench.nvtx import ncu_filter
 from cudabench.pool import DEFAULT_TIMEOUT_S
@@ -119,6 +119,7 @@ def run_command(
         execute = pool.execute if cluster else on_workers(pool)  # type: ignore[union-attr,arg-type]
         with pool:
             done = run_jobs(work, execute, stem, meta, len(pool.devices) > 1, history, tag)
+        show_pool_notes(pool)
         history_error = history_error or done.history_error
     csv_path, json_path = done.finish()
     rows, meta = done.rows, done.meta

@@ -25,7 +25,8 @@ from cudabench.spec import Case, ResultRow, RunMeta
 from cudabench.sweep import Plan, in_process, on_workers, run_meta
 
 __all__ = ["Plan", "apply_tuned", "command_line", "open_cluster", "open_history", "exit_with_summary", "in_process", "on_workers", "open_gpu",
-           "open_workers", "parse_devices", "plan", "results_stem", "run_jobs", "run_meta"]
+           "open_workers", "parse_devices", "plan", "results_stem", "run_jobs", "run_meta",
+           "show_pool_notes"]
 SUMMARY_LINES = 20
 
 
@@ -63,6 +64,12 @@ def open_cluster(address: str, timeout_s: float, gpu_model: str | None = None) -
         return Cluster(address, timeout_s, gpu_model)
     except ClusterError as exc:
         fail_usage(str(exc))
+
+
+def show_pool_notes(pool: Any) -> None:
+    """What the pool noticed during the run (a cluster's lost workers), a line each."""
+    for note in getattr(pool, "notes", ()):
+        err.print(f"note: {note}", soft_wrap=True, markup=False)
 
 
 def open_gpu(device: int) -> Backend:

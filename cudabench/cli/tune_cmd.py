@@ -17,7 +17,7 @@ from cudabench.cli.common import (
 )  # fmt: skip
 from cudabench.cli.sweep import (
     Plan, command_line, open_cluster, open_history, open_workers, parse_devices, plan, progress_bar,
-    results_stem, run_meta,
+    results_stem, run_meta, show_pool_notes,
 )  # fmt: skip
 from cudabench.pool import DEFAULT_TIMEOUT_S
 from cudabench.report import title
@@ -193,6 +193,7 @@ def tune_command(
         arch = info.arch if backend_name() == "cupy" and not cluster else None  # compile ahead here
         outcomes = tuner.run_searches(work.jobs, searches, strategies, budget, work.timing,
                                       sweep, arch)  # fmt: skip
+    show_pool_notes(pool)
     csv_path, json_path = sweep.finish([r for o in outcomes for r in o.rows])
     meta, history_error = sweep.meta, history_error or sweep.history_error
     out.print(title(meta, label))
