@@ -385,7 +385,7 @@ def test_sgemm_block_tile_parameters_reach_the_grid_rule():
     variant = parse_header(BUILTIN_KERNELS / "sgemm" / "warptile.cu", "sgemm")
     op = get_op("sgemm")
     default = op.geometry(variant.launches[0], variant, (1000, 300, 70), FAKE_DEVICE, 1)
-    assert default.grid == (3, 8) and default.block == 256  # ceil(300 / 128), ceil(1000 / 128)
+    assert default.grid == (3, 4) and default.block == 256  # ceil(300 / BN 128), ceil(1000 / BM 256)
     wide = variant.configured({"BM": 64, "BN": 256, "WM": 32, "WN": 128, "BLOCK": 128})
     geometry = op.geometry(wide.launches[0], wide, (1000, 300, 70), FAKE_DEVICE, 1)
     assert geometry.grid == (2, 16) and geometry.block == 128
