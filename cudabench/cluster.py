@@ -27,8 +27,8 @@ from collections.abc import Callable
 from typing import Any
 
 from cudabench.pool import PoolEvents, WorkerPool
-from cudabench.runner import CaseJob, with_speedups
-from cudabench.spec import DeviceInfo, ResultRow
+from cudabench.runner import CaseJob, job_failed, with_speedups
+from cudabench.spec import DeviceInfo, ResultRow, Status
 
 CONNECT_TIMEOUT_S = 10
 RETRIES = 2  # a job whose Dask worker died runs again elsewhere, twice at most
@@ -153,11 +153,17 @@ def survey(client: Any, timeout_s: float, gpu_model: str | None = None,
     return info, versions, addresses
 
 
-def on_cluster(client: Any, timeout_s: float, addresses: list[str] | None = None,
+def on_cluster(client: Any, timeout_s: float, addresses: list[str], pin: bool = False,
                notes: list[str] | None = None) -> Callable[..., None]:  # fmt: skip
-    """The cluster as a sweep executor: each job a task (resource GPU=1) on the given
-    workers (all when None), rows reported as each task ends, Ctrl-C cancelling what has
-    not finished.
+    """The cluster as a sweep executor: each job a task (resource GPU=1) on the workers at
+    `addresses`, rows reported as each task ends, Ctrl-C cancelling what has not finished.
+
+    Tasks are pinned to those addresses only with `pin` (the cluster's GPUs differ and the
+    run uses one model's): a worker that dies and is restarted by its nanny comes back at a
+    new address, so pinned tasks can never run there, and once every pinned worker is gone
+    they would wait forever. Unpinned, Dask retries a lost worker's task on any worker, and
+    gives up on a task that kills worker after worker (KilledWorker): its job becomes CRASH
+    rows and the run goes on.
 
     Only as many tasks are in flight as there are workers; the next job goes out when one
     ends, so an idle GPU takes the next job as on one host. Dask places a task with resource
@@ -178,18 +184,23 @@ def on_cluster(client: Any, timeout_s: float, addresses: list[str] | None = None
             if ready is not None:
                 ready(index)
             future = client.submit(run_job, jobs[index], timeout_s, resources={"GPU": 1},
-                                    retries=RETRIES, pure=False, workers=addresses,
+                                    retries=RETRIES, pure=False,
+                                    workers=addresses if pin else None,
                                     allow_other_workers=False)  # fmt: skip
             futures[future] = index
             running.add(future)
 
-        slots = len(addresses) if addresses else len(client.scheduler_info()["workers"])
-        for _ in range(min(max(slots, 1), len(pending))):
+        for _ in range(min(max(len(addresses), 1), len(pending))):
             submit_next()
         try:
             for future in running:
                 index = futures[future]
-                rows = future.result()
+                try:
+                    rows = future.result()
+                except Exception as exc:  # Dask gave up: the job's workers kept dying
+                    rows = job_failed(jobs[index], Status.CRASH,
+                                      f"the cluster gave up on this job ({type(exc).__name__}: "
+                                      f"{exc})")  # fmt: skip
                 if pending:
                     submit_next()  # before the rows are saved: the GPU is not kept waiting
                 for row in rows:
@@ -199,11 +210,11 @@ def on_cluster(client: Any, timeout_s: float, addresses: list[str] | None = None
             client.cancel(list(futures))
             raise
         present = client.scheduler_info()["workers"]
-        left = [a for a in addresses or () if a not in present]
+        left = [a for a in addresses if a not in present]
         if left and notes is not None:
             notes.append(f"{len(left)} worker(s) left the cluster during the run "
                          f"({', '.join(left)}); Dask ran their unfinished jobs again on the "
-                         "others, and every job's rows arrived")  # fmt: skip
+                         "others (a job it gave up on is CRASH rows)")  # fmt: skip
 
     return execute
 
@@ -223,12 +234,14 @@ class Cluster:
         self.client = connect(address, fake_worker_count())
         try:
             self.info, self.versions, self.workers = survey(self.client, timeout_s, gpu_model)
+            everyone = set(self.client.scheduler_info()["workers"])
         except BaseException:
             self.close()
             raise
         self.devices = list(range(len(self.workers)))  # one "device" a Dask worker
         self.notes: list[str] = []  # what the run should say at its end (workers lost)
-        self.execute = on_cluster(self.client, timeout_s, self.workers, self.notes)
+        pin = set(self.workers) != everyone  # only some workers have the run's GPU model
+        self.execute = on_cluster(self.client, timeout_s, self.workers, pin, self.notes)
 
     def close(self) -> None:
         cluster = getattr(self.client, "cluster", None)

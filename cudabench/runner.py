@@ -95,6 +95,13 @@ def _row(case: Case, label: str, status: Status, error: str = "", **fields: Any)
     )  # fmt: skip
 
 
+def job_failed(job: CaseJob, status: Status, error: str) -> list[ResultRow]:
+    """A row of `status` for each variant and baseline of a job that could not run at all
+    (on a cluster: a task Dask gave up on)."""
+    labels = [v.label for v in job.variants] + list(job.baselines)
+    return [_row(job.case, label, status, error) for label in labels]
+
+
 class Runner:
     """Runs jobs on one backend, caching each variant's compiled and loaded module."""
 

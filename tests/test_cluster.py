@@ -114,6 +114,28 @@ def test_a_lost_worker_loses_no_row(tmp_path):
     assert "note: 1 worker(s) left the cluster during the run" in result.stderr  # and it says so
 
 
+def test_a_job_that_keeps_killing_workers_is_a_crash_row_and_the_rest_run(tmp_path):
+    """A kernel that takes its Dask worker down every time: Dask gives up on that task
+    (KilledWorker) and the job becomes CRASH rows; the other variants' rows all arrive and
+    the run is exit 1 (a failing kernel), not a traceback."""
+    from conftest import write_kernel
+
+    kernels = tmp_path / "k"
+    write_kernel(kernels / "reduce", "killer", "", header=(
+        "// cudabench:\n//   variant: killer\n//   entry: fake_kill_node\n//   block: 256\n"
+        "//   grid: segments\n//   about: takes its node down every time\n"))  # fmt: skip
+    env = {"CUDABENCH_BACKEND": "fake", "CUDABENCH_FAKE_DEVICES": "2",
+           "CUDABENCH_FAKE_KILL_ALWAYS": "1"}  # fmt: skip
+    result = runner.invoke(app, ["run", "reduce", "-s", "7", "-v", "killer", "--kernels",
+                                 str(kernels), "--cluster", "local", *QUICK,
+                                 "-o", str(tmp_path / "out")], env=env)  # fmt: skip
+    assert result.exit_code == 1, result.output
+    assert "Traceback" not in result.output
+    rows = json.loads(next((tmp_path / "out").glob("*.json")).read_text())["rows"]
+    assert {r["variant"]: r["status"] for r in rows} == {"killer": "CRASH", "cupy": "CRASH"}
+    assert "the cluster gave up on this job" in rows[0]["error"]
+
+
 @pytest.mark.parametrize("visible, device", [
     ("1,0", 1), ("0,1", 0), ("3", 3), ("", 0), ("GPU-2c833c6d-2327", 0), (" 2 , 0", 2),
 ])

@@ -121,12 +121,14 @@ def _garbage(grid: int, block: int, *args: Any) -> None:
 
 
 def _kill_node(grid: int, block: int, *args: Any) -> None:
-    """The first time (no file at $CUDABENCH_FAKE_KILL_ONCE yet): kill the process that
-    started this worker (on a Dask cluster, the Dask worker: a node lost mid-task), then this
-    worker with it. Later: a correct row sum."""
+    """The first time (no file at $CUDABENCH_FAKE_KILL_ONCE yet), or every time with
+    $CUDABENCH_FAKE_KILL_ALWAYS: kill the process that started this worker (on a Dask
+    cluster, the Dask worker: a node lost mid-task), then this worker with it. Later: a
+    correct row sum."""
     marker = os.environ.get("CUDABENCH_FAKE_KILL_ONCE", "")
-    if marker and not os.path.exists(marker):
-        open(marker, "w").close()
+    if os.environ.get("CUDABENCH_FAKE_KILL_ALWAYS") or (marker and not os.path.exists(marker)):
+        if marker:
+            open(marker, "w").close()
         os.kill(os.getppid(), signal.SIGKILL)
         os._exit(9)
     _row_sum_store(grid, block, *args)
