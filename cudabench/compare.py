@@ -38,6 +38,7 @@ class Verdict(str, enum.Enum):
     SAME = "SAME"
     UNSURE = "UNSURE"
     STATUS = "STATUS"  # the status changed (OK -> FAIL, COMPILE_ERROR -> OK, ...)
+    TIMER = "TIMER"  # timed by different clocks (events, cupti): no verdict unless allowed
     ONLY_A = "ONLY_A"  # the row is in run A only
     ONLY_B = "ONLY_B"
 
@@ -81,7 +82,8 @@ def relative_standard_error(samples: tuple[float, ...]) -> float:
     return 1.2533 * 1.4826 * mad / median / math.sqrt(len(samples))
 
 
-def verdict_for(a: ResultRow, b: ResultRow, threshold: float = DEFAULT_THRESHOLD) -> Pair:
+def verdict_for(a: ResultRow, b: ResultRow, threshold: float = DEFAULT_THRESHOLD,
+                allow_mixed_timers: bool = False) -> Pair:  # fmt: skip
     """The verdict for one matched pair of rows. The noise a change must clear is the larger
     of three standard errors of the two medians and the wider of the two rows' spreads
     ((p90 - p10) / median). The standard error alone assumes the samples come from one
@@ -96,6 +98,10 @@ def verdict_for(a: ResultRow, b: ResultRow, threshold: float = DEFAULT_THRESHOLD
     if not (a.time_us and b.time_us):
         return Pair(key, a, b, Verdict.SAME)  # both failed alike, or neither was timed
     change = b.time_us / a.time_us - 1.0
+    if a.timer != b.timer and not allow_mixed_timers:
+        # CUDA events bracket launch gaps that CUPTI's kernel records leave out (+32% on a
+        # cold 2^20 sum): a change of clock is not a change of the kernel
+        return Pair(key, a, b, Verdict.TIMER, change)
     se = math.hypot(relative_standard_error(a.samples_us), relative_standard_error(b.samples_us))
     noise = max(NOISE_SIGMAS * se, a.spread or 0.0, b.spread or 0.0)
     if abs(change) <= threshold:
@@ -107,12 +113,13 @@ def verdict_for(a: ResultRow, b: ResultRow, threshold: float = DEFAULT_THRESHOLD
     return Pair(key, a, b, verdict, change, noise)
 
 
-_ORDER = {Verdict.STATUS: 0, Verdict.SLOWER: 1, Verdict.FASTER: 2, Verdict.UNSURE: 3,
-          Verdict.SAME: 4, Verdict.ONLY_A: 5, Verdict.ONLY_B: 6}  # fmt: skip
+_ORDER = {Verdict.STATUS: 0, Verdict.SLOWER: 1, Verdict.FASTER: 2, Verdict.TIMER: 3,
+          Verdict.UNSURE: 4, Verdict.SAME: 5, Verdict.ONLY_A: 6, Verdict.ONLY_B: 7}  # fmt: skip
 
 
 def compare_rows(rows_a: list[ResultRow], rows_b: list[ResultRow],
-                 threshold: float = DEFAULT_THRESHOLD) -> list[Pair]:  # fmt: skip
+                 threshold: float = DEFAULT_THRESHOLD,
+                 allow_mixed_timers: bool = False) -> list[Pair]:  # fmt: skip
     """Match rows by key; status changes first, then regressions, then the rest, each in
     run A's order; unmatched rows are kept, not dropped. A row without parameters (a file
     from before its variant had a tunable space) matches the other run's only configuration
@@ -121,7 +128,7 @@ def compare_rows(rows_a: list[ResultRow], rows_b: list[ResultRow],
     by_b = {r.key: r for r in rows_b}
     keys_a = {r.key for r in rows_a}
     pairs = [
-        verdict_for(a, by_b[a.key], threshold) if a.key in by_b
+        verdict_for(a, by_b[a.key], threshold, allow_mixed_timers) if a.key in by_b
         else Pair(a.key, a, None, Verdict.ONLY_A)
         for a in rows_a
     ]  # fmt: skip

@@ -170,7 +170,7 @@ def failure_summary(rows: list[ResultRow], baselines: bool = False) -> list[str]
 
 _VERDICT_STYLE = {
     "FASTER": "bold green", "SLOWER": "bold red", "SAME": "", "UNSURE": "yellow",
-    "STATUS": "bold magenta", "ONLY_A": "dim", "ONLY_B": "dim",
+    "STATUS": "bold magenta", "TIMER": "yellow", "ONLY_A": "dim", "ONLY_B": "dim",
 }  # fmt: skip
 
 
@@ -197,6 +197,8 @@ def compare_table(pairs: list[Any], meta_a: RunMeta, meta_b: RunMeta, threshold:
         verdict = pair.verdict.value
         if pair.verdict.value == "STATUS":
             verdict = f"{pair.a.status.value} -> {pair.b.status.value}"
+        elif pair.verdict.value == "TIMER":
+            verdict = f"TIMER {pair.a.timer} -> {pair.b.timer}"
         cells = [
             op, shape, variant, a_text, b_text, _num(pair.ratio, ".3f"),
             "" if pair.change is None else f"{100 * pair.change:+.1f}%",

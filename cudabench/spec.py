@@ -263,6 +263,7 @@ class ResultRow:
     mem_mhz: tuple[int, int] | None = None  # memory clock, likewise
     throttle: str = ""  # NVML throttle reasons seen before or after the samples
     floor_us: float | None = None  # an empty kernel's time, measured the same way (launch floor)
+    timer: str = "events"  # the clock: CUDA events ("events"); CUPTI kernel records ("cupti")
     samples_us: tuple[float, ...] = field(default=(), repr=False)
 
     @property

@@ -13,7 +13,7 @@ from cudabench.compare import (
     CompareError, Verdict, check_comparable, compare_rows, relative_standard_error,
     speedup_matrix, verdict_for,
 )  # fmt: skip
-from cudabench.results import write_results
+from cudabench.results import read_results, write_results
 from cudabench.spec import ResultRow, RunMeta, Status, TimingOptions
 
 runner = CliRunner()
@@ -74,6 +74,33 @@ def test_a_host_bound_row_must_clear_its_own_spread():
     narrow_a = dataclasses.replace(narrow_a, spread=0.01)
     narrow_b = dataclasses.replace(narrow_b, spread=0.08)
     assert verdict_for(narrow_a, narrow_b).verdict is Verdict.SLOWER
+
+
+def test_rows_of_different_clocks_get_no_verdict_unless_allowed(tmp_path):
+    """A CUPTI-timed row leaves out the launch gaps that an events-timed row holds: 8.5 against
+    6.4 us is a change of clock, not of the kernel."""
+    events = row("float4", 8.5, seed=1)
+    cupti = dataclasses.replace(row("float4", 6.4, seed=2), timer="cupti")
+    pair = verdict_for(events, cupti)
+    assert pair.verdict is Verdict.TIMER and not pair.regressed
+    assert verdict_for(events, cupti, allow_mixed_timers=True).verdict is Verdict.FASTER
+    assert verdict_for(cupti, dataclasses.replace(cupti, time_us=6.45)).verdict is Verdict.SAME
+    write_results(tmp_path / "a", META, [events])
+    write_results(tmp_path / "b", META, [cupti])
+    args = ["compare", str(tmp_path / "a.json"), str(tmp_path / "b.json")]
+    shown = runner.invoke(app, args)
+    assert shown.exit_code == 0 and "TIMER events -> cupti" in shown.stdout
+    mixed = runner.invoke(app, [*args, "--allow-mixed-timers", "--json"])
+    assert [r["verdict"] for r in json.loads(mixed.stdout)] == ["FASTER"]
+
+
+def test_an_old_results_file_reads_as_events_timed(tmp_path):
+    write_results(tmp_path / "r", META, [row("float4", 5.0)])
+    text = (tmp_path / "r.json").read_text().replace('"timer": "events",', "")
+    assert '"timer"' not in text
+    (tmp_path / "r.json").write_text(text)
+    _, rows = read_results(tmp_path / "r.json")
+    assert rows[0].timer == "events"
 
 
 def test_standard_error_of_the_median():

@@ -53,6 +53,9 @@ def compare_command(
         help="A run in the history database to judge the newest run (or RUN_A, a file) "
         "against: a tag (its newest run), `last` (the run before), `last~N`, or a run id. "
         "With --by variant: the variant the speedups are over (default: the baseline).")] = None,
+    allow_mixed_timers: Annotated[bool, typer.Option(
+        help="Give verdicts between rows timed by different clocks (CUDA events and CUPTI "
+        "kernel records); by default such rows say TIMER and get none.")] = False,
     fail_above: Annotated[Optional[str], typer.Option(
         help="A CI gate: --fail-on-regression with this threshold (e.g. 3%).")] = None,
     db: DbOption = None,
@@ -96,7 +99,7 @@ def compare_command(
             check_comparable(meta_a, meta_b)
     except (ResultsError, CompareError, HistoryError) as exc:
         fail_usage(str(exc))
-    pairs = compare_rows(rows_a, rows_b, value)
+    pairs = compare_rows(rows_a, rows_b, value, allow_mixed_timers)
     if as_json:
         out.print_json(json.dumps([{
             **dataclasses.asdict(p.key),
