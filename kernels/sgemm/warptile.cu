@@ -77,6 +77,18 @@ struct Stage {
   float4 a[kLoadsA], b[kLoadsB];
 };
 
+// Four consecutive floats from p + g: one 16-byte load inside C's interior; at the edges
+// each element checked (its row inside, its column under `limit`), zero outside.
+template <bool kGuard>
+__device__ __forceinline__ float4 load4(const float* __restrict__ p, long long g, bool row_in,
+                                        int col, int limit) {
+  if (!kGuard) return __ldg(reinterpret_cast<const float4*>(p + g));
+  return make_float4(row_in && col < limit ? p[g] : 0.f,
+                     row_in && col + 1 < limit ? p[g + 1] : 0.f,
+                     row_in && col + 2 < limit ? p[g + 2] : 0.f,
+                     row_in && col + 3 < limit ? p[g + 3] : 0.f);
+}
+
 // The tile at k0 from global memory into registers. A: BM x BK, a float4 along K a load;
 // B: BK x BN, a float4 along N.
 template <bool kGuard>
@@ -86,28 +98,12 @@ __device__ __forceinline__ void load_stage(const float* __restrict__ A, const fl
 #pragma unroll
   for (int i = 0; i < kLoadsA; ++i) {
     const int idx = threadIdx.x + i * BLOCK, r = idx / (BK / 4), c = (idx % (BK / 4)) * 4;
-    const long long g = (long long)(row0 + r) * K + k0 + c;
-    if (!kGuard) {
-      s.a[i] = __ldg(reinterpret_cast<const float4*>(A + g));
-    } else {
-      const bool in = row0 + r < M;
-      const int k = k0 + c;
-      s.a[i] = make_float4(in && k < K ? A[g] : 0.f, in && k + 1 < K ? A[g + 1] : 0.f,
-                           in && k + 2 < K ? A[g + 2] : 0.f, in && k + 3 < K ? A[g + 3] : 0.f);
-    }
+    s.a[i] = load4<kGuard>(A, (long long)(row0 + r) * K + k0 + c, row0 + r < M, k0 + c, K);
   }
 #pragma unroll
   for (int i = 0; i < kLoadsB; ++i) {
     const int idx = threadIdx.x + i * BLOCK, r = idx / (BN / 4), c = (idx % (BN / 4)) * 4;
-    const long long g = (long long)(k0 + r) * N + col0 + c;
-    if (!kGuard) {
-      s.b[i] = __ldg(reinterpret_cast<const float4*>(B + g));
-    } else {
-      const bool in = k0 + r < K;
-      const int n = col0 + c;
-      s.b[i] = make_float4(in && n < N ? B[g] : 0.f, in && n + 1 < N ? B[g + 1] : 0.f,
-                           in && n + 2 < N ? B[g + 2] : 0.f, in && n + 3 < N ? B[g + 3] : 0.f);
-    }
+    s.b[i] = load4<kGuard>(B, (long long)(k0 + r) * N + col0 + c, k0 + r < K, col0 + c, N);
   }
 }
 
