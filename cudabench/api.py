@@ -72,7 +72,7 @@ def run(target: str, shapes: Iterable[ShapeLike] | None = None,
         [Path(k) for k in kernels] if kernels else None,
         list(dtypes) if dtypes else None, _param_texts(params), **timing,
     )  # fmt: skip
-    pool = sweep.open_workers(sweep.parse_devices(devices), timeout_s)
+    pool = sweep.open_workers(sweep.parse_devices(devices), timeout_s, work.timing.timer)
     work = sweep.apply_tuned(work, pool.info.name)  # type: ignore[union-attr]
     started = now_utc()
     stem = sweep.results_stem(Path(output) if output else None, work.op_label, started)
@@ -119,7 +119,7 @@ def tune(target: str, shapes: Iterable[ShapeLike] | None = None,
     )  # fmt: skip
     searches = tuner.plan_searches(work.jobs, work.narrowing, named=bool(variants))
     strategies = [tuner.make_strategy(strategy, space, budget, seed) for _, space in searches]
-    pool = sweep.open_workers(sweep.parse_devices(devices), timeout_s)
+    pool = sweep.open_workers(sweep.parse_devices(devices), timeout_s, work.timing.timer)
     started = now_utc()
     stem = sweep.results_stem(Path(output) if output else None, f"tune_{work.op_label}", started)
     meta = sweep.run_meta(pool.info, pool.versions, work.timing,  # type: ignore[arg-type]
@@ -183,15 +183,22 @@ def _on_stream(fn: Callable[[], Any], backend: Backend) -> Callable[[], None]:
 
 def timeit(fn: Callable[[], Any], *, cold: bool = False, warmup: int = 3, min_samples: int = 10,
            min_time_s: float = 0.2, max_time_s: float = 10.0, device: int = 0,
-           backend: str | None = None) -> Measurement:  # fmt: skip
+           backend: str | None = None, timer: str = "events") -> Measurement:  # fmt: skip
     """Time `fn` (one call of what is measured: a CuPy expression, a torch op, a RawKernel
     launch) with cudabench's clock: warm-up, then CUDA-graph batches for calls under 50 us
     (or one call per sample behind a spin that hides the launch overhead), `cold=True`
     flushing L2 before every sample, until `min_samples` and `min_time_s` are reached.
-    Returns the Measurement (median_ms, min_ms, spread, samples_ms, batch, method). Runs in
-    this process, on `device`."""
+    `timer="cupti"` times each call's own kernels from CUPTI's records instead of CUDA events
+    (one sample a call; `busy_ms` their summed durations, `events_ms` the events' samples);
+    "auto" takes CUPTI where it can start. Returns the Measurement (median_ms, min_ms, spread,
+    samples_ms, batch, method, timer). Runs in this process, on `device`; the default stays
+    events, so CUPTI is not started in your process unless asked."""
+    from cudabench.cupti_clock import TIMERS
+
+    if timer not in TIMERS:
+        raise sweep.SweepError(f"timer {timer!r}: choose {', '.join(TIMERS)}")
     options = TimingOptions(cold=cold, warmup=warmup, min_samples=min_samples,
-                            min_time_s=min_time_s, max_time_s=max_time_s)  # fmt: skip
+                            min_time_s=min_time_s, max_time_s=max_time_s, timer=timer)  # fmt: skip
     from cudabench.measure import measure
 
     gpu = _backend(backend, device)

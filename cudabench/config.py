@@ -27,6 +27,7 @@ import yaml
 
 from cudabench.yaml_lines import LineLoader, Lines, line_at
 from cudabench.dtypes import ALL, DTYPES
+from cudabench.cupti_clock import TIMERS
 from cudabench.ops import closest
 from cudabench.shapes import ShapeError, parse_shape
 from cudabench.spec import Shape, TimingOptions
@@ -35,7 +36,7 @@ BUILTIN_CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 _TOP_KEYS = {"op", "shapes", "variants", "dtype", "dtypes", "params", "timing", "benchmarks"}
 _BENCH_KEYS = {"op", "shapes", "variants", "dtype", "dtypes", "params"}
 _TIMING_TYPES: dict[str, type] = {
-    f.name: (float if f.type in ("float", float) else int if f.type in ("int", int) else bool)
+    f.name: {"float": float, "int": int, "str": str}.get(str(f.type), bool)
     for f in dataclasses.fields(TimingOptions)
 }
 
@@ -138,6 +139,12 @@ def timing_from(raw: Any, where: str, base: TimingOptions | None = None) -> Timi
     values: dict[str, Any] = {}
     for key, value in raw.items():
         kind = _TIMING_TYPES[key]
+        if key == "timer":  # the only text option: a clock's name
+            if value not in TIMERS:
+                raise ConfigError(f"{line_at(where, raw, key)}: timing.timer must be one of "
+                                  f"{', '.join(TIMERS)}, not {value!r}")  # fmt: skip
+            values[key] = value
+            continue
         ok = isinstance(value, bool) if kind is bool else (
             isinstance(value, (int, float)) and not isinstance(value, bool)
             and (kind is float or isinstance(value, int)) and value >= 0

@@ -4,7 +4,8 @@ Events bracket more than a kernel (launch gaps, the event records themselves, fo
 multi-kernel variant the gaps between its kernels), which is most of a cold 5-20 us kernel's
 error against Nsight Compute (docs/performance.md). CUPTI's concurrent-kernel activity
 records carry each kernel's GPU start and end timestamps (ns). This module turns records into
-samples; collecting them (cupti-python's activity API) is the backend's job.
+samples, and decides which clock a run uses; collecting the records (cupti-python's activity
+API) is backends/cupti.py's job.
 
 Matching is by correlation, never by position or name: the timed launches of a sample run
 inside an external-correlation id (CUPTI's `activity_push_external_correlation_id`), so each
@@ -21,8 +22,19 @@ kernels included) and the sum of its kernels' durations are kept; the span is th
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+
+# The clocks a run can ask for (`--timer`): CUDA events around the launches; CUPTI's kernel
+# records; both (the CUPTI time is the row's, the events' of the same samples beside it);
+# auto: CUPTI where it can start, else events with a note in the run's metadata.
+TIMERS = ("auto", "cupti", "events", "both")
+
+
+class KernelClockUnavailable(RuntimeError):
+    """CUPTI cannot run here (not installed, no driver, another profiler holds it); the
+    message is one line for the user."""
 
 
 class RecordsMissing(RuntimeError):
@@ -61,23 +73,72 @@ def launch_time(records: Iterable[KernelRecord]) -> LaunchTime:
                       busy_ns=sum(r.duration_ns for r in group), kernels=len(group))  # fmt: skip
 
 
-def samples_of(kernels: Iterable[KernelRecord], external: Mapping[int, int], sample_id: int,
-               launches: int, kernels_per_launch: int) -> list[LaunchTime]:  # fmt: skip
-    """The per-launch times of the sample timed under external id `sample_id`: its kernels
-    (correlation id -> external id through `external`), in start order, cut into `launches`
-    groups of `kernels_per_launch`. RecordsMissing when the count does not match (CUPTI
-    dropped records, or a buffer was not flushed): better no sample than a wrong one."""
-    if launches < 1 or kernels_per_launch < 1:
+def by_sample(kernels: Iterable[KernelRecord],
+              external: Mapping[int, int]) -> dict[int, list[KernelRecord]]:  # fmt: skip
+    """Kernel records grouped by the external id (sample) their API call ran under; records
+    of calls made outside any sample (flush, spin, checks) are left out."""
+    groups: dict[int, list[KernelRecord]] = defaultdict(list)
+    for k in kernels:
+        sample = external.get(k.correlation_id)
+        if sample is not None:
+            groups[sample].append(k)
+    return groups
+
+
+def cut(records: Sequence[KernelRecord], sample_id: int, launches: int,
+        kernels_per_launch: int | None = None) -> list[LaunchTime]:  # fmt: skip
+    """One sample's records (any order) in start order, cut into `launches` groups of
+    `kernels_per_launch` (None: as many as divide evenly, for a library call whose kernel
+    count is not known). RecordsMissing when the count does not fit, or a record has no
+    timestamps (CUPTI dropped records, or a buffer was not flushed): better no sample than a
+    wrong one."""
+    if launches < 1 or (kernels_per_launch is not None and kernels_per_launch < 1):
         raise ValueError("launches and kernels_per_launch must be at least 1")
-    mine = sorted((k for k in kernels if external.get(k.correlation_id) == sample_id),
-                  key=lambda k: (k.start_ns, k.end_ns))  # fmt: skip
-    expected = launches * kernels_per_launch
-    if len(mine) != expected:
+    mine = sorted(records, key=lambda k: (k.start_ns, k.end_ns))
+    per = kernels_per_launch or max(1, len(mine) // launches)
+    if len(mine) != launches * per:
+        expected = (f"expected {launches * per}" if kernels_per_launch
+                    else f"expected a multiple of {launches}")  # fmt: skip
         raise RecordsMissing(f"sample {sample_id}: {len(mine)} kernel records for {launches} "
-                             f"launch(es) of {kernels_per_launch} kernel(s), expected "
-                             f"{expected}")  # fmt: skip
-    return [launch_time(mine[i:i + kernels_per_launch])
-            for i in range(0, expected, kernels_per_launch)]  # fmt: skip
+                             f"launch(es), {expected}")  # fmt: skip
+    if any(k.end_ns <= 0 or k.end_ns < k.start_ns for k in mine):
+        raise RecordsMissing(f"sample {sample_id}: a kernel record without timestamps")
+    return [launch_time(mine[i:i + per]) for i in range(0, len(mine), per)]
+
+
+def samples_of(kernels: Iterable[KernelRecord], external: Mapping[int, int], sample_id: int,
+               launches: int, kernels_per_launch: int | None = None) -> list[LaunchTime]:  # fmt: skip
+    """The per-launch times of the sample timed under external id `sample_id`: its kernels
+    (correlation id -> external id through `external`), cut as `cut` does."""
+    return cut(by_sample(kernels, external).get(sample_id, []), sample_id, launches,
+               kernels_per_launch)  # fmt: skip
+
+
+def launch_times(kernels: Iterable[KernelRecord], external: Mapping[int, int],
+                 samples: Sequence[tuple[int, int]]) -> list[LaunchTime]:  # fmt: skip
+    """Every launch of a measurement, in order: `samples` lists (external id, launches) of
+    each sample taken; the records are grouped once, then each sample cut."""
+    groups = by_sample(kernels, external)
+    out: list[LaunchTime] = []
+    for sample_id, launches in samples:
+        out += cut(groups.get(sample_id, []), sample_id, launches)
+    return out
+
+
+def resolve_timer(asked: str, unavailable: str) -> tuple[str, str]:
+    """The clock a run uses, and a note for its metadata: `asked` is a TIMERS name,
+    `unavailable` why CUPTI cannot run ('' when it can). auto falls back to events with a
+    note; cupti or both without CUPTI is a KernelClockUnavailable (the CLI: one line, exit 2)."""
+    if asked not in TIMERS:
+        raise ValueError(f"unknown timer {asked!r} (choose {', '.join(TIMERS)})")
+    if asked == "events":
+        return "events", ""
+    if unavailable:
+        if asked == "auto":
+            return "events", f"timer: CUDA events (CUPTI unavailable: {unavailable})"
+        raise KernelClockUnavailable(f"--timer {asked}: CUPTI unavailable: {unavailable} "
+                                     "(--timer events uses CUDA events)")  # fmt: skip
+    return ("both" if asked == "both" else "cupti"), ""
 
 
 def check_dropped(dropped: int) -> None:

@@ -15,6 +15,14 @@
    the variants of one shape take their samples in turn (measure_interleaved).
 
 The median is the reported figure; min and the relative spread come with it.
+
+The clock (`options.timer`, cupti_clock.TIMERS): CUDA events around each sample, as above;
+or CUPTI's kernel records (`cupti`), where a sample's launches run under an external
+correlation id and each launch becomes one sample (a graph of `batch` launches gives `batch`),
+its time the span of its own kernels with nothing else in it: no launch gaps before or after,
+no event records, no flush or spin. The stopping rule then counts launches. `both` keeps the
+events' time of the same samples beside the kernel clock's; `auto` is CUPTI where it can
+start, else events.
 """
 
 from __future__ import annotations
@@ -24,6 +32,7 @@ import math
 from collections.abc import Callable
 
 from cudabench.backends.base import Backend, Sampler, Scope
+from cudabench.cupti_clock import resolve_timer
 from cudabench.spec import Measurement, TimingOptions
 
 MAX_BATCH = 1000
@@ -46,16 +55,29 @@ def enough(count: int, spent_s: float, options: TimingOptions) -> bool:
     return done or spent_s >= options.max_time_s
 
 
-def collect(sample: Callable[[], float], batch: int, options: TimingOptions) -> list[float]:
-    """Call `sample` (returns ms per launch) until the stopping rule is met."""
+def collect(sample: Callable[[], float], batch: int, options: TimingOptions,
+            per_launch: bool = False) -> list[float]:  # fmt: skip
+    """Call `sample` (returns ms per launch) until the stopping rule is met; `per_launch`
+    (the kernel clock): each launch of a sample counts as a sample."""
     samples: list[float] = []
     spent_s = 0.0
     while True:
         ms = sample()
         samples.append(ms)
         spent_s += ms * batch / 1000.0
-        if enough(len(samples), spent_s, options):
+        if enough(len(samples) * (batch if per_launch else 1), spent_s, options):
             return samples
+
+
+def clock_of(backend: Backend, options: TimingOptions) -> str:
+    """The clock a measurement uses: events, cupti or both (auto resolved on this backend);
+    KernelClockUnavailable when cupti or both is asked for and CUPTI cannot run."""
+    asked = options.timer
+    return resolve_timer(asked, "" if asked == "events" else backend.kernel_clock_error())[0]
+
+
+def _session(backend: Backend, clock: str) -> contextlib.AbstractContextManager[object]:
+    return contextlib.nullcontext() if clock == "events" else backend.kernel_clock()
 
 
 def measure(backend: Backend, call: Callable[[], None], options: TimingOptions,
@@ -65,13 +87,29 @@ def measure(backend: Backend, call: Callable[[], None], options: TimingOptions,
     around every launch of `call` (the NVTX ranges) and around nothing else: the L2 flush or
     the spin a sample needs stays outside, as does `reset` (an in-place op's input restored
     before every sample)."""
-    sampler = _prepare(backend, call, options, scope, reset)
-    samples = collect(sampler, sampler.batch, options)
-    return Measurement(samples_ms=tuple(samples), batch=sampler.batch, method=sampler.method)
+    clock = clock_of(backend, options)
+    with _session(backend, clock):  # open before the sampler captures its graph
+        sampler = _prepare(backend, call, options, scope, reset, clock)
+        samples = collect(sampler, sampler.batch, options, per_launch=clock != "events")
+        return _measurement(sampler, samples, clock)
+
+
+def _measurement(sampler: Sampler, samples: list[float], clock: str) -> Measurement:
+    """The samples as a Measurement: the events' as they are, or the kernel clock's launches
+    (span as the time, summed durations and the events' samples kept beside)."""
+    if clock == "events":
+        return Measurement(samples_ms=tuple(samples), batch=sampler.batch, method=sampler.method)
+    launches = sampler.launch_times()
+    return Measurement(
+        samples_ms=tuple(t.span_ns / 1e6 for t in launches), batch=sampler.batch,
+        method=sampler.method, timer="cupti", busy_ms=tuple(t.busy_ns / 1e6 for t in launches),
+        events_ms=tuple(samples),
+    )  # fmt: skip
 
 
 def _prepare(backend: Backend, call: Callable[[], None], options: TimingOptions,
-             scope: Scope, reset: Callable[[], None] | None = None) -> Sampler:  # fmt: skip
+             scope: Scope, reset: Callable[[], None] | None = None,
+             clock: str = "events") -> Sampler:  # fmt: skip
     """Warm up, take the pilot, and return the sampler with its batch size."""
     for _ in range(options.warmup):
         with scope():
@@ -79,7 +117,8 @@ def _prepare(backend: Backend, call: Callable[[], None], options: TimingOptions,
     backend.synchronize()
     pilot_sampler = backend.sampler(call, 1, options.cold, scope, reset)
     pilot = min(pilot_sampler() for _ in range(PILOT_SAMPLES))
-    return backend.sampler(call, batch_size(pilot, options), options.cold, scope, reset)
+    return backend.sampler(call, batch_size(pilot, options), options.cold, scope, reset,
+                           kernel_clock=clock != "events")  # fmt: skip
 
 
 def measure_interleaved(
@@ -90,19 +129,20 @@ def measure_interleaved(
     """Time several calls (the variants of one shape) with their samples taken in turn,
     A B C A B C ..., so that clock and thermal drift fall on all of them alike. Each call
     keeps its own batch size and stopping rule; one that is done drops out of the rotation."""
-    samplers = [_prepare(backend, call, options, scope, reset) for call, scope, reset in calls]
-    samples: list[list[float]] = [[] for _ in samplers]
-    spent_s = [0.0] * len(samplers)
-    done = [False] * len(samplers)
-    while not all(done):
-        for index, sampler in enumerate(samplers):
-            if done[index]:
-                continue
-            ms = sampler()
-            samples[index].append(ms)
-            spent_s[index] += ms * sampler.batch / 1000.0
-            done[index] = enough(len(samples[index]), spent_s[index], options)
-    return [
-        Measurement(samples_ms=tuple(taken), batch=sampler.batch, method=sampler.method)
-        for taken, sampler in zip(samples, samplers)
-    ]
+    clock = clock_of(backend, options)
+    with _session(backend, clock):
+        samplers = [_prepare(backend, call, options, scope, reset, clock)
+                    for call, scope, reset in calls]  # fmt: skip
+        samples: list[list[float]] = [[] for _ in samplers]
+        spent_s = [0.0] * len(samplers)
+        done = [False] * len(samplers)
+        while not all(done):
+            for index, sampler in enumerate(samplers):
+                if done[index]:
+                    continue
+                ms = sampler()
+                samples[index].append(ms)
+                spent_s[index] += ms * sampler.batch / 1000.0
+                count = len(samples[index]) * (sampler.batch if clock != "events" else 1)
+                done[index] = enough(count, spent_s[index], options)
+        return [_measurement(sampler, taken, clock) for taken, sampler in zip(samples, samplers)]

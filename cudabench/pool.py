@@ -143,9 +143,10 @@ class WorkerPool:
     """Start with `open()`, run jobs with `run()`, and always `close()` (a context manager)."""
 
     def __init__(self, devices: list[int] | None = None, timeout_s: float = DEFAULT_TIMEOUT_S,
-                 startup_s: float = STARTUP_TIMEOUT_S) -> None:  # fmt: skip
+                 startup_s: float = STARTUP_TIMEOUT_S, timer: str = "events") -> None:  # fmt: skip
         self.requested = devices  # None: every GPU of the host
         self.timeout_s, self.startup_s = timeout_s, startup_s
+        self.timer = timer  # the clock asked for: workers start CUPTI once unless events
         self.workers: dict[int, _Worker] = {}  # device -> its worker
         self.info: DeviceInfo | None = None
         self.versions: dict[str, str] = {}
@@ -192,7 +193,8 @@ class WorkerPool:
         package_root = str(Path(cudabench.__file__).resolve().parent.parent)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
         command = [sys.executable, "-m", "cudabench.worker", "--device", str(device),
-                   "--read", str(to_worker_r), "--write", str(to_parent_w)]  # fmt: skip
+                   "--read", str(to_worker_r), "--write", str(to_parent_w),
+                   "--timer", self.timer]  # fmt: skip
         proc = subprocess.Popen(
             command, pass_fds=(to_worker_r, to_parent_w), start_new_session=True,
             stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env,

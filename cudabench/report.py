@@ -60,14 +60,24 @@ def fastest_per_shape(rows: list[ResultRow]) -> set[RowKey]:
     return {r.key for r in best.values()}
 
 
-def title(meta: RunMeta, op_label: str) -> str:
+CLOCK_NAMES = {"cupti": "kernel clock (CUPTI records)", "events": "CUDA events"}
+
+
+def clock_label(rows: list[ResultRow]) -> str:
+    """Which clocks timed the rows: `kernel clock (CUPTI records)`, `CUDA events`, or both
+    names when a file mixes them."""
+    timers = sorted({r.timer for r in rows if r.time_us is not None}) or ["events"]
+    return " + ".join(CLOCK_NAMES.get(t, t) for t in timers)
+
+
+def title(meta: RunMeta, op_label: str, rows: list[ResultRow] | None = None) -> str:
     d = meta.device
     return (
         f"{op_label} on {d.name} (sm_{d.compute_capability.replace('.', '')}, "
         f"{d.sm_count} SMs, DRAM peak {d.dram_peak_gbps:,.0f} GB/s, "
         f"fp32 peak {d.fp32_peak_gflops:,.0f} GFLOP/s) | "
         f"{meta.timing_mode} L2{', interleaved' if meta.timing.interleave else ''} | "
-        "median of samples"
+        f"{clock_label(rows or [])}, median of samples"
     )
 
 
@@ -76,10 +86,13 @@ def results_table(rows: list[ResultRow], meta: RunMeta, op_label: str) -> Table:
     best = fastest_per_shape(rows)
     baseline_names = sorted({r.variant for r in rows if r.is_baseline})
     vs = f"vs {baseline_names[0]}" if baseline_names else "speedup"
-    table = Table(title=title(meta, op_label), title_justify="left", header_style="bold")
+    table = Table(title=title(meta, op_label, rows), title_justify="left", header_style="bold")
     flops = any(r.gflops for r in rows)  # a compute-bound op: % peak is of the fp32 peak
+    # --timer both: the events' time of the same samples, and how much more it says
+    both = meta.timing.timer == "both"
     for name, justify in [
         ("shape", "left"), ("variant", "left"), ("status", "left"), ("time µs", "right"),
+        *([("events µs", "right"), ("Δ events", "right")] if both else []),
         ("±spread", "right"), ("GB/s", "right"), *([("GFLOP/s", "right")] if flops else []),
         ("% peak", "right"), (vs, "right"), ("regs", "right"), ("timing", "left"),
     ]:  # fmt: skip
@@ -99,9 +112,10 @@ def results_table(rows: list[ResultRow], meta: RunMeta, op_label: str) -> Table:
             if row.notes:
                 status.append(f" ⚠ {_short(row.notes, 40)}", style="yellow")
             timing = f"{row.method} x{row.batch}" if row.method else ""
+            events = [_num(row.events_us, ",.1f"), _delta(row.events_us, row.time_us)]
             table.add_row(
                 shape if position == 0 else "", ("★ " if star else "  ") + name, status,
-                _num(row.time_us, ",.1f"), _num(row.spread and 100 * row.spread, ".1f") + ("%" if row.spread is not None else ""),
+                _num(row.time_us, ",.1f"), *(events if both else []), _num(row.spread and 100 * row.spread, ".1f") + ("%" if row.spread is not None else ""),
                 _num(row.gbps, ",.0f"), *([_num(row.gflops, ",.0f")] if flops else []),
                 _num(row.pct_peak, ".1f"),
                 _num(row.speedup, ".2f") + ("×" if row.speedup else ""),
@@ -113,7 +127,7 @@ def results_table(rows: list[ResultRow], meta: RunMeta, op_label: str) -> Table:
 def profile_table(rows: list[ResultRow], meta: RunMeta, op_label: str) -> Table:
     """cudabench's time beside Nsight Compute's metrics, one line per row."""
     table = Table(
-        title=f"{title(meta, op_label)} | Nsight Compute, one launch a row, clocks not locked",
+        title=f"{title(meta, op_label, rows)} | Nsight Compute, one launch a row, clocks not locked",
         title_justify="left", header_style="bold",
     )  # fmt: skip
     for name in ["shape", "variant", "status", "time µs", "ncu µs", "Δ", "DRAM %", "mem %",
@@ -135,9 +149,7 @@ def profile_table(rows: list[ResultRow], meta: RunMeta, op_label: str) -> Table:
         if n is None:
             table.add_row(shape, row.label, status, _num(row.time_us, ",.1f"))
             continue
-        diff = ""
-        if row.time_us and n.duration_us:
-            diff = f"{100 * (row.time_us / n.duration_us - 1):+.0f}%"
+        diff = _delta(row.time_us, n.duration_us)
         occupancy = ""
         if n.achieved_occupancy_pct is not None:
             occupancy = f"{n.achieved_occupancy_pct:.0f}/{_num(n.theoretical_occupancy_pct, '.0f')}"
@@ -149,6 +161,13 @@ def profile_table(rows: list[ResultRow], meta: RunMeta, op_label: str) -> Table:
             mb(n.dram_read_bytes), mb(n.dram_write_bytes), n.bound,
         )  # fmt: skip
     return table
+
+
+def _delta(value: float | None, reference: float | None) -> str:
+    """`+7%`: how much `value` says more than `reference`."""
+    if not value or not reference:
+        return ""
+    return f"{100 * (value / reference - 1):+.0f}%"
 
 
 def _short(error: str, limit: int = 70) -> str:
@@ -272,7 +291,7 @@ def report_markdown(rows: list[ResultRow], meta: RunMeta, op_label: str) -> str:
     frame["variant"] = [
         f"**{r.label}**" if r.key in best else r.label for r in rows
     ]
-    head = (f"**{title(meta, op_label)}**  \n`{meta.command}` ({meta.started}, "
+    head = (f"**{title(meta, op_label, rows)}**  \n`{meta.command}` ({meta.started}, "
             f"cudabench {meta.cudabench_version})\n\n")  # fmt: skip
     return head + frame.to_markdown(index=False) + "\n"
 
@@ -288,7 +307,7 @@ def report_html(rows: list[ResultRow], meta: RunMeta, op_label: str, plot: str |
         f"<title>{html.escape(op_label)} - cudabench</title>"
         "<style>body{font-family:sans-serif}table.results{border-collapse:collapse}"
         "table.results td,table.results th{padding:2px 8px;text-align:right}</style>"
-        f"<h2>{html.escape(title(meta, op_label))}</h2>"
+        f"<h2>{html.escape(title(meta, op_label, rows))}</h2>"
         f"<p><code>{html.escape(meta.command)}</code> ({html.escape(meta.started)})</p>"
         f"{body}{image}\n"
     )

@@ -40,7 +40,7 @@ from cudabench.ops import get_op
 from cudabench.ops.base import Check, Op, check_output
 from cudabench.spec import (
     Case, Clocks, DeviceInfo, KernelVariant, Measurement, ResultRow, Status, TimingOptions,
-    split_label,
+    median, split_label,
 )
 
 NAN_POISON_BYTE = 0xFF  # 0xFFFFFFFF is a NaN in float32
@@ -112,7 +112,7 @@ class Runner:
         self.device: DeviceInfo = backend.device_info()
         self.observer = observer or _Silent()
         self._loaded: dict[tuple[str, str, str, str], Loaded | CompileError] = {}
-        self._floor: dict[str, float | None] = {}  # L2 mode -> launch floor, us
+        self._floor: dict[tuple[str, str], float | None] = {}  # (L2 mode, timer) -> floor, us
 
     def run_job(self, job: CaseJob) -> list[ResultRow]:
         op = get_op(job.case.op)
@@ -335,7 +335,7 @@ class Runner:
         row = self._timed_row(op, case, p.name, measurement, p.first, p.resources, timing)
         return dataclasses.replace(row, is_baseline=p.is_baseline)
 
-    def _timed_row(self, op: Op, case: Case, name: str, m: Any, check: Any,
+    def _timed_row(self, op: Op, case: Case, name: str, m: Measurement, check: Any,
                    resources: dict[str, Any], timing: TimingOptions) -> ResultRow:  # fmt: skip
         moved = _bytes(op, case)
         seconds = m.median_ms * 1e-3
@@ -352,23 +352,26 @@ class Runner:
             max_abs_err=check.max_abs_err, tolerance=check.tolerance,
             time_us=m.median_ms * 1e3, min_us=m.min_ms * 1e3, spread=m.spread,
             samples=len(m.samples_ms), batch=m.batch, method=m.method,
-            gbps=gbps, gflops=gflops, pct_peak=pct,
-            bytes_moved=moved, samples_us=tuple(s * 1e3 for s in m.samples_ms),
+            gbps=gbps, gflops=gflops, pct_peak=pct, bytes_moved=moved,
+            samples_us=kept_samples(tuple(s * 1e3 for s in m.samples_ms)),
             notes=sanity_notes(gbps, moved, self.device, timing, m.median_ms * 1e3, floor),
-            floor_us=floor, **resources,
+            floor_us=floor, timer=m.timer,
+            kernels_us=median(m.busy_ms) * 1e3 if m.busy_ms else None,
+            events_us=median(m.events_ms) * 1e3 if m.events_ms else None, **resources,
         )  # fmt: skip
 
     def _launch_floor_us(self, timing: TimingOptions) -> float | None:
         """The median time of an empty kernel, timed as the rows are (once per L2 mode)."""
-        if timing.mode not in self._floor:
+        key = (timing.mode, timing.timer)
+        if key not in self._floor:
             quick = dataclasses.replace(timing, warmup=1, min_samples=5, min_time_s=0.001,
                                         max_time_s=0.05, interleave=False)  # fmt: skip
             try:
                 m = measure(self.backend, self.backend.empty_call(), quick, contextlib.nullcontext)
-                self._floor[timing.mode] = m.median_ms * 1e3
+                self._floor[key] = m.median_ms * 1e3
             except Exception:  # the floor is a hint: without it, no hint
-                self._floor[timing.mode] = None
-        return self._floor[timing.mode]
+                self._floor[key] = None
+        return self._floor[key]
 
 
 @contextlib.contextmanager
@@ -381,6 +384,17 @@ def _ranges(name: str, case: Case) -> Iterator[None]:
 
 
 FLOOR_FACTOR = 2.0  # a time within this factor of the empty kernel's measures the launch
+# Raw samples a row keeps in the results file: the kernel clock makes one a launch (100,000
+# for a 2 us kernel), so beyond this many an evenly spaced subset is kept (the figures are
+# computed from all of them; compare's noise from the kept ones is then a little wider).
+MAX_KEPT_SAMPLES = 5000
+
+
+def kept_samples(samples: tuple[float, ...]) -> tuple[float, ...]:
+    if len(samples) <= MAX_KEPT_SAMPLES:
+        return samples
+    step = len(samples) / MAX_KEPT_SAMPLES
+    return tuple(samples[int(i * step)] for i in range(MAX_KEPT_SAMPLES))
 
 
 def sanity_notes(gbps: float | None, moved: int, device: DeviceInfo, timing: TimingOptions,

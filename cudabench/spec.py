@@ -154,6 +154,9 @@ class TimingOptions:
     batch_below_us: float = 50.0  # shorter launches are timed in batches, longer ones singly
     interleave: bool = False  # sample the variants of a shape in turn (A B A B ...)
     batch_target_us: float = 2000.0  # a batch of short launches lasts about this long
+    # The clock (cupti_clock.TIMERS): "auto" (CUPTI's kernel records where CUPTI can start,
+    # else CUDA events), "cupti", "events", or "both" (CUPTI's time, the events' beside it)
+    timer: str = "auto"
 
     @property
     def mode(self) -> str:
@@ -161,19 +164,31 @@ class TimingOptions:
         return "cold" if self.cold else "hot"
 
 
+def median(values: tuple[float, ...] | list[float]) -> float:
+    s = sorted(values)
+    n = len(s)
+    return s[n // 2] if n % 2 else 0.5 * (s[n // 2 - 1] + s[n // 2])
+
+
 @dataclass(frozen=True)
 class Measurement:
-    """Raw per-launch times (ms) of the samples, and what they were taken with."""
+    """Raw per-launch times (ms) of the samples, and what they were taken with.
+
+    With the events clock a sample is one event pair around `batch` launches, divided by
+    `batch`. With the CUPTI clock a sample is one launch: its kernels' span from their
+    activity records (`busy_ms` holds their summed durations, launch by launch), and
+    `events_ms` the event pairs' times of the same samples."""
 
     samples_ms: tuple[float, ...]
     batch: int  # launches per sample; each sample is already divided by it
     method: str  # "graph" (a CUDA graph of `batch` launches), "loop", or "single"
+    timer: str = "events"  # "events" or "cupti"
+    busy_ms: tuple[float, ...] = ()  # cupti: each launch's kernel durations summed
+    events_ms: tuple[float, ...] = ()  # cupti: the CUDA-event time of each sample, per launch
 
     @property
     def median_ms(self) -> float:
-        s = sorted(self.samples_ms)
-        n = len(s)
-        return s[n // 2] if n % 2 else 0.5 * (s[n // 2 - 1] + s[n // 2])
+        return median(self.samples_ms)
 
     @property
     def min_ms(self) -> float:
@@ -264,6 +279,8 @@ class ResultRow:
     throttle: str = ""  # NVML throttle reasons seen before or after the samples
     floor_us: float | None = None  # an empty kernel's time, measured the same way (launch floor)
     timer: str = "events"  # the clock: CUDA events ("events"); CUPTI kernel records ("cupti")
+    kernels_us: float | None = None  # cupti: median of each launch's kernel durations summed
+    events_us: float | None = None  # --timer both: the CUDA events' median of the same samples
     samples_us: tuple[float, ...] = field(default=(), repr=False)
 
     @property
@@ -336,3 +353,4 @@ class RunMeta:
     timing: TimingOptions
     complete: bool = True  # False while a run is still going (or was cut off)
     devices: tuple[int, ...] = (0,)  # the CUDA devices the rows ran on (one worker each)
+    notes: tuple[str, ...] = ()  # what the run could not do as asked (the clock it fell back to)

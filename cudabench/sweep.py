@@ -24,6 +24,7 @@ from cudabench.backends import backend_name, open_backend
 from cudabench.backends.base import Backend, BackendUnavailable
 from cudabench.compile import ToolchainError, nvcc_path, nvcc_version
 from cudabench.config import BenchConfig, Benchmark, ConfigError, builtin_config, load_config
+from cudabench.cupti_clock import TIMERS
 from cudabench.dtypes import ALL, DTYPES, UnknownDType, get_dtype
 from cudabench.history import History, HistoryError
 from cudabench.kernels import BUILTIN_KERNELS, discover, user_roots
@@ -194,6 +195,9 @@ def plan(target: str, shapes: list[str] | None, variants: list[str] | None,
     options = dataclasses.replace(
         config.timing, **{k: v for k, v in timing.items() if v is not None}
     )  # type: ignore[arg-type]
+    if options.timer not in TIMERS:
+        raise SweepError(f"--timer {options.timer!r}: choose {', '.join(TIMERS)}"
+                         f"{closest(options.timer, list(TIMERS))}")  # fmt: skip
     jobs: list[CaseJob] = []
     problems: list[str] = []
     unsupported: list[str] = []
@@ -292,11 +296,12 @@ def parse_devices(text: str) -> list[int] | None:
     return devices
 
 
-def open_workers(devices: list[int] | None, timeout_s: float) -> WorkerPool:
-    """One worker process per GPU; SweepError if there is no GPU. (A shape too large for the
-    GPU is not an error here: its rows are SKIPPED with the bytes it needs, and the other
-    shapes run.)"""
-    pool = WorkerPool(devices, timeout_s)
+def open_workers(devices: list[int] | None, timeout_s: float,
+                 timer: str = "events") -> WorkerPool:  # fmt: skip
+    """One worker process per GPU; SweepError if there is no GPU, or if `timer` is cupti or
+    both and CUPTI cannot start. (A shape too large for the GPU is not an error here: its
+    rows are SKIPPED with the bytes it needs, and the other shapes run.)"""
+    pool = WorkerPool(devices, timeout_s, timer=timer)
     try:
         pool.open()
     except PoolError as exc:
@@ -325,12 +330,16 @@ def results_stem(output: Path | None, op_label: str, started: str) -> Path:
 
 def run_meta(info: DeviceInfo, versions: dict[str, str], timing: TimingOptions, command: str,
              started: str, devices: list[int]) -> RunMeta:  # fmt: skip
-    """The run's metadata, marked incomplete until the last row is in."""
+    """The run's metadata, marked incomplete until the last row is in; the clock is the one
+    the workers resolved (`auto` becomes cupti or events) with their note if they fell back."""
+    timing = dataclasses.replace(timing, timer=versions.get("timer", timing.timer))
+    note = versions.get("timer_note", "")
     return RunMeta(
         device=info, timing_mode=timing.mode, command=command,
         started=started, cudabench_version=__version__,
         cupy_version=versions.get("cupy", ""), nvcc_version=nvcc_version(),
         git_sha=git_sha(), timing=timing, complete=False, devices=tuple(devices),
+        notes=(note,) if note else (),
     )  # fmt: skip
 
 

@@ -1,12 +1,14 @@
 """The worker process: runs jobs on one GPU for the parent (pool.py), over a pipe.
 
-    python -m cudabench.worker --device N --read FD --write FD
+    python -m cudabench.worker --device N --read FD --write FD [--timer auto|cupti|both]
 
 Messages are pickled tuples on `multiprocessing.connection` channels (not stdout: a kernel's
 printf or a library's warning must not corrupt them):
 
     worker -> parent  ("ready", DeviceInfo, versions, device_count)   once, at start
-                      ("unavailable", message)                        no GPU: then it exits
+                      ("unavailable", message)                        no GPU (or no CUPTI
+                                                                      for --timer cupti):
+                                                                      then it exits
                       ("started", job_id, name)                       a variant begins
                       ("row", job_id, ResultRow)                      a variant ends
                       ("done", job_id)                                the job is finished
@@ -52,19 +54,26 @@ class _Reporter:
             raise _ContextLost(row.error)
 
 
-def serve(device: int, inbox: Connection, outbox: Connection) -> int:
-    """Open the backend, say ready, then run jobs until told to stop. Returns the exit status."""
+def serve(device: int, inbox: Connection, outbox: Connection, timer: str = "events") -> int:
+    """Open the backend, say ready, then run jobs until told to stop. Returns the exit status.
+    With a `timer` other than events, CUPTI is started once first: the clock the jobs will
+    get goes back in the versions (`timer`, and `timer_note` when auto fell back)."""
     from cudabench.backends import open_backend
     from cudabench.backends.base import BackendUnavailable
+    from cudabench.cupti_clock import KernelClockUnavailable, resolve_timer
     from cudabench.runner import Runner
 
     try:
         backend = open_backend(device=device)
         info = backend.device_info()
-    except BackendUnavailable as exc:
+        versions = backend.versions()
+        if timer != "events":
+            clock, note = resolve_timer(timer, backend.kernel_clock_error())
+            versions = {**versions, "timer": clock, **({"timer_note": note} if note else {})}
+    except (BackendUnavailable, KernelClockUnavailable) as exc:
         outbox.send(("unavailable", str(exc)))
         return 2
-    outbox.send(("ready", info, backend.versions(), backend.device_count()))
+    outbox.send(("ready", info, versions, backend.device_count()))
     runner = Runner(backend)
     while True:
         try:
@@ -104,11 +113,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--device", type=int, required=True)
     parser.add_argument("--read", type=int, required=True, help="fd of the parent's channel")
     parser.add_argument("--write", type=int, required=True, help="fd of the channel back")
+    parser.add_argument("--timer", default="events", help="start CUPTI once for this clock")
     args = parser.parse_args(argv)
     inbox = Connection(args.read, writable=False)
     outbox = Connection(args.write, readable=False)
     CHANNEL = outbox
-    status = serve(args.device, inbox, outbox)
+    status = serve(args.device, inbox, outbox, args.timer)
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(status)  # skip CuPy's teardown: a dead context can fail or hang in it

@@ -96,9 +96,9 @@ def test_rows_of_different_clocks_get_no_verdict_unless_allowed(tmp_path):
 
 def test_an_old_results_file_reads_as_events_timed(tmp_path):
     write_results(tmp_path / "r", META, [row("float4", 5.0)])
-    text = (tmp_path / "r.json").read_text().replace('"timer": "events",', "")
-    assert '"timer"' not in text
-    (tmp_path / "r.json").write_text(text)
+    document = json.loads((tmp_path / "r.json").read_text())
+    del document["meta"]["timing"]["timer"], document["rows"][0]["timer"]
+    (tmp_path / "r.json").write_text(json.dumps(document))
     _, rows = read_results(tmp_path / "r.json")
     assert rows[0].timer == "events"
 

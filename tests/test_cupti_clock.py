@@ -8,7 +8,8 @@ import random
 import pytest
 
 from cudabench.cupti_clock import (
-    KernelRecord, LaunchTime, RecordsMissing, check_dropped, launch_time, samples_of,
+    KernelClockUnavailable, KernelRecord, LaunchTime, RecordsMissing, by_sample, check_dropped,
+    launch_time, launch_times, resolve_timer, samples_of,
 )  # fmt: skip
 
 
@@ -62,7 +63,7 @@ def test_records_out_of_order_and_other_work_between():
 
 def test_missing_or_extra_records_are_an_error_not_a_sample():
     kernels = [kernel(1, 0, 100), kernel(1, 200, 300), kernel(1, 400, 500)]
-    with pytest.raises(RecordsMissing, match="3 kernel records for 2 launch.* expected 4"):
+    with pytest.raises(RecordsMissing, match="3 kernel records for 2 launch.*expected 4"):
         samples_of(kernels, {1: 9}, 9, launches=2, kernels_per_launch=2)
     with pytest.raises(RecordsMissing, match="0 kernel records"):
         samples_of(kernels, {1: 9}, 8, launches=1, kernels_per_launch=1)
@@ -76,3 +77,54 @@ def test_dropped_records_are_reported_with_the_remedy():
     check_dropped(0)
     with pytest.raises(RecordsMissing, match="dropped 12 activity record.*--timer events"):
         check_dropped(12)
+
+
+# ------------------------------------------------------------------ grouping and cutting
+
+
+def test_a_library_call_of_unknown_kernel_count_is_cut_evenly():
+    """A baseline (CUB's two kernels a call) in a graph of 3 calls: 6 records, 3 samples of 2;
+    5 records cannot be 3 launches of the same call and are an error."""
+    records = [kernel(7, 1_000 * i, 1_000 * i + 800) for i in range(6)]
+    samples = samples_of(records, {7: 1}, 1, launches=3)
+    assert [s.kernels for s in samples] == [2, 2, 2]
+    assert [s.span_ns for s in samples] == [1_800] * 3 and samples[0].busy_ns == 1_600
+    with pytest.raises(RecordsMissing, match="5 kernel records for 3 launch.*multiple of 3"):
+        samples_of(records[:5], {7: 1}, 1, launches=3)
+
+
+def test_a_record_without_timestamps_is_no_sample():
+    with pytest.raises(RecordsMissing, match="without timestamps"):
+        samples_of([kernel(3, 0, 0)], {3: 1}, 1, launches=1)
+
+
+def test_launch_times_follow_the_samples_in_order():
+    """Two samples, one a graph of 2 launches and one single launch (ids 4 and 5), with a
+    flush kernel between them that no sample owns."""
+    records = [kernel(40, 100, 300), kernel(40, 400, 700), kernel(41, 800, 5_000, "flush"),
+               kernel(42, 5_100, 5_200)]  # fmt: skip
+    random.Random(3).shuffle(records)
+    external = {40: 4, 42: 5}
+    times = launch_times(records, external, [(4, 2), (5, 1)])
+    assert [t.span_ns for t in times] == [200, 300, 100]
+    assert by_sample(records, external).keys() == {4, 5}
+
+
+# ------------------------------------------------------------------ which clock
+
+
+def test_the_clock_a_run_gets():
+    assert resolve_timer("events", "") == ("events", "")
+    assert resolve_timer("events", "no driver") == ("events", "")
+    assert resolve_timer("auto", "") == ("cupti", "")
+    assert resolve_timer("cupti", "") == ("cupti", "")
+    assert resolve_timer("both", "") == ("both", "")
+    clock, note = resolve_timer("auto", "cupti-python does not load")
+    assert clock == "events" and note == ("timer: CUDA events (CUPTI unavailable: cupti-python "
+                                          "does not load)")  # fmt: skip
+    for strict in ("cupti", "both"):
+        with pytest.raises(KernelClockUnavailable, match=f"--timer {strict}: CUPTI unavailable: "
+                           "another profiler.*--timer events"):  # fmt: skip
+            resolve_timer(strict, "another profiler holds it")
+    with pytest.raises(ValueError, match="unknown timer 'ncu'"):
+        resolve_timer("ncu", "")

@@ -381,3 +381,41 @@ def test_timeit_times_a_cupy_call_and_a_cold_one_takes_longer():
     cold = cudabench.timeit(lambda: x.sum(), cold=True, min_time_s=0.05)
     assert hot.method == "graph" and cold.method == "single"
     assert 0 < hot.median_ms < cold.median_ms < 1.0
+
+
+def test_the_kernel_clock_times_each_launch_and_leaves_the_gaps_out(runner):
+    """CUPTI's records on the GPU: a graph of short launches gives a sample a launch, a
+    cold single launch one; a three-kernel variant's span holds its gaps, its summed
+    durations do not; the events of the same samples read more than the kernels."""
+    from cudabench.kernels import BUILTIN_KERNELS, discover
+    from cudabench.runner import CaseJob
+
+    both = TimingOptions(warmup=1, min_samples=20, min_time_s=0.01, max_time_s=0.5, timer="both")
+    float4 = [v for v in discover("reduce", [BUILTIN_KERNELS])[0] if v.name == "float4"]
+    (hot,) = runner.run_job(CaseJob(Case("reduce", (1 << 20,)), tuple(float4), (), both))
+    assert hot.status is Status.OK and hot.timer == "cupti" and hot.method == "graph"
+    assert hot.samples >= hot.batch > 1 and hot.samples % hot.batch == 0
+    assert hot.kernels_us == pytest.approx(hot.time_us, rel=1e-6)
+    assert 0.5 < hot.time_us < hot.events_us
+    three = [v for v in discover("softmax", [BUILTIN_KERNELS])[0] if v.name == "three_pass"]
+    cold = TimingOptions(cold=True, warmup=1, min_samples=10, min_time_s=0, max_time_s=0.5,
+                         timer="both")  # fmt: skip
+    rows = runner.run_job(CaseJob(Case("softmax", (1 << 24,)), tuple(three), ("cupy",), cold))
+    assert [r.status for r in rows] == [Status.OK, Status.OK], [r.error for r in rows]
+    mine, cupy = rows
+    assert mine.method == "single" and mine.samples == 10 and mine.timer == "cupti"
+    assert mine.kernels_us < mine.time_us < mine.events_us
+    assert cupy.timer == "cupti" and cupy.time_us < cupy.events_us
+
+
+def test_run_with_timer_both_on_the_workers(tmp_path):
+    result = CliRunner().invoke(app, [
+        "run", "reduce", "-s", "2^20", "-v", "float4", "-v", "shuffle", "--timer", "both",
+        *QUICK, "-o", str(tmp_path)])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "events µs" in result.stdout and "kernel clock (CUPTI records)" in " ".join(
+        result.stdout.split())  # fmt: skip
+    (path,) = tmp_path.glob("*.json")
+    doc = json.loads(path.read_text())
+    assert doc["meta"]["timing"]["timer"] == "both" and doc["meta"]["notes"] == []
+    assert all(r["timer"] == "cupti" and r["events_us"] > r["time_us"] for r in doc["rows"])

@@ -8,6 +8,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from cudabench.cupti_clock import LaunchTime
 from cudabench.spec import Clocks, DeviceInfo, KernelVariant
 
 
@@ -42,7 +43,12 @@ class Sampler(Protocol):
     method: str  # "graph", "loop" or "single"
 
     def __call__(self) -> float:
-        """Run one sample; return the time of one launch in ms (sample time / batch)."""
+        """Run one sample; return the time of one launch in ms (sample time / batch), by
+        CUDA events."""
+
+    def launch_times(self) -> list[LaunchTime]:
+        """A kernel-clock sampler (`sampler(..., kernel_clock=True)`): every launch of the
+        samples taken so far, from CUPTI's records (RecordsMissing if they do not add up)."""
 
 
 class Backend(Protocol):
@@ -86,7 +92,16 @@ class Backend(Protocol):
         """Device-to-device copy of src's bytes into dst (no kernel launch)."""
 
     def sampler(self, call: Callable[[], None], batch: int, cold: bool, scope: Scope,
-                reset: Callable[[], None] | None = None) -> Sampler:  # fmt: skip
+                reset: Callable[[], None] | None = None,
+                kernel_clock: bool = False) -> Sampler:  # fmt: skip
         """Prepare timed samples of `call` repeated `batch` times (cold: L2 flushed first);
         the launches, and only they, run inside `scope()`; `reset()` runs before every
-        sample, untimed."""
+        sample, untimed. `kernel_clock`: the launches are also tagged for the kernel clock
+        (inside `kernel_clock()`'s session), so `launch_times()` can tell them apart."""
+
+    def kernel_clock_error(self) -> str:
+        """Why the kernel clock (CUPTI) cannot run here; '' when it can. Probed once."""
+
+    def kernel_clock(self) -> AbstractContextManager[Any]:
+        """The kernel clock's session: kernel records are collected while inside (it is
+        entered before the sampler is made, so a graph's kernel nodes are traced)."""

@@ -42,6 +42,7 @@ except ImportError as exc:  # pragma: no cover - depends on the machine
 
 from cudabench.backends.base import BackendUnavailable, KernelCrash, Loaded, Scope
 from cudabench.compile import compile_variant
+from cudabench.cupti_clock import KernelClockUnavailable, LaunchTime, launch_times
 from cudabench.spec import Clocks, DeviceInfo, KernelVariant
 
 _CUDA_ERRORS = (cp.cuda.runtime.CUDARuntimeError, cp.cuda.driver.CUDADriverError)
@@ -211,6 +212,20 @@ class CupyBackend:
         active = tuple(name for bit, name in THROTTLE_REASONS.items() if mask & bit)
         return Clocks(int(sm), int(mem), active)
 
+    def kernel_clock_error(self) -> str:
+        from cudabench.backends import cupti
+
+        try:
+            cupti.collector()
+        except KernelClockUnavailable as exc:
+            return str(exc)
+        return ""
+
+    def kernel_clock(self) -> contextlib.AbstractContextManager[None]:
+        from cudabench.backends import cupti
+
+        return cupti.collector().session()
+
     def empty_call(self) -> Callable[[], None]:
         if self._empty is None:
             kernel = cp.RawKernel(_EMPTY_SOURCE, "cudabench_empty")
@@ -299,7 +314,17 @@ class CupyBackend:
 
     def sampler(self, call: Callable[[], None], batch: int, cold: bool,
                 scope: Scope = contextlib.nullcontext,
-                reset: Callable[[], None] | None = None) -> "_Sampler":  # fmt: skip
+                reset: Callable[[], None] | None = None,
+                kernel_clock: bool = False) -> "_Sampler":  # fmt: skip
+        sampler = self._sampler(call, batch, cold, scope, reset)
+        if kernel_clock:
+            from cudabench.backends import cupti
+
+            sampler.clock = cupti.collector()
+        return sampler
+
+    def _sampler(self, call: Callable[[], None], batch: int, cold: bool, scope: Scope,
+                 reset: Callable[[], None] | None) -> "_Sampler":  # fmt: skip
         if cold or batch == 1:
             if reset is not None:
                 reset()
@@ -349,7 +374,9 @@ def _then(first: Callable[[], None] | None, second: Callable[[], None]) -> Calla
 
 class _Sampler:
     """One timed sample: `before` (the L2 flush, or the spin that hides launch overhead),
-    then the start event, the graph or the calls, the end event."""
+    then the start event, the graph or the calls, the end event. With the kernel clock
+    (`clock`, a CuptiCollector) the launches also run under the sample's external
+    correlation id, and `launch_times()` reads them back from CUPTI's records."""
 
     def __init__(self, backend: CupyBackend, call: Callable[[], None], batch: int, method: str,
                  scope: Scope, graph: Any = None,
@@ -357,14 +384,21 @@ class _Sampler:
         self.backend, self.call, self.batch, self.method = backend, call, batch, method
         self.scope, self.graph, self.before = scope, graph, before
         self.start, self.end = cp.cuda.Event(), cp.cuda.Event()
+        self.clock: Any = None  # the CuptiCollector, for the kernel clock
+        self.taken: list[tuple[int, int]] = []  # (external id, launches) of each sample
 
     def __call__(self) -> float:
         stream = self.backend.stream
         try:
             if self.before is not None:
                 self.before()
+            tag = contextlib.nullcontext()
+            if self.clock is not None:
+                sample_id = self.clock.new_id()
+                self.taken.append((sample_id, self.batch))
+                tag = self.clock.tag(sample_id)
             self.start.record(stream)
-            with self.scope():  # the NVTX ranges: around the launches only
+            with self.scope(), tag:  # the NVTX ranges and the tag: around the launches only
                 if self.graph is not None:
                     self.graph.launch(stream)
                 else:
@@ -375,3 +409,8 @@ class _Sampler:
             return cp.cuda.get_elapsed_time(self.start, self.end) / self.batch
         except _CUDA_ERRORS as exc:
             raise crash_from(exc) from exc
+
+    def launch_times(self) -> list[LaunchTime]:
+        self.backend.synchronize()
+        kernels, external = self.clock.records()
+        return launch_times(kernels, external, self.taken)

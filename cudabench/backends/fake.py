@@ -20,6 +20,7 @@ import numpy as np
 
 from cudabench.backends.base import KernelCrash, Loaded, Scope
 from cudabench.compile import CompileError
+from cudabench.cupti_clock import KernelRecord, LaunchTime, launch_times
 from cudabench.spec import Clocks, DeviceInfo, KernelVariant
 
 FakeKernel = Callable[..., None]  # called as kernel(grid, block, *args)
@@ -145,6 +146,11 @@ FAKE_TIMES_MS = {
     "reduce_sum_float4": 0.06, "reduce_sum_atomic": 0.07, "empty": 0.002,
 }  # fmt: skip
 FAKE_CLOCKS = Clocks(sm_mhz=1980, mem_mhz=3201)
+# The fake kernel clock: a launch's kernels take this share of its scripted (event) time,
+# split evenly among them with a gap of FAKE_GAP_NS between kernels; a flush kernel that no
+# sample owns runs before each cold sample. Plumbing for tests, not a model of a GPU.
+FAKE_KERNEL_SHARE = 0.9
+FAKE_GAP_NS = 500
 FAKE_DEVICE = DeviceInfo(
     name="Fake GPU (no hardware)", compute_capability="9.0", sm_count=132,
     memory_clock_mhz=3201.0, bus_width_bits=6016, l2_bytes=60 << 20,
@@ -165,7 +171,8 @@ class FakeBackend:
     def __init__(self, kernels: dict[str, FakeKernel] | None = None,
                  clock: Callable[[str], float] | None = None,
                  free_bytes: int = 100 << 30, devices: int = 1,
-                 clocks: Callable[[], Clocks | None] = lambda: FAKE_CLOCKS) -> None:  # fmt: skip
+                 clocks: Callable[[], Clocks | None] = lambda: FAKE_CLOCKS,
+                 kernel_clock: bool | None = None) -> None:  # fmt: skip
         self.kernels = {**EMULATED, **FAULTS} if kernels is None else kernels
         self._devices, self._clocks = devices, clocks
         self.clock = clock or (lambda name: FAKE_TIMES_MS.get(name, 0.1))
@@ -173,6 +180,15 @@ class FakeBackend:
         self._last = "baseline"
         self.launched: list[str] = []  # entry names, in order, for tests
         self.last_launch: tuple[str, Any, Any] = ("", 0, 0)
+        # the fake CUPTI, off unless asked for (kernel_clock=True or $CUDABENCH_FAKE_CUPTI=1):
+        # then the timer `auto` falls back to events, as on a machine without cupti-python
+        if kernel_clock is None:
+            kernel_clock = os.environ.get("CUDABENCH_FAKE_CUPTI") == "1"
+        self.no_cupti = "" if kernel_clock else "the fake backend emulates no CUPTI"
+        self.records: list[KernelRecord] = []
+        self.external: dict[int, int] = {}
+        self._now_ns = 1_000_000
+        self._ids = self._samples = 0
 
     def device_info(self) -> DeviceInfo:
         return FAKE_DEVICE
@@ -227,21 +243,60 @@ class FakeBackend:
 
     def sampler(self, call: Callable[[], None], batch: int, cold: bool,
                 scope: Scope = contextlib.nullcontext,
-                reset: Callable[[], None] | None = None) -> "_FakeSampler":  # fmt: skip
-        return _FakeSampler(self, call, 1 if cold else batch, scope, reset)
+                reset: Callable[[], None] | None = None,
+                kernel_clock: bool = False) -> "_FakeSampler":  # fmt: skip
+        return _FakeSampler(self, call, 1 if cold else batch, scope, reset, kernel_clock, cold)
+
+    def kernel_clock_error(self) -> str:
+        return self.no_cupti
+
+    @contextlib.contextmanager
+    def kernel_clock(self) -> Any:
+        if self.no_cupti:
+            raise RuntimeError("the kernel clock was used where it cannot start")
+        self.records, self.external = [], {}
+        yield
+
+    def emit(self, sample_id: int | None, kernels: int, launches: int, ms: float) -> None:
+        """The records CUPTI would write for `launches` launches of `kernels` kernels
+        each, under one API call (a graph, or one launch) of sample `sample_id` (None: work
+        outside any sample)."""
+        self._ids += 1
+        if sample_id is not None:
+            self.external[self._ids] = sample_id
+        each = max(1, int(ms * 1e6 * FAKE_KERNEL_SHARE / kernels))
+        for _ in range(launches):
+            for _ in range(kernels):
+                self.records.append(KernelRecord(self._ids, self._now_ns, self._now_ns + each))
+                self._now_ns += each + FAKE_GAP_NS
 
 
 class _FakeSampler:
     def __init__(self, backend: FakeBackend, call: Callable[[], None], batch: int,
-                 scope: Scope, reset: Callable[[], None] | None = None) -> None:  # fmt: skip
+                 scope: Scope, reset: Callable[[], None] | None = None,
+                 kernel_clock: bool = False, cold: bool = False) -> None:  # fmt: skip
         self.backend, self.call, self.batch, self.scope = backend, call, batch, scope
-        self.reset = reset
+        self.reset, self.kernel_clock, self.cold = reset, kernel_clock, cold
         self.method = "single" if batch == 1 else "graph"
+        self.taken: list[tuple[int, int]] = []
 
     def __call__(self) -> float:
+        backend = self.backend
         if self.reset is not None:
             self.reset()
-        self.backend._last = "baseline"
+        backend._last = "baseline"
+        before = len(backend.launched)
         with self.scope():
             self.call()  # once: the result is the same, and tests stay fast
-        return self.backend.clock(self.backend._last)
+        ms = backend.clock(backend._last)
+        if self.kernel_clock:
+            if self.cold:
+                backend.emit(None, 1, 1, 0.05)  # the L2 flush: no sample's
+            backend._samples += 1
+            sample_id = backend._samples
+            self.taken.append((sample_id, self.batch))
+            backend.emit(sample_id, max(1, len(backend.launched) - before), self.batch, ms)
+        return ms
+
+    def launch_times(self) -> list[LaunchTime]:
+        return launch_times(self.backend.records, self.backend.external, self.taken)

@@ -31,6 +31,13 @@ ClusterOption = Annotated[Optional[str], typer.Option(
     help="Run on a Dask cluster instead of this host's GPUs: a scheduler address "
     "(tcp://host:8786; workers started with --resources GPU=1) or 'local' (one worker per GPU "
     "here, dask-cuda); each node compiles its own kernels. Needs pip install -e '.[cluster]'.")]
+TimerOption = Annotated[Optional[str], typer.Option(
+    "--timer", help="The clock: auto (default: CUPTI's kernel records where CUPTI can start, "
+    "else CUDA events, said in the run's notes), cupti (each launch's own kernels, start to "
+    "end: no launch gaps, no event records; exit 2 if CUPTI cannot start), events (CUDA "
+    "events around each sample, the clock before CUPTI) or both (CUPTI's time, the events' "
+    "beside it and their difference). Rows record their clock; compare refuses to judge "
+    "across clocks.")]
 GpuModelOption = Annotated[Optional[str], typer.Option(
     help="With --cluster: only the workers whose GPU model's name contains this (e.g. H200); "
     "needed when the cluster's GPUs differ.")]

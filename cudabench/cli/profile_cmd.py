@@ -20,10 +20,10 @@ from typing import Annotated, Optional
 
 import typer
 
-from cudabench.cli.common import KERNELS_OPTION_HELP, DbOption, err, fail_usage, out
+from cudabench.cli.common import KERNELS_OPTION_HELP, DbOption, TimerOption, err, fail_usage, out
 from cudabench.cli.sweep import (
     Plan, command_line, exit_with_summary, on_workers, open_history, open_workers, plan,
-    results_stem, run_jobs,
+    results_stem, run_jobs, show_run_notes,
     run_meta,
 )  # fmt: skip
 from cudabench.pool import DEFAULT_TIMEOUT_S
@@ -141,6 +141,7 @@ def profile_command_cli(
         "--cold/--hot", help="Cold (default): ncu flushes the caches before each kernel "
         "(--cache-control all) and cudabench's own timing flushes L2 before each sample. "
         "Hot: neither.")] = True,
+    timer: TimerOption = None,
     tag: Annotated[str, typer.Option(
         help="A name for the timed run in the history database.")] = "",
     db: DbOption = None,
@@ -173,7 +174,7 @@ def profile_command_cli(
     failed or a row failed, 2 bad usage.
     """
     extra = [m.strip() for m in (metrics or "").split(",") if m.strip()]
-    work = plan(target, shape, variant, kernels, dtype, param, cold=cold)
+    work = plan(target, shape, variant, kernels, dtype, param, cold=cold, timer=timer)
     for problem in work.problems:
         err.print(f"[red]error:[/] {problem}", soft_wrap=True)
     started = now_utc()
@@ -212,7 +213,7 @@ def profile_command_cli(
         shutil.rmtree(scratch, ignore_errors=True)
 
     if time_it:
-        pool = open_workers([device], timeout)
+        pool = open_workers([device], timeout, work.timing.timer)
         meta = run_meta(pool.info, pool.versions, work.timing, command_line(ctx), started,
                         pool.devices)  # type: ignore[arg-type]
         history, history_error = open_history(db)
@@ -230,6 +231,7 @@ def profile_command_cli(
         csv_path, json_path = write_results(stem, meta, rows)
         history_error = ""
     out.print(profile_table(rows, meta, work.op_label))
+    show_run_notes(meta)
     err.print(f"results: {csv_path}  {json_path}\nncu report: {report} (open with ncu-ui, or "
               f"ncu --import {report} --page details)", soft_wrap=True, markup=False)  # fmt: skip
     exit_with_summary(rows, work.problems, history_error)

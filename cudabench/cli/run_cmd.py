@@ -9,12 +9,12 @@ from typing import Annotated, Optional
 import typer
 
 from cudabench.cli.common import (
-    KERNELS_OPTION_HELP, ClusterOption, DbOption, GpuModelOption, err, out,
+    KERNELS_OPTION_HELP, ClusterOption, DbOption, GpuModelOption, TimerOption, err, out,
 )  # fmt: skip
 from cudabench.cli.sweep import (
     Plan, apply_tuned, command_line, exit_with_summary, in_process, on_workers, open_gpu,
     open_cluster, open_history, open_workers, parse_devices, plan, results_stem, run_jobs,
-    run_meta, show_pool_notes,
+    run_meta, show_pool_notes, show_run_notes,
 )  # fmt: skip
 from cudabench.nvtx import ncu_filter
 from cudabench.pool import DEFAULT_TIMEOUT_S
@@ -50,6 +50,7 @@ def run_command(
         "--cold/--hot", help="Cold: flush L2 (a kernel reads 2x its size) before every sample. "
         "Default hot: launches under 50 us timed back to back in CUDA-graph batches, longer "
         "ones singly, isolated.")] = None,
+    timer: TimerOption = None,
     interleave: Annotated[Optional[bool], typer.Option(
         "--interleave/--no-interleave", help="Sample the variants of a shape in turn "
         "(A B A B ...) so clock and thermal drift fall on all alike.")] = None,
@@ -91,7 +92,7 @@ def run_command(
     """
     work = plan(target, shape, variant, kernels, dtype, param, cold=cold, interleave=interleave,
                 min_samples=min_samples, min_time_s=min_time, max_time_s=max_time,
-                warmup=warmup)  # fmt: skip
+                warmup=warmup, timer=timer)  # fmt: skip
     for problem in work.problems:
         err.print(f"[red]error:[/] {problem}", soft_wrap=True)
     chosen = parse_devices(devices)
@@ -108,7 +109,7 @@ def run_command(
         done = run_jobs(work, in_process(backend, index, profile=True), stem, meta)
         history_error = ""  # the parent `cudabench profile` records the run
     else:
-        pool = open_cluster(cluster, timeout, gpu_model) if cluster else open_workers(chosen, timeout)
+        pool = open_cluster(cluster, timeout, gpu_model) if cluster else open_workers(chosen, timeout, work.timing.timer)
         if tuned:
             work = apply_tuned(work, pool.info.name)  # type: ignore[union-attr]
         show_notes(work)
@@ -126,6 +127,7 @@ def run_command(
 
     table = results_table(rows, meta, work.op_label)
     (err if as_json else out).print(table)
+    show_run_notes(meta)
     if as_json:
         out.print_json(json.dumps(results_document(meta, rows)))
     err.print(f"results: {csv_path.resolve()}  {json_path.resolve()}", soft_wrap=True,

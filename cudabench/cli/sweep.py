@@ -26,7 +26,7 @@ from cudabench.sweep import Plan, in_process, on_workers, run_meta
 
 __all__ = ["Plan", "apply_tuned", "command_line", "open_cluster", "open_history", "exit_with_summary", "in_process", "on_workers", "open_gpu",
            "open_workers", "parse_devices", "plan", "results_stem", "run_jobs", "run_meta",
-           "show_pool_notes"]
+           "show_pool_notes", "show_run_notes"]
 SUMMARY_LINES = 20
 
 
@@ -52,8 +52,9 @@ def parse_devices(text: str) -> list[int] | None:
     return _usage(sweep.parse_devices, text)
 
 
-def open_workers(devices: list[int] | None, timeout_s: float) -> WorkerPool:
-    return _usage(sweep.open_workers, devices, timeout_s)
+def open_workers(devices: list[int] | None, timeout_s: float,
+                 timer: str = "events") -> WorkerPool:  # fmt: skip
+    return _usage(sweep.open_workers, devices, timeout_s, timer)
 
 
 def open_cluster(address: str, timeout_s: float, gpu_model: str | None = None) -> Any:
@@ -69,6 +70,12 @@ def open_cluster(address: str, timeout_s: float, gpu_model: str | None = None) -
 def show_pool_notes(pool: Any) -> None:
     """What the pool noticed during the run (a cluster's lost workers), a line each."""
     for note in getattr(pool, "notes", ()):
+        err.print(f"note: {note}", soft_wrap=True, markup=False)
+
+
+def show_run_notes(meta: RunMeta) -> None:
+    """What the run could not do as asked (the clock it fell back to), a line each."""
+    for note in meta.notes:
         err.print(f"note: {note}", soft_wrap=True, markup=False)
 
 

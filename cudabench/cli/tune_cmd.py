@@ -13,11 +13,12 @@ from cudabench import tuner
 from cudabench import tuning
 from cudabench.backends import backend_name
 from cudabench.cli.common import (
-    KERNELS_OPTION_HELP, ClusterOption, DbOption, GpuModelOption, err, fail_usage, out,
+    KERNELS_OPTION_HELP, ClusterOption, DbOption, GpuModelOption, TimerOption, err, fail_usage,
+    out,
 )  # fmt: skip
 from cudabench.cli.sweep import (
     Plan, command_line, open_cluster, open_history, open_workers, parse_devices, plan, progress_bar,
-    results_stem, run_meta, show_pool_notes,
+    results_stem, run_meta, show_pool_notes, show_run_notes,
 )  # fmt: skip
 from cudabench.pool import DEFAULT_TIMEOUT_S
 from cudabench.report import title
@@ -138,6 +139,7 @@ def tune_command(
     kernels: Annotated[Optional[list[Path]], typer.Option(help=KERNELS_OPTION_HELP)] = None,
     cold: Annotated[Optional[bool], typer.Option(
         "--cold/--hot", help="L2 mode of every measurement, as for run (default hot).")] = None,
+    timer: TimerOption = None,
     output: Annotated[Optional[Path], typer.Option(
         "--output", "-o", help="Folder or file stem for the results (default "
         "results/<timestamp>_tune_<op>.csv/.json/.png).")] = None,
@@ -165,7 +167,8 @@ def tune_command(
     """
     if strategy not in tuner.STRATEGIES:
         fail_usage(f"--strategy {strategy!r}: not one of {', '.join(tuner.STRATEGIES)}")
-    work = plan(target, shape, variant, kernels, dtype, param, expand=False, cold=cold)
+    work = plan(target, shape, variant, kernels, dtype, param, expand=False, cold=cold,
+                timer=timer)
     for problem in work.problems:
         err.print(f"[red]error:[/] {problem}", soft_wrap=True)
     try:
@@ -176,7 +179,7 @@ def tune_command(
     if space_only:
         out.print(_space_table(searches, work))
         return
-    pool = open_cluster(cluster, timeout, gpu_model) if cluster else open_workers(parse_devices(devices), timeout)
+    pool = open_cluster(cluster, timeout, gpu_model) if cluster else open_workers(parse_devices(devices), timeout, work.timing.timer)
     started = now_utc()
     label = f"tune_{work.op_label}"
     stem = results_stem(output, label, started)
@@ -197,6 +200,7 @@ def tune_command(
     csv_path, json_path = sweep.finish([r for o in outcomes for r in o.rows])
     meta, history_error = sweep.meta, history_error or sweep.history_error
     out.print(title(meta, label))
+    show_run_notes(meta)
     for outcome in outcomes:
         out.print(_outcome_table(outcome))
         err.print(_summary(outcome), soft_wrap=True, markup=False)
