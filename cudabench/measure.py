@@ -20,15 +20,18 @@ The clock (`options.timer`, cupti_clock.TIMERS): CUDA events around each sample,
 or CUPTI's kernel records (`cupti`), where a sample's launches run under an external
 correlation id and each launch becomes one sample (a graph of `batch` launches gives `batch`),
 its time the span of its own kernels with nothing else in it: no launch gaps before or after,
-no event records, no flush or spin. The stopping rule then counts launches. `both` keeps the
-events' time of the same samples beside the kernel clock's; `auto` is CUPTI where it can
-start, else events.
+no event records, no flush or spin. The stopping rule then counts launches. `both` measures
+twice, with events alone first and then with the kernel clock, and keeps the events' samples
+beside (CUPTI's tracing adds about a microsecond to every launch of a graph, so events taken
+while it traces would not be the events clock); `auto` is CUPTI where it can start, else
+events.
 """
 
 from __future__ import annotations
 
 import contextlib
 import math
+from dataclasses import replace
 from collections.abc import Callable
 
 from cudabench.backends.base import Backend, Sampler, Scope
@@ -88,22 +91,26 @@ def measure(backend: Backend, call: Callable[[], None], options: TimingOptions,
     the spin a sample needs stays outside, as does `reset` (an in-place op's input restored
     before every sample)."""
     clock = clock_of(backend, options)
+    events = measure(backend, call, replace(options, timer="events"), scope, reset) \
+        if clock == "both" else None  # fmt: skip
     with _session(backend, clock):  # open before the sampler captures its graph
         sampler = _prepare(backend, call, options, scope, reset, clock)
         samples = collect(sampler, sampler.batch, options, per_launch=clock != "events")
-        return _measurement(sampler, samples, clock)
+        return _measurement(sampler, samples, clock, events)
 
 
-def _measurement(sampler: Sampler, samples: list[float], clock: str) -> Measurement:
+def _measurement(sampler: Sampler, samples: list[float], clock: str,
+                 events: Measurement | None = None) -> Measurement:  # fmt: skip
     """The samples as a Measurement: the events' as they are, or the kernel clock's launches
-    (span as the time, summed durations and the events' samples kept beside)."""
+    (span as the time, summed durations kept beside, and with `both` the events' own
+    measurement's samples)."""
     if clock == "events":
         return Measurement(samples_ms=tuple(samples), batch=sampler.batch, method=sampler.method)
     launches = sampler.launch_times()
     return Measurement(
         samples_ms=tuple(t.span_ns / 1e6 for t in launches), batch=sampler.batch,
         method=sampler.method, timer="cupti", busy_ms=tuple(t.busy_ns / 1e6 for t in launches),
-        events_ms=tuple(samples),
+        events_ms=events.samples_ms if events is not None else (),
     )  # fmt: skip
 
 
@@ -130,6 +137,9 @@ def measure_interleaved(
     A B C A B C ..., so that clock and thermal drift fall on all of them alike. Each call
     keeps its own batch size and stopping rule; one that is done drops out of the rotation."""
     clock = clock_of(backend, options)
+    events: list[Measurement | None] = [None] * len(calls)
+    if clock == "both":  # the events clock alone first, interleaved as asked
+        events = list(measure_interleaved(backend, calls, replace(options, timer="events")))
     with _session(backend, clock):
         samplers = [_prepare(backend, call, options, scope, reset, clock)
                     for call, scope, reset in calls]  # fmt: skip
@@ -145,4 +155,5 @@ def measure_interleaved(
                 spent_s[index] += ms * sampler.batch / 1000.0
                 count = len(samples[index]) * (sampler.batch if clock != "events" else 1)
                 done[index] = enough(count, spent_s[index], options)
-        return [_measurement(sampler, taken, clock) for taken, sampler in zip(samples, samplers)]
+        return [_measurement(sampler, taken, clock, e)
+                for taken, sampler, e in zip(samples, samplers, events)]  # fmt: skip

@@ -176,15 +176,15 @@ class Measurement:
 
     With the events clock a sample is one event pair around `batch` launches, divided by
     `batch`. With the CUPTI clock a sample is one launch: its kernels' span from their
-    activity records (`busy_ms` holds their summed durations, launch by launch), and
-    `events_ms` the event pairs' times of the same samples."""
+    activity records (`busy_ms` holds their summed durations, launch by launch); with
+    `--timer both`, `events_ms` holds the samples of an events measurement taken just before."""
 
     samples_ms: tuple[float, ...]
     batch: int  # launches per sample; each sample is already divided by it
     method: str  # "graph" (a CUDA graph of `batch` launches), "loop", or "single"
     timer: str = "events"  # "events" or "cupti"
     busy_ms: tuple[float, ...] = ()  # cupti: each launch's kernel durations summed
-    events_ms: tuple[float, ...] = ()  # cupti: the CUDA-event time of each sample, per launch
+    events_ms: tuple[float, ...] = ()  # both: the events clock's own samples (ms a launch)
 
     @property
     def median_ms(self) -> float:
@@ -280,7 +280,7 @@ class ResultRow:
     floor_us: float | None = None  # an empty kernel's time, measured the same way (launch floor)
     timer: str = "events"  # the clock: CUDA events ("events"); CUPTI kernel records ("cupti")
     kernels_us: float | None = None  # cupti: median of each launch's kernel durations summed
-    events_us: float | None = None  # --timer both: the CUDA events' median of the same samples
+    events_us: float | None = None  # --timer both: the events clock's median, measured just before
     samples_us: tuple[float, ...] = field(default=(), repr=False)
 
     @property

@@ -31,10 +31,19 @@ def test_a_graph_batch_gives_one_sample_a_launch_and_the_rule_counts_them():
     backend = FakeBackend(clock=lambda name: 0.003, kernel_clock=True)
     m = measure(backend, backend.empty_call(), ONE)
     assert m.timer == "cupti" and m.method == "graph" and m.batch > 100
-    assert len(m.events_ms) == 1 and len(m.samples_ms) == m.batch
+    assert len(m.samples_ms) == m.batch and m.events_ms == ()
     kernel_ms = int(0.003 * 1e6 * FAKE_KERNEL_SHARE) / 1e6
-    assert m.median_ms == pytest.approx(kernel_ms) and m.median_ms < m.events_ms[0]
+    assert m.median_ms == pytest.approx(kernel_ms)
     assert m.busy_ms == m.samples_ms  # one kernel a launch: span and sum agree
+
+
+def test_both_measures_the_events_clock_alone_first():
+    backend = FakeBackend(clock=lambda name: 0.003, kernel_clock=True)
+    m = measure(backend, backend.empty_call(), dataclasses.replace(ONE, timer="both"))
+    assert m.timer == "cupti" and len(m.samples_ms) == m.batch
+    assert m.events_ms and all(e == pytest.approx(0.003) for e in m.events_ms)
+    owned = {s for s in backend.external.values()}
+    assert len(owned) == 1  # only the kernel clock's sample was tagged, not the events' run
 
 
 def test_cold_samples_leave_the_flush_kernel_out():
@@ -52,7 +61,7 @@ def test_a_multi_kernel_variant_reports_the_span_and_keeps_the_sum():
     variants, _ = discover("softmax", [BUILTIN_KERNELS])
     three = next(v for v in variants if v.name == "three_pass")
     backend = FakeBackend(clock=lambda name: 0.03, kernel_clock=True)
-    timing = dataclasses.replace(ONE, min_samples=3)
+    timing = dataclasses.replace(ONE, min_samples=3, timer="both")
     (row,) = Runner(backend).run_job(CaseJob(Case("softmax", (1 << 20,)), (three,), (), timing))
     assert row.status is Status.OK and row.timer == "cupti"
     each_us = int(0.03 * 1e6 * FAKE_KERNEL_SHARE / 3) / 1e3
@@ -119,7 +128,7 @@ def test_run_with_the_kernel_clock(tmp_path):
     doc = only_json(tmp_path)
     assert doc["meta"]["timing"]["timer"] == "cupti" and doc["meta"]["notes"] == []
     assert {r["timer"] for r in doc["rows"]} == {"cupti"}
-    assert all(r["kernels_us"] and r["events_us"] > r["time_us"] for r in doc["rows"])
+    assert all(r["kernels_us"] and r["events_us"] is None for r in doc["rows"])
 
 
 def test_both_shows_the_events_beside_and_their_difference(tmp_path):

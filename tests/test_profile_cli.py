@@ -129,3 +129,17 @@ def test_compare_diffs_ncu_metrics_of_two_profiled_runs(ncu, tmp_path):
     assert ran.exit_code == 0, ran.output
     mixed = runner.invoke(app, ["compare", str(plain), str(b)], env=env)
     assert mixed.exit_code == 0 and "ncu A µs" not in mixed.stdout  # only one run profiled
+
+
+def test_a_config_of_several_ops_profiles_each_op_at_its_own_shapes(ncu, tmp_path):
+    """The profiled child runs the config as it is: each op keeps its shapes (it was given
+    every op's shapes as --shape, and a matrix shape sent to reduce stopped it)."""
+    config = tmp_path / "two.yaml"
+    config.write_text("benchmarks:\n  - {op: reduce, shapes: [2^10], variants: [float4]}\n"
+                      "  - {op: sgemm, shapes: [64x64x64], variants: [smem]}\n")
+    out = tmp_path / "res"
+    result = profile(str(config), "--ncu", ncu, "-o", str(out))
+    assert result.exit_code == 0, result.output
+    rows = rows_of(out)
+    assert {(r["op"], r["shape"]) for r in rows} == {("reduce", "1024"), ("sgemm", "64x64x64")}
+    assert all(r["ncu"] and r["ncu"]["duration_us"] > 0 for r in rows if r["status"] == "OK")

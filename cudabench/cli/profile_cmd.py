@@ -42,7 +42,7 @@ def _child_command(ctx: typer.Context, work: Plan, rows_path: Path, device: int,
                    warmup: int) -> list[str]:  # fmt: skip
     """cudabench itself in profile mode, on exactly the planned cases."""
     command = [sys.executable, "-m", "cudabench", "run", ctx.params["target"]]
-    for shape in dict.fromkeys(job.case.shape_text for job in work.jobs):
+    for shape in ctx.params.get("shape") or []:  # none: the config's (each op its own shapes)
         command += ["--shape", shape]
     for name in ctx.params.get("variant") or []:
         command += ["--variant", name]
