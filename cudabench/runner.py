@@ -387,7 +387,7 @@ FLOOR_FACTOR = 2.0  # a time within this factor of the empty kernel's measures t
 # Raw samples a row keeps in the results file: the kernel clock makes one a launch (100,000
 # for a 2 us kernel), so beyond this many an evenly spaced subset is kept (the figures are
 # computed from all of them; compare's noise from the kept ones is then a little wider).
-MAX_KEPT_SAMPLES = 5000
+MAX_KEPT_SAMPLES = 1000
 
 
 def kept_samples(samples: tuple[float, ...]) -> tuple[float, ...]:

@@ -1,7 +1,8 @@
-"""Issue 13's table: each row of `cudabench profile ... --timer both` results folders, the
-kernel clock (CUPTI) and the events clock against Nsight Compute's gpu__time_duration.sum.
+"""Issue 13's table: each row of `cudabench profile ... --timer both` results files (or the
+folders holding them), the kernel clock (CUPTI) and the events clock against Nsight Compute's
+gpu__time_duration.sum.
 
-    python3 scripts/cupti_vs_ncu.py OUT/cold OUT/hot > table.md
+    python3 scripts/cupti_vs_ncu.py OUT/cold.json OUT/hot.json > table.md
 
 `ncu SM µs` is sm__cycles_elapsed.max / sm__cycles_elapsed.avg.per_second (when the run asked
 for them): how long the SMs were busy, for one-kernel rows. A case meets the issue's target
@@ -26,7 +27,8 @@ def main(folders: list[str]) -> None:
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     met = total = 0
     for folder in folders:
-        for path in sorted(Path(folder).glob("*.json")):
+        where = Path(folder)
+        for path in sorted(where.glob("*.json")) if where.is_dir() else [where]:
             meta, rows = read_results(path)
             for r in rows:
                 n = r.ncu
