@@ -154,9 +154,10 @@ class TimingOptions:
     batch_below_us: float = 50.0  # shorter launches are timed in batches, longer ones singly
     interleave: bool = False  # sample the variants of a shape in turn (A B A B ...)
     batch_target_us: float = 2000.0  # a batch of short launches lasts about this long
-    # The clock (cupti_clock.TIMERS): "auto" (CUPTI's kernel records where CUPTI can start,
-    # else CUDA events), "cupti", "events", or "both" (CUPTI's time, the events' beside it)
-    timer: str = "auto"
+    # The clock (cupti_clock.TIMERS): "events" (CUDA events around each sample), "cupti"
+    # (CUPTI's kernel records), "both" (CUPTI's time, the events' beside it) or "auto" (CUPTI
+    # where it can start, else events). Events stay the default: docs/performance.md, issue 13
+    timer: str = "events"
 
     @property
     def mode(self) -> str:

@@ -90,6 +90,7 @@ def test_interleaved_variants_each_get_their_own_launches():
 def test_without_cupti_auto_is_events_and_cupti_is_an_error():
     backend = FakeBackend(clock=lambda name: 0.2)
     m = measure(backend, backend.empty_call(), dataclasses.replace(ONE, timer="auto", cold=True))
+    assert TimingOptions().timer == "events"
     assert m.timer == "events" and m.busy_ms == () and m.median_ms == pytest.approx(0.2)
     with pytest.raises(KernelClockUnavailable, match="--timer cupti: CUPTI unavailable"):
         measure(backend, backend.empty_call(), ONE)
@@ -141,8 +142,8 @@ def test_both_shows_the_events_beside_and_their_difference(tmp_path):
 
 
 def test_auto_falls_back_to_events_with_a_note(tmp_path):
-    result = cli("run", "reduce", "-s", "2^20", "-v", "float4", *QUICK, "-o", str(tmp_path),
-                 cupti=False)  # fmt: skip
+    result = cli("run", "reduce", "-s", "2^20", "-v", "float4", "--timer", "auto", *QUICK,
+                 "-o", str(tmp_path), cupti=False)  # fmt: skip
     assert result.exit_code == 0, result.output
     assert "note: timer: CUDA events (CUPTI unavailable: the fake backend" in flat(result.output)
     assert "CUDA events, median" in flat(result.stdout)
@@ -177,6 +178,17 @@ def test_a_config_names_its_clock_and_a_bad_one_by_line(tmp_path):
     with pytest.raises(ConfigError, match=r"bad.yaml:5: timing.timer must be one of auto, "
                        "cupti, events, both, not 'fast'"):  # fmt: skip
         load_config(bad)
+
+
+def test_the_default_clock_is_events_and_starts_no_cupti(tmp_path):
+    result = cli("run", "reduce", "-s", "2^20", "-v", "float4", *QUICK, "-o", str(tmp_path))
+    assert result.exit_code == 0, result.output
+    doc = only_json(tmp_path)
+    assert doc["meta"]["timing"]["timer"] == "events" and doc["meta"]["notes"] == []
+    assert {r["timer"] for r in doc["rows"]} == {"events"} and "note: timer" not in result.output
+    auto = cli("run", "reduce", "-s", "2^20", "-v", "float4", "--timer", "auto", *QUICK,
+               "-o", str(tmp_path / "auto"))  # fmt: skip
+    assert auto.exit_code == 0 and only_json(tmp_path / "auto")["meta"]["timing"]["timer"] == "cupti"
 
 
 def test_compare_will_not_judge_an_events_run_against_a_cupti_run(tmp_path):

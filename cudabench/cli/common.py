@@ -32,12 +32,12 @@ ClusterOption = Annotated[Optional[str], typer.Option(
     "(tcp://host:8786; workers started with --resources GPU=1) or 'local' (one worker per GPU "
     "here, dask-cuda); each node compiles its own kernels. Needs pip install -e '.[cluster]'.")]
 TimerOption = Annotated[Optional[str], typer.Option(
-    "--timer", help="The clock: auto (default: CUPTI's kernel records where CUPTI can start, "
-    "else CUDA events, said in the run's notes), cupti (each launch's own kernels, start to "
-    "end: no launch gaps, no event records; exit 2 if CUPTI cannot start), events (CUDA "
-    "events around each sample, the clock before CUPTI) or both (CUPTI's time, the events' "
-    "beside it and their difference). Rows record their clock; compare refuses to judge "
-    "across clocks.")]
+    "--timer", help="The clock: events (default: CUDA events around each sample, within about "
+    "1% of Nsight Compute from 50 us up), cupti (each launch's own kernels, first start to "
+    "last end, from CUPTI's records: no launch gaps or event records, one sample a launch; "
+    "exit 2 if CUPTI cannot start), both (CUPTI's time with the events' beside it and their "
+    "difference) or auto (cupti where CUPTI starts, else events with a note). Rows record "
+    "their clock; compare refuses to judge across clocks.")]
 GpuModelOption = Annotated[Optional[str], typer.Option(
     help="With --cluster: only the workers whose GPU model's name contains this (e.g. H200); "
     "needed when the cluster's GPUs differ.")]
