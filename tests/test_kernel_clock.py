@@ -199,3 +199,34 @@ def test_compare_will_not_judge_an_events_run_against_a_cupti_run(tmp_path):
     (a,), (b,) = (list((tmp_path / t).glob("*.json")) for t in ("events", "cupti"))
     shown = cli("compare", str(a), str(b))
     assert shown.exit_code == 0 and "TIMER events -> cupti" in shown.stdout
+
+
+def test_tune_ranks_configurations_by_the_kernel_clock(tmp_path):
+    out = tmp_path / "res"
+    env = {"CUDABENCH_BACKEND": "fake", "CUDABENCH_FAKE_CUPTI": "1",
+           "CUDABENCH_TUNING": str(tmp_path / "tuning.json")}
+    result = runner.invoke(app, ["tune", "reduce", "-v", "float4", "-s", "64x129", "-p",
+                                 "WARP_ROW_BYTES=16", "--timer", "cupti", "--no-save",
+                                 "-o", str(out)], env=env)  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "kernel clock (CUPTI records)" in flat(result.stdout)
+    doc = only_json(out)
+    assert doc["meta"]["timing"]["timer"] == "cupti"
+    assert {r["timer"] for r in doc["rows"] if r["status"] == "OK"} == {"cupti"}
+
+
+def test_the_python_api_takes_the_clock(tmp_path, monkeypatch):
+    import cudabench
+
+    monkeypatch.setenv("CUDABENCH_BACKEND", "fake")
+    monkeypatch.setenv("CUDABENCH_FAKE_CUPTI", "1")
+    df = cudabench.run("reduce", shapes=["2^12"], variants=["float4"], output=tmp_path,
+                       timer="cupti", min_samples=2, min_time_s=0.0, max_time_s=0.01, warmup=0)
+    assert set(df["timer"]) == {"cupti"} and df["kernels_us"].notna().all()
+    m = cudabench.timeit(lambda: None, min_samples=3, min_time_s=0.0, warmup=0,
+                         backend="fake", timer="auto")  # this process's fake: no CUPTI asked
+    assert m.timer in ("cupti", "events") and len(m.samples_ms) >= 3
+    from cudabench.sweep import SweepError
+
+    with pytest.raises(SweepError, match="timer 'ncu'"):
+        cudabench.timeit(lambda: None, backend="fake", timer="ncu")

@@ -199,7 +199,7 @@ def tune_command(
     show_pool_notes(pool)
     csv_path, json_path = sweep.finish([r for o in outcomes for r in o.rows])
     meta, history_error = sweep.meta, history_error or sweep.history_error
-    out.print(title(meta, label))
+    out.print(title(meta, label, [r for o in outcomes for r in o.rows]))
     show_run_notes(meta)
     for outcome in outcomes:
         out.print(_outcome_table(outcome))
