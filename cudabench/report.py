@@ -10,7 +10,9 @@ import pandas as pd
 from rich.table import Table
 from rich.text import Text
 
-from cudabench.spec import ResultRow, RowKey, RunMeta, Status, parse_params
+from cudabench.spec import (
+    Ceilings, DeviceInfo, ResultRow, RowKey, RunMeta, Status, parse_params,
+)  # fmt: skip
 
 _STATUS_STYLE = {
     Status.OK: "green", Status.FAIL: "bold red", Status.COMPILE_ERROR: "bold red",
@@ -90,11 +92,13 @@ def results_table(rows: list[ResultRow], meta: RunMeta, op_label: str) -> Table:
     flops = any(r.gflops for r in rows)  # a compute-bound op: % peak is of the fp32 peak
     # --timer both: the events' time of the same samples, and how much more it says
     both = meta.timing.timer == "both"
+    ceiling = any(r.pct_ceiling is not None for r in rows)  # of what this card can move
     for name, justify in [
         ("shape", "left"), ("variant", "left"), ("status", "left"), ("time µs", "right"),
         *([("events µs", "right"), ("Δ events", "right")] if both else []),
         ("±spread", "right"), ("GB/s", "right"), *([("GFLOP/s", "right")] if flops else []),
-        ("% peak", "right"), (vs, "right"), ("regs", "right"), ("timing", "left"),
+        ("% peak", "right"), *([("% ceiling", "right")] if ceiling else []),
+        (vs, "right"), ("regs", "right"), ("timing", "left"),
     ]:  # fmt: skip
         table.add_column(name, justify=justify)  # type: ignore[arg-type]
     groups: dict[tuple[str, str], list[tuple[ResultRow, str]]] = defaultdict(list)
@@ -118,6 +122,7 @@ def results_table(rows: list[ResultRow], meta: RunMeta, op_label: str) -> Table:
                 _num(row.time_us, ",.1f"), *(events if both else []), _num(row.spread and 100 * row.spread, ".1f") + ("%" if row.spread is not None else ""),
                 _num(row.gbps, ",.0f"), *([_num(row.gflops, ",.0f")] if flops else []),
                 _num(row.pct_peak, ".1f"),
+                *([_num(row.pct_ceiling, ".1f")] if ceiling else []),
                 _num(row.speedup, ".2f") + ("×" if row.speedup else ""),
                 _num(row.registers, "d"), timing, style=style,
             )  # fmt: skip
@@ -160,6 +165,45 @@ def profile_table(rows: list[ResultRow], meta: RunMeta, op_label: str) -> Table:
             occupancy, _num(n.registers, "d"), _num(n.shared_mem_bytes, ",d"),
             mb(n.dram_read_bytes), mb(n.dram_write_bytes), n.bound,
         )  # fmt: skip
+    return table
+
+
+def ceilings_table(c: Ceilings, device: DeviceInfo, rows: list[ResultRow] | None = None) -> Table:
+    """What the card can move in each mix and compute, against its theoretical peaks; with
+    the measurement's rows, the best kernel and the library reference of each mix beside."""
+    kept = "" if rows else f" | kept from {c.measured} (--recalibrate measures again)"
+    table = Table(title=f"ceilings of {c.gpu} (driver {c.driver}, memory {c.memory_clock_mhz:g} "
+                        f"MHz, DRAM peak {device.dram_peak_gbps:,.0f} GB/s, fp32 peak "
+                        f"{device.fp32_peak_gflops:,.0f} GFLOP/s){kept}",
+                  title_justify="left", header_style="bold")  # fmt: skip
+    for name in ["ceiling", "reads", "rate", "% peak", "best kernel", "kernel", "reference",
+                 "reference rate"]:  # fmt: skip
+        table.add_column(name, justify="left" if name in ("ceiling", "best kernel", "reference")
+                         else "right")  # fmt: skip
+    by = dict(line.split(": ", 1) for line in c.by if ": " in line)
+    from cudabench.ceilings import MIX_OPS, MIXES
+
+    for mix, op in [*MIX_OPS.items(), ("fma", "fma")]:
+        rate = c.fma_gflops if mix == "fma" else getattr(c, f"{mix}_gbps")
+        if rate is None:
+            continue
+        peak = device.fp32_peak_gflops if mix == "fma" else device.dram_peak_gbps
+        unit = "GFLOP/s" if mix == "fma" else "GB/s"
+        mine = [r for r in rows or [] if r.op == op and r.status is Status.OK]
+        value = (lambda r: r.gflops) if mix == "fma" else (lambda r: r.gbps)
+        kernel = max((r for r in mine if not r.is_baseline), key=lambda r: value(r) or 0.0,
+                     default=None)  # fmt: skip
+        reference = max((r for r in mine if r.is_baseline), key=lambda r: value(r) or 0.0,
+                        default=None)  # fmt: skip
+        reads = "" if mix == "fma" else f"{MIXES[mix]:.2f}"
+        table.add_row(
+            mix, reads, f"{rate:,.0f} {unit}", f"{100 * rate / peak:.1f}",
+            kernel.label if kernel else by.get(mix, "").split(" ", 1)[-1],
+            _num(value(kernel) if kernel else None, ",.0f"),
+            reference.variant if reference else "", _num(value(reference) if reference else None, ",.0f"),
+        )  # fmt: skip
+    if c.floor_us is not None:
+        table.add_row("launch floor", "", f"{c.floor_us:.1f} µs", "", "empty kernel", "", "", "")
     return table
 
 

@@ -280,6 +280,7 @@ class ResultRow:
     throttle: str = ""  # NVML throttle reasons seen before or after the samples
     floor_us: float | None = None  # an empty kernel's time, measured the same way (launch floor)
     timer: str = "events"  # the clock: CUDA events ("events"); CUPTI kernel records ("cupti")
+    pct_ceiling: float | None = None  # of what this card can move in the row's mix (ceilings.py)
     kernels_us: float | None = None  # cupti: median of each launch's kernel durations summed
     events_us: float | None = None  # --timer both: the events clock's median, measured just before
     samples_us: tuple[float, ...] = field(default=(), repr=False)
@@ -340,6 +341,26 @@ class Clocks:
 
 
 @dataclass(frozen=True)
+class Ceilings:
+    """What one GPU can actually move and compute (`cudabench ceilings`): the best of the
+    stream ops' variants and library references in each traffic mix, the fp32 FMA rate, and
+    the launch floor, with the key they hold for (GPU model, driver, memory clock)."""
+
+    gpu: str
+    driver: str
+    memory_clock_mhz: float
+    measured: str  # when (ISO 8601, UTC)
+    read_gbps: float  # read only
+    write_gbps: float  # write only
+    copy_gbps: float  # one read, one write
+    triad_gbps: float  # two reads, one write
+    fma_gflops: float | None = None
+    floor_us: float | None = None  # an empty kernel's time, as the rows were timed
+    by: tuple[str, ...] = ()  # which row set each ceiling, `read: stream_read vec4[...]`
+    source: str = ""  # the results file of the measurement
+
+
+@dataclass(frozen=True)
 class RunMeta:
     """Everything needed to tell later where and how a results file was made."""
 
@@ -355,3 +376,4 @@ class RunMeta:
     complete: bool = True  # False while a run is still going (or was cut off)
     devices: tuple[int, ...] = (0,)  # the CUDA devices the rows ran on (one worker each)
     notes: tuple[str, ...] = ()  # what the run could not do as asked (the clock it fell back to)
+    ceilings: Ceilings | None = None  # the card's measured ceilings the `% ceiling` column used

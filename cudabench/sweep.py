@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from cudabench import __version__, tuning
+from cudabench import __version__, ceilings, tuning
 from cudabench.backends import backend_name, open_backend
 from cudabench.backends.base import Backend, BackendUnavailable
 from cudabench.compile import ToolchainError, nvcc_path, nvcc_version
@@ -34,7 +34,9 @@ from cudabench.results import ResultsError, check_writable, git_sha, result_stem
 from cudabench.runner import CaseJob, Runner
 from cudabench.shapes import ShapeError, parse_shape
 from cudabench.space import Space, SpaceError, grid, parse_param_option
-from cudabench.spec import Case, DeviceInfo, KernelVariant, ResultRow, RunMeta, TimingOptions
+from cudabench.spec import (
+    Case, Ceilings, DeviceInfo, KernelVariant, ResultRow, RunMeta, TimingOptions,
+)  # fmt: skip
 
 
 class SweepError(ValueError):
@@ -406,7 +408,7 @@ class Sweep:
         """Mark the run complete: the files rewritten (with `rows`, e.g. after ncu's metrics
         were joined), the database's rows and run updated. Returns the CSV and JSON paths."""
         self.meta = dataclasses.replace(self.meta, complete=True)
-        rows = self.rows if rows is None else rows
+        rows = self.rows if rows is None else [ceilings.annotate(r, self.meta.ceilings) for r in rows]
         paths = write_results(self.stem, self.meta, rows)
         self._record(rows, self.meta)
         return paths
@@ -423,6 +425,7 @@ class Sweep:
                     outer.listener.started(case, name, device)
 
             def row(self, job_index: int, row: ResultRow) -> None:
+                row = ceilings.annotate(row, outer.meta.ceilings)
                 outer._pending[offset + job_index].append(row)
                 outer.save()  # every row saved as it ends
                 outer._record([row])
@@ -430,6 +433,7 @@ class Sweep:
                     outer.listener.finished(row)
 
             def job_done(self, job_index: int, finished: list[ResultRow]) -> None:
+                finished = [ceilings.annotate(r, outer.meta.ceilings) for r in finished]
                 outer._done[offset + job_index] = finished
                 outer._pending.pop(offset + job_index, None)
                 outer.save()
@@ -454,6 +458,73 @@ def run_jobs(plan_: Plan, execute: Execute, stem: Path, meta: RunMeta,
     sweep = Sweep(execute, stem, meta, listener, history, tag)
     sweep.run(plan_.jobs)
     return sweep
+
+
+def calibrate(execute: Execute, info: DeviceInfo, versions: dict[str, str], devices: list[int],
+              started: str, size: int | None = None, output: Path | None = None,
+              listener: Listener | None = None, command: str = "cudabench ceilings",
+              timing: TimingOptions | None = None) -> tuple[Ceilings, Sweep]:  # fmt: skip
+    """Measure this GPU's ceilings (ceilings.py) on `execute`: each stream op over arrays of
+    8x the L2 size at a few configurations, with its library reference, and the FMA op; the
+    rows are a run of their own (results/<time>_ceilings.*), timed as `timing` says (hot, by
+    events, whatever it asks of those: the ceilings are DRAM rates). Returns the ceilings (kept in
+    the ceilings file unless $CUDABENCH_CEILINGS is off) and the finished Sweep. SweepError
+    for a bad size or a mix left without a correct row."""
+    try:
+        n = ceilings.array_elements(info, size)
+    except ceilings.CeilingsError as exc:
+        raise SweepError(str(exc)) from None
+    options = dataclasses.asdict(dataclasses.replace(timing or TimingOptions(), cold=False,
+                                                     timer="events", interleave=False))  # fmt: skip
+    grid = [f"{k}={','.join(map(str, v))}" for k, v in ceilings.STREAM_GRID.items()]
+    jobs = [job for op in ceilings.MIX_OPS.values()
+            for job in plan(op, [str(n)], None, None, params=grid, **options).jobs]  # fmt: skip
+    fma = [f"{k}={','.join(map(str, v))}" for k, v in ceilings.FMA_GRID.items()]
+    jobs += plan("fma", [str(ceilings.FMA_THREADS)], None, None, params=fma, **options).jobs
+    work = Plan(jobs, [], jobs[0].timing)
+    stem = results_stem(output, "ceilings", started)
+    meta = run_meta(info, versions, work.timing, command, started, devices)
+    done = run_jobs(work, execute, stem, meta, listener)
+    try:
+        found = ceilings.from_rows(done.rows, info, started, str(stem.with_suffix(".json")))
+    except ceilings.CeilingsError as exc:
+        done.finish()
+        raise SweepError(f"{exc} (rows in {stem.with_suffix('.json')})") from None
+    done.meta = dataclasses.replace(done.meta, ceilings=found)
+    done.finish()
+    path = ceilings.cache_path()
+    if path is not None:
+        ceilings.save(found, path)
+    return found, done
+
+
+def use_ceilings(execute: Execute, info: DeviceInfo, versions: dict[str, str],
+                 devices: list[int], started: str, recalibrate: bool = False,
+                 announce: Callable[[str], None] | None = None,
+                 listener: Listener | None = None, timing: TimingOptions | None = None,
+                 output: Path | None = None) -> tuple[Ceilings | None, str]:  # fmt: skip
+    """The ceilings a run's `% ceiling` column uses, and a note saying which: the kept ones
+    for this GPU model, driver and memory clock, or measured now (`announce` says so first)
+    when there are none, they are stale, or `recalibrate` (its rows in the folder `output`).
+    (None, '') when the ceilings file is off; SweepError for an unreadable file."""
+    path = ceilings.cache_path()
+    if path is None:
+        return None, ""
+    try:
+        entries = ceilings.load(path)
+    except ceilings.CeilingsError as exc:
+        raise SweepError(f"{exc} (move it away, or set CUDABENCH_CEILINGS=off)") from None
+    kept = None if recalibrate else ceilings.lookup(entries, info)
+    if kept is not None:
+        return kept, f"% ceiling: this GPU's ceilings from {path} (measured {kept.measured})"
+    why = ("--recalibrate" if recalibrate else ceilings.stale(entries, info)
+           or f"none kept for the {info.name} in {path}")  # fmt: skip
+    if announce is not None:
+        announce(f"measuring this GPU's ceilings first ({why}; a few seconds, once per GPU "
+                 "model, driver and memory clock; --no-ceilings skips it)")  # fmt: skip
+    found, done = calibrate(execute, info, versions, devices, started, output=output,
+                            listener=listener, timing=timing)  # fmt: skip
+    return found, f"% ceiling: this GPU's ceilings measured now ({why}), rows in {done.stem.with_suffix('.json')}"
 
 
 def open_history(path: Path | None) -> History:

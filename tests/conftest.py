@@ -55,6 +55,8 @@ def private_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     checkout); a test that wants another sets the variable again."""
     monkeypatch.setenv("CUDABENCH_DB", str(tmp_path / "history.db"))
     monkeypatch.setenv("CUDABENCH_TUNING", str(tmp_path / "tuning.json"))
+    # no `% ceiling` unless a test asks: measuring them would run the stream ops first
+    monkeypatch.setenv("CUDABENCH_CEILINGS", "off")
 
 
 class StopAfter:

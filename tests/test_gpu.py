@@ -419,3 +419,31 @@ def test_run_with_timer_both_on_the_workers(tmp_path):
     doc = json.loads(path.read_text())
     assert doc["meta"]["timing"]["timer"] == "both" and doc["meta"]["notes"] == []
     assert all(r["timer"] == "cupti" and r["events_us"] > 0 for r in doc["rows"])
+
+
+@pytest.mark.parametrize("op", ["stream_read", "stream_write", "stream_copy", "stream_triad", "fma"])
+@pytest.mark.parametrize("n", [1, 31, 33, 65537, (1 << 20) + 3])
+def test_the_ceilings_ops_are_right_on_odd_sizes(runner, op, n):
+    """Every configuration of the ceilings' grids, and the library references."""
+    from cudabench.ceilings import FMA_GRID, STREAM_GRID
+    from cudabench.kernels import BUILTIN_KERNELS, discover
+    from cudabench.runner import CaseJob
+    from cudabench.space import grid
+
+    (variant,) = discover(op, [BUILTIN_KERNELS])[0]
+    configured = tuple(grid(variant, {k: tuple(v) for k, v in (FMA_GRID if op == "fma" else STREAM_GRID).items()}))
+    from cudabench.ops import get_op
+
+    rows = runner.run_job(CaseJob(Case(op, (n,)), configured, tuple(get_op(op).baselines()), ONCE))
+    bad = [(r.label, r.status.value, r.error) for r in rows if r.status is not Status.OK]
+    assert not bad
+
+
+def test_ceilings_on_the_gpu(tmp_path, monkeypatch):
+    monkeypatch.setenv("CUDABENCH_CEILINGS", str(tmp_path / "c.json"))
+    result = CliRunner().invoke(app, ["ceilings", *QUICK, "-o", str(tmp_path / "m")])
+    assert result.exit_code == 0, result.output
+    from cudabench import ceilings
+
+    (entry,) = ceilings.load(tmp_path / "c.json")
+    assert 0 < entry.copy_gbps and 0 < entry.read_gbps and entry.fma_gflops > 0

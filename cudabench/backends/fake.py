@@ -10,6 +10,7 @@ Nothing here is a measurement: the fake exists to test the plumbing.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import signal
 import time
@@ -83,6 +84,27 @@ def _sgemm(grid: Any, block: Any, a: Any, b: Any, c: Any, m: Any, n: Any, k: Any
     c[...] = a @ b
 
 
+def _stream_read(grid: Any, block: Any, a: Any, b: Any, out: Any, n: Any) -> None:
+    out += np.float32(_f(a).sum())  # the kernel adds its blocks' sums into a zeroed out
+
+
+def _stream_write(grid: Any, block: Any, a: Any, b: Any, out: Any, n: Any) -> None:
+    out[...] = 0
+
+
+def _stream_copy(grid: Any, block: Any, a: Any, b: Any, out: Any, n: Any) -> None:
+    out[...] = a
+
+
+def _stream_triad(grid: Any, block: Any, a: Any, b: Any, out: Any, n: Any) -> None:
+    out[...] = _f(a) + np.float32(3) * _f(b)
+
+
+def _fma_chain(grid: Any, block: Any, x: Any, out: Any, n: Any, iters: Any, one: Any,
+               step: Any) -> None:  # fmt: skip
+    out[...] = x + np.float32(int(iters) * float(step))
+
+
 EMULATED: dict[str, FakeKernel] = {
     **{f"reduce_scale_{v}": _scale for v in ("block", "warp", "block_cached")},
     **{f"softmax_{v}": _softmax for v in ("warp_xor", "warp_down", "block_smem",
@@ -100,6 +122,8 @@ EMULATED: dict[str, FakeKernel] = {
     "reduce_sum_shared": _row_sum_store,
     "reduce_sum_shuffle": _row_sum_store,
     "reduce_sum_float4": _row_sum_store,
+    "stream_read_vec4": _stream_read, "stream_write_vec4": _stream_write,
+    "stream_copy_vec4": _stream_copy, "stream_triad_vec4": _stream_triad, "fma_chain": _fma_chain,
 }
 def _crash(grid: int, block: int, *args: Any) -> None:
     raise KernelCrash("cudaErrorIllegalAddress", "an illegal memory access was encountered")
@@ -174,6 +198,9 @@ class FakeBackend:
                  clocks: Callable[[], Clocks | None] = lambda: FAKE_CLOCKS,
                  kernel_clock: bool | None = None) -> None:  # fmt: skip
         self.kernels = {**EMULATED, **FAULTS} if kernels is None else kernels
+        # $CUDABENCH_FAKE_L2 (bytes): a smaller L2, so that the ceilings' arrays (8x it) stay small
+        l2 = os.environ.get("CUDABENCH_FAKE_L2", "")
+        self.device = dataclasses.replace(FAKE_DEVICE, l2_bytes=int(l2)) if l2.isdigit() else FAKE_DEVICE
         self._devices, self._clocks = devices, clocks
         self.clock = clock or (lambda name: FAKE_TIMES_MS.get(name, 0.1))
         self._free = free_bytes
@@ -191,7 +218,7 @@ class FakeBackend:
         self._ids = self._samples = 0
 
     def device_info(self) -> DeviceInfo:
-        return FAKE_DEVICE
+        return self.device
 
     def versions(self) -> dict[str, str]:
         return {"numpy": np.__version__}

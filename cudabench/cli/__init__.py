@@ -14,8 +14,8 @@ from rich.markup import escape
 
 from cudabench import __version__
 from cudabench.cli import (
-    check_cmd, cluster_cmd, compare_cmd, history_cmd, list_cmd, profile_cmd, report_cmd, run_cmd,
-    tune_cmd,
+    ceilings_cmd, check_cmd, cluster_cmd, compare_cmd, history_cmd, list_cmd, profile_cmd,
+    report_cmd, run_cmd, tune_cmd,
 )  # fmt: skip
 from cudabench.cli.common import err
 
@@ -48,6 +48,7 @@ app.command("check")(check_cmd.check_command)
 app.command("run")(run_cmd.run_command)
 app.command("tune")(tune_cmd.tune_command)
 app.command("profile")(profile_cmd.profile_command_cli)
+app.command("ceilings")(ceilings_cmd.ceilings_command)
 app.command("compare")(compare_cmd.compare_command)
 app.command("report")(report_cmd.report_command)
 app.command("history")(history_cmd.history_command)

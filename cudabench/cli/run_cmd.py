@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Annotated, Optional
@@ -14,7 +15,7 @@ from cudabench.cli.common import (
 from cudabench.cli.sweep import (
     Plan, apply_tuned, command_line, exit_with_summary, in_process, on_workers, open_gpu,
     open_cluster, open_history, open_workers, parse_devices, plan, results_stem, run_jobs,
-    run_meta, show_pool_notes, show_run_notes,
+    run_meta, show_pool_notes, show_run_notes, use_ceilings,
 )  # fmt: skip
 from cudabench.nvtx import ncu_filter
 from cudabench.pool import DEFAULT_TIMEOUT_S
@@ -42,6 +43,13 @@ def run_command(
         "variant that declares the names runs once per configuration, e.g. --param "
         "BLOCK=128,256,512 --param ITEMS=4,8 gives 6 rows a shape. `cudabench tune OP --space` "
         "lists a variant's parameters.")] = None,
+    with_ceilings: Annotated[bool, typer.Option(
+        "--ceilings/--no-ceilings", help="A `% ceiling` column: each row's throughput against "
+        "what this GPU can actually move in the row's mix of reads and writes (or its fp32 "
+        "FMA rate), from the ceilings kept for this GPU model, driver and memory clock; the "
+        "first run on a GPU measures them (`cudabench ceilings`).")] = True,
+    recalibrate: Annotated[bool, typer.Option(
+        "--recalibrate", help="Measure this GPU's ceilings again before the run.")] = False,
     tuned: Annotated[bool, typer.Option(
         "--tuned/--no-tuned", help="Run each variant at the configuration `cudabench tune` "
         "saved for this GPU model, op, dtype and shape (results/tuning.json), if any; "
@@ -119,6 +127,11 @@ def run_command(
         history, history_error = open_history(db)
         execute = pool.execute if cluster else on_workers(pool)  # type: ignore[union-attr,arg-type]
         with pool:
+            if with_ceilings:
+                found, note = use_ceilings(execute, pool, started, recalibrate, work.timing,
+                                           stem.parent)
+                meta = dataclasses.replace(meta, ceilings=found,
+                                           notes=meta.notes + ((note,) if note else ()))  # fmt: skip
             done = run_jobs(work, execute, stem, meta, len(pool.devices) > 1, history, tag)
         show_pool_notes(pool)
         history_error = history_error or done.history_error

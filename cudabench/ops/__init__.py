@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import difflib
 
-from cudabench.ops import elementwise, gemv, reduce, reduce_max, reduce_scale, sgemm, softmax, transpose
+from cudabench.ops import (
+    elementwise, gemv, reduce, reduce_max, reduce_scale, sgemm, softmax, stream, transpose,
+)
 from cudabench.ops.base import Op
 
 OPS: dict[str, Op] = {
@@ -12,6 +14,7 @@ OPS: dict[str, Op] = {
     for op in (
         reduce.OP, reduce_max.OP, reduce_scale.OP, softmax.OP, elementwise.ADD,
         elementwise.SIGMOID, elementwise.RELU, transpose.OP, gemv.OP, sgemm.OP,
+        stream.READ, stream.WRITE, stream.COPY, stream.TRIAD, stream.FMA,
     )
 }
 

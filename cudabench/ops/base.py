@@ -70,6 +70,10 @@ class Op(Protocol):
     def bytes_moved(self, shape: Shape, itemsize: int = 4) -> int:
         """Bytes that must move: each input read once, each output written once."""
 
+    def bytes_read(self, shape: Shape, itemsize: int = 4) -> int:
+        """Of those, the bytes read (the rest are written): the row's traffic mix, by which
+        its practical ceiling is interpolated (ceilings.py)."""
+
     def device_bytes(self, shape: Shape) -> int:
         """GPU memory one case needs: inputs, outputs, reference and its temporaries."""
 

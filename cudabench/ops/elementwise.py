@@ -50,6 +50,9 @@ class Elementwise:
     def bytes_moved(self, shape: Shape, itemsize: int = 4) -> int:
         return itemsize * math.prod(shape) * (self.arity + 1)
 
+    def bytes_read(self, shape: Shape, itemsize: int = 4) -> int:
+        return itemsize * math.prod(shape) * self.arity
+
     def device_bytes(self, shape: Shape) -> int:
         n = math.prod(shape)
         return 4 * n * (self.arity + 1) + 3 * 8 * n + (64 << 20)  # + float64 reference, checks

@@ -38,6 +38,10 @@ class Gemv:
         m, k = shape
         return itemsize * (m * k + k + m)
 
+    def bytes_read(self, shape: Shape, itemsize: int = 4) -> int:
+        m, k = shape
+        return itemsize * (m * k + k)
+
     def device_bytes(self, shape: Shape) -> int:
         m, k = shape
         return 4 * m * k + 16 * m * k + (64 << 20)  # A, its float64 copies for the reference

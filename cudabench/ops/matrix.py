@@ -72,6 +72,9 @@ class ReadWriteOnce:
     def bytes_moved(self, shape: Shape, itemsize: int = 4) -> int:
         return 2 * itemsize * math.prod(shape)
 
+    def bytes_read(self, shape: Shape, itemsize: int = 4) -> int:
+        return itemsize * math.prod(shape)
+
     def device_bytes(self, shape: Shape) -> int:
         # input and output, float64 reference and tolerance, the check's temporaries
         return 40 * math.prod(shape) + (64 << 20)

@@ -90,6 +90,10 @@ class Reduce:
         rows, cols = _rows_cols(shape)
         return itemsize * (rows * cols + rows)
 
+    def bytes_read(self, shape: Shape, itemsize: int = 4) -> int:
+        rows, cols = _rows_cols(shape)
+        return itemsize * rows * cols
+
     def device_bytes(self, shape: Shape) -> int:
         rows, cols = _rows_cols(shape)
         # input, |x| for the tolerance, outputs and float64 reference/tolerance/check arrays

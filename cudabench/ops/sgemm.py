@@ -51,6 +51,10 @@ class Sgemm:
         m, n, k = shape
         return itemsize * (m * k + k * n + m * n)
 
+    def bytes_read(self, shape: Shape, itemsize: int = 4) -> int:
+        m, n, k = shape
+        return itemsize * (m * k + k * n)
+
     def device_bytes(self, shape: Shape) -> int:
         m, n, k = shape
         return 4 * (m * k + k * n + m * n) + 2 * 8 * (m * k + k * n) + 4 * 8 * m * n + (64 << 20)

@@ -1,0 +1,85 @@
+"""`cudabench ceilings`: measure what this GPU can actually move and compute (ceilings.py)."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from cudabench import ceilings, sweep
+from cudabench.cli.common import err, fail_usage, out
+from cudabench.cli.sweep import command_line, on_workers, open_workers, parse_devices, progress_bar
+from cudabench.pool import DEFAULT_TIMEOUT_S
+from cudabench.report import ceilings_table
+from cudabench.results import now_utc
+from cudabench.spec import TimingOptions
+
+
+def ceilings_command(
+    ctx: typer.Context,
+    recalibrate: Annotated[bool, typer.Option(
+        "--recalibrate", help="Measure again even when this GPU model, driver and memory clock "
+        "have ceilings kept.")] = False,
+    size: Annotated[Optional[int], typer.Option(
+        min=1, help="float32 elements per array of the stream ops (default: 8x the L2 size, "
+        "the least allowed).")] = None,
+    devices: Annotated[str, typer.Option(
+        "--devices", "--device", help="The GPU to measure (one index).")] = "0",
+    timeout: Annotated[float, typer.Option(
+        min=1.0, help="Seconds a variant may take before its worker is killed.")] = DEFAULT_TIMEOUT_S,
+    min_samples: Annotated[Optional[int], typer.Option(
+        min=1, help="Samples per row at least (default 10).")] = None,
+    min_time: Annotated[Optional[float], typer.Option(
+        min=0.0, help="Seconds of GPU time per row at least (default 0.2).")] = None,
+    max_time: Annotated[Optional[float], typer.Option(
+        min=0.0, help="Seconds of GPU time per row at most (default 10).")] = None,
+    warmup: Annotated[Optional[int], typer.Option(
+        min=0, help="Warm-up launches before the samples (default 3).")] = None,
+    output: Annotated[Optional[Path], typer.Option(
+        "--output", "-o", help="Folder or file stem for the measurement's rows (default "
+        "results/<timestamp>_ceilings.csv/.json).")] = None,
+) -> None:
+    """Measure what this GPU can actually move in each traffic mix (read, triad = 2 reads + 1
+    write, copy, write) and its fp32 FMA rate, with catalogue ops over arrays of 8x the L2
+    size (kernels/stream_*/, kernels/fma/) beside the library references (CUB's sum,
+    cudaMemcpy, cudaMemset), and keep them for `run`'s `% ceiling` column (results/
+    ceilings.json, or $CUDABENCH_CEILINGS). Kept ceilings of this GPU model, driver and memory
+    clock are shown without measuring unless --recalibrate. Exit status: 0, 1 if a mix got no
+    correct row, 2 bad usage.
+    """
+    given = dict(min_samples=min_samples, min_time_s=min_time, max_time_s=max_time, warmup=warmup)
+    timing = dataclasses.replace(TimingOptions(), **{k: v for k, v in given.items() if v is not None})
+    chosen = parse_devices(devices)
+    if chosen is None or len(chosen) != 1:
+        fail_usage(f"--devices {devices!r}: give one GPU index (the ceilings are one GPU's)")
+    path = ceilings.cache_path()
+    if path is None:
+        fail_usage("CUDABENCH_CEILINGS is off: nowhere to keep the ceilings (unset it, or give a file)")
+    try:
+        kept = ceilings.load(path)
+    except ceilings.CeilingsError as exc:
+        fail_usage(f"{exc} (move it away, or set CUDABENCH_CEILINGS to another file)")
+    pool = open_workers(chosen, timeout)
+    assert pool.info is not None
+    entry = ceilings.lookup(kept, pool.info)
+    rows = None
+    with pool:
+        if entry is None or recalibrate or size is not None:
+            why = ceilings.stale(kept, pool.info)
+            if why:
+                err.print(f"note: {why}: measuring again", soft_wrap=True, markup=False)
+            with progress_bar(None) as bar:
+                try:
+                    entry, done = sweep.calibrate(on_workers(pool), pool.info, pool.versions,
+                                                  pool.devices, now_utc(), size, output, bar,
+                                                  command_line(ctx), timing)  # fmt: skip
+                except sweep.SweepError as exc:
+                    failed = "was not measured" in str(exc)
+                    err.print(f"[bold red]error:[/] {exc}", soft_wrap=True)
+                    raise typer.Exit(1 if failed else 2) from None
+            rows = done.rows
+            err.print(f"results: {done.stem.with_suffix('.csv')}  {done.stem.with_suffix('.json')}"
+                      f"\nkept in {path}", soft_wrap=True, markup=False)  # fmt: skip
+    out.print(ceilings_table(entry, pool.info, rows))
