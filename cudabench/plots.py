@@ -75,6 +75,78 @@ def draw_run(rows: list[ResultRow], meta: RunMeta, shape: str | None = None) -> 
     return fig, shape
 
 
+def roofline_points(rows: list[ResultRow]) -> tuple[list[tuple[ResultRow, float, float]], list[str]]:
+    """(row, FLOP/byte, GFLOP/s) of every correct timed row whose op does arithmetic, and the
+    labels of those that do none (a copy or a transpose has no place on a roofline)."""
+    from cudabench.ops import UnknownName, get_op
+
+    points, none = [], []
+    for r in rows:
+        if r.status is not Status.OK or not r.time_us or not r.bytes_moved:
+            continue
+        try:
+            op = get_op(r.op)
+        except UnknownName:
+            continue
+        flops = op.arithmetic(tuple(int(d) for d in r.shape.split("x")))
+        if not flops:
+            none.append(f"{r.op} {r.label}")
+            continue
+        points.append((r, flops / r.bytes_moved, flops / (r.time_us * 1e-6) / 1e9))
+    return points, list(dict.fromkeys(none))
+
+
+def plot_roofline(rows: list[ResultRow], meta: RunMeta, path: Path) -> int:
+    """A roofline (log-log): arithmetic intensity (FLOP per byte that must move) against
+    GFLOP/s, one point a (variant, shape); the theoretical roof dashed (DRAM peak, fp32
+    peak), the measured ones solid when the run kept its card's ceilings (read and copy
+    mixes, FMA). Returns the points drawn; ValueError when there is none."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    points, none = roofline_points(rows)
+    if not points:
+        raise ValueError("no correct, timed row of an op that does arithmetic to place")
+    d, c = meta.device, meta.ceilings
+    fig, ax = plt.subplots(figsize=(11, 6), constrained_layout=True)
+    lo = min(p[1] for p in points) / 4
+    hi = max(max(p[1] for p in points) * 4, 4 * d.fp32_peak_gflops / d.dram_peak_gbps)
+    x = np.geomspace(lo, hi, 200)
+    ax.plot(x, np.minimum(x * d.dram_peak_gbps, d.fp32_peak_gflops), "--", color="black",
+            label=f"theoretical: DRAM {d.dram_peak_gbps:,.0f} GB/s, fp32 {d.fp32_peak_gflops:,.0f} GFLOP/s")  # fmt: skip
+    if c is not None:
+        top = c.fma_gflops or d.fp32_peak_gflops
+        for mix, gbps, color in (("read", c.read_gbps, "C3"), ("copy", c.copy_gbps, "C1")):
+            ax.plot(x, np.minimum(x * gbps, top), "-", color=color,
+                    label=f"measured: {mix} {gbps:,.0f} GB/s, FMA {top:,.0f} GFLOP/s")  # fmt: skip
+    ops = list(dict.fromkeys(r.op for r, _, _ in points))  # a colour an op
+    for index, op in enumerate(ops):
+        for library in (False, True):
+            mine = [p for p in points if p[0].op == op and p[0].is_baseline == library]
+            if mine:
+                ax.scatter([p[1] for p in mine], [p[2] for p in mine], zorder=3,
+                           color=f"C{(index + 4) % 10}", marker="x" if library else "o",
+                           label=f"{op} ({'libraries' if library else 'variants'})")  # fmt: skip
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("arithmetic intensity (FLOP per byte that must move)")
+    ax.set_ylabel("GFLOP/s")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    ax.set_title(f"roofline on {d.name} ({meta.timing_mode} L2, {meta.started[:10]}), "
+                 "a point a (variant, shape)", fontsize=9)  # fmt: skip
+    if none:
+        skipped = sorted({name.split(" ")[0] for name in none})
+        fig.text(0.01, 0.005, f"not placed (no arithmetic): {', '.join(skipped)}", fontsize=7)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return len(points)
+
+
 def plot_tuning(rows: list[ResultRow], names: tuple[str, ...], path: Path, title: str) -> str:
     """A tuning search's figure: time as a heat map over the two parameters with the most
     measured values (each cell the best time over the other parameters), or time against

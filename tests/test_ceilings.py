@@ -181,3 +181,29 @@ def test_a_first_run_on_a_gpu_measures_its_ceilings(tmp_path, fake_env):
     assert "measuring this GPU's ceilings first (none kept for the Fake GPU" in text
     assert "% ceiling" in result.stdout
     assert list((tmp_path / "r").glob("*_ceilings.json")) and ceilings.load(tmp_path / "ceilings.json")
+
+
+def test_a_roofline_of_a_run_with_its_ceilings(tmp_path, fake_env):
+    from cudabench.plots import roofline_points
+
+    ceilings.save(C, tmp_path / "ceilings.json")
+    for op, shape in (("reduce", "2^16"), ("transpose", "64x48")):
+        result = runner.invoke(app, ["run", op, "-s", shape, *QUICK, "-o", str(tmp_path / op)],
+                               env=fake_env)  # fmt: skip
+        assert result.exit_code == 0, result.output
+    (reduce_run,) = (tmp_path / "reduce").glob("*.json")
+    png = tmp_path / "roof.png"
+    shown = runner.invoke(app, ["report", str(reduce_run), "--roofline", str(png)], env=fake_env)
+    assert shown.exit_code == 0, shown.output
+    assert png.stat().st_size > 10_000 and "roofline:" in shown.output
+    from cudabench.results import read_results
+
+    meta, rows = read_results(reduce_run)
+    points, none = roofline_points(rows)
+    assert len(points) == len(rows) and not none and meta.ceilings == C
+    (r, intensity, gflops), *_ = points  # a sum: one add per 4-byte element read
+    assert intensity == pytest.approx(65536 / r.bytes_moved)
+    assert gflops == pytest.approx(65536 / (r.time_us * 1e-6) / 1e9)
+    (transpose_run,) = (tmp_path / "transpose").glob("*.json")
+    nothing = runner.invoke(app, ["report", str(transpose_run), "--roofline", str(png)], env=fake_env)
+    assert nothing.exit_code == 2 and "no correct, timed row of an op that does arithmetic" in nothing.output

@@ -24,6 +24,10 @@ def report_command(
     plot: Annotated[Optional[Path], typer.Option(
         help="Also draw bandwidth against size per variant, with the DRAM peak, and a bar "
         "chart of one shape's variants, to this image (.png, .svg, .pdf).")] = None,
+    roofline: Annotated[Optional[Path], typer.Option(
+        help="Also draw the run on a roofline (FLOP/byte against GFLOP/s, a point a variant "
+        "and shape; the theoretical roof dashed, the card's measured ceilings solid when the "
+        "run kept them) to this image.")] = None,
     shape: Annotated[Optional[str], typer.Option(
         "--shape", "-s", help="The shape of the bar chart (default: the largest).")] = None,
     output: Annotated[Optional[Path], typer.Option(
@@ -46,6 +50,14 @@ def report_command(
         except ValueError as exc:
             fail_usage(f"--plot: {exc}")
         err.print(f"plot: {plot} (bars: shape {shown})", markup=False)
+    if roofline is not None:
+        try:
+            from cudabench.plots import plot_roofline
+
+            placed = plot_roofline(rows, meta, roofline)
+        except ValueError as exc:
+            fail_usage(f"--roofline: {exc}")
+        err.print(f"roofline: {roofline} ({placed} points)", markup=False)
     if format == "table":
         if output:
             fail_usage("--output needs a file format (markdown, csv, json or html)")

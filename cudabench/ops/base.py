@@ -74,6 +74,10 @@ class Op(Protocol):
         """Of those, the bytes read (the rest are written): the row's traffic mix, by which
         its practical ceiling is interpolated (ceilings.py)."""
 
+    def arithmetic(self, shape: Shape) -> int:
+        """Floating-point operations the op performs, bound by them or not: the roofline's
+        FLOP count (`flops`, for the ops that report GFLOP/s, is the same number)."""
+
     def device_bytes(self, shape: Shape) -> int:
         """GPU memory one case needs: inputs, outputs, reference and its temporaries."""
 

@@ -34,6 +34,7 @@ class Elementwise:
     ulps: float  # tolerance: ulps * u * |reference|
     library: Callable[..., Any]  # the cupy expression, xp-generic like `exact`
     torch_fn: Callable[..., Any] | None = None
+    flops_an_element: int = 1  # the roofline's count (sigmoid: negate, exp, add, divide)
     grid_rules: tuple[str, ...] = ("elements", "vec4")
     requirements: tuple[str, ...] = ()
 
@@ -52,6 +53,9 @@ class Elementwise:
 
     def bytes_read(self, shape: Shape, itemsize: int = 4) -> int:
         return itemsize * math.prod(shape) * self.arity
+
+    def arithmetic(self, shape: Shape) -> int:
+        return self.flops_an_element * math.prod(shape)
 
     def device_bytes(self, shape: Shape) -> int:
         n = math.prod(shape)
@@ -117,7 +121,7 @@ ADD = Elementwise(
 SIGMOID = Elementwise(
     "sigmoid", "out = 1 / (1 + exp(-x)), elementwise, in float (seed 002)", 1,
     exact=_sigmoid, ulps=16.0,
-    library=lambda xp, x: 1 / (1 + xp.exp(-x)), torch_fn=_torch("sigmoid"),
+    library=lambda xp, x: 1 / (1 + xp.exp(-x)), torch_fn=_torch("sigmoid"), flops_an_element=4,
 )  # fmt: skip
 RELU = Elementwise(
     "relu", "out = max(x, 0), elementwise (seed 002)", 1,

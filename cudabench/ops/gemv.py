@@ -42,6 +42,10 @@ class Gemv:
         m, k = shape
         return itemsize * (m * k + k)
 
+    def arithmetic(self, shape: Shape) -> int:
+        m, k = shape
+        return 2 * m * k
+
     def device_bytes(self, shape: Shape) -> int:
         m, k = shape
         return 4 * m * k + 16 * m * k + (64 << 20)  # A, its float64 copies for the reference

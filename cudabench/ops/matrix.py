@@ -75,6 +75,12 @@ class ReadWriteOnce:
     def bytes_read(self, shape: Shape, itemsize: int = 4) -> int:
         return itemsize * math.prod(shape)
 
+    # FLOPs an element for the roofline (transpose: none; the row ops set theirs)
+    FLOPS_AN_ELEMENT = 0
+
+    def arithmetic(self, shape: Shape) -> int:
+        return self.FLOPS_AN_ELEMENT * math.prod(shape)
+
     def device_bytes(self, shape: Shape) -> int:
         # input and output, float64 reference and tolerance, the check's temporaries
         return 40 * math.prod(shape) + (64 << 20)

@@ -94,6 +94,11 @@ class Reduce:
         rows, cols = _rows_cols(shape)
         return itemsize * rows * cols
 
+    def arithmetic(self, shape: Shape) -> int:
+        """One add (reduce_max: one max) an element: the roofline's FLOP count."""
+        rows, cols = _rows_cols(shape)
+        return rows * cols
+
     def device_bytes(self, shape: Shape) -> int:
         rows, cols = _rows_cols(shape)
         # input, |x| for the tolerance, outputs and float64 reference/tolerance/check arrays

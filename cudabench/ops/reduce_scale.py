@@ -21,6 +21,7 @@ from cudabench.spec import DeviceInfo, KernelVariant, Launch, Shape
 
 
 class ReduceScale(RowOp):
+    FLOPS_AN_ELEMENT = 2  # |x| and max, then the scaling
     name = "reduce_scale"
     about = "per row x /= max|x|, in place (seed 000)"
     grid_rules = ("row_block", "warp_rows", "warp_rows4")

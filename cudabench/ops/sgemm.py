@@ -55,6 +55,9 @@ class Sgemm:
         m, n, k = shape
         return itemsize * (m * k + k * n)
 
+    def arithmetic(self, shape: Shape) -> int:
+        return self.flops(shape)
+
     def device_bytes(self, shape: Shape) -> int:
         m, n, k = shape
         return 4 * (m * k + k * n + m * n) + 2 * 8 * (m * k + k * n) + 4 * 8 * m * n + (64 << 20)

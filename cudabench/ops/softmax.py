@@ -30,6 +30,7 @@ SHARED_LIMIT = 48 * 1024  # dynamic shared memory without opting in
 
 
 class Softmax(RowOp):
+    FLOPS_AN_ELEMENT = 5  # max, subtract, exp, sum, scale
     name = "softmax"
     about = "softmax along the last axis, in float (1-D: one row; RxC: each row)"
     grid_rules = ("warp_rows", "warp_rows4", "row_block", "row_block_smem", "split")

@@ -101,6 +101,10 @@ class Stream:
     def bytes_read(self, shape: Shape, itemsize: int = 4) -> int:
         return itemsize * _flat(shape) * self.reads
 
+    def arithmetic(self, shape: Shape) -> int:
+        """The roofline's FLOPs: read's adds, triad's FMAs (two each); none to move bytes."""
+        return {"stream_read": 1, "stream_triad": 2}.get(self.name, 0) * _flat(shape)
+
     def device_bytes(self, shape: Shape) -> int:
         n = _flat(shape)
         # a, b, the output; the float64 reference and tolerance (and the checks' temporaries)
@@ -181,6 +185,9 @@ class Fma:
 
     def flops(self, shape: Shape) -> int:
         return 2 * FMA_ITERS * _flat(shape)
+
+    def arithmetic(self, shape: Shape) -> int:
+        return self.flops(shape)
 
     def device_bytes(self, shape: Shape) -> int:
         return 4 * 2 * _flat(shape) + 3 * 8 * _flat(shape) + (64 << 20)
