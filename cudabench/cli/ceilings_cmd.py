@@ -9,7 +9,9 @@ from typing import Annotated, Optional
 import typer
 
 from cudabench import ceilings, sweep
-from cudabench.cli.common import err, fail_usage, out
+from cudabench.cli.common import (
+    MaxTimeOption, MinSamplesOption, MinTimeOption, WarmupOption, err, fail_usage, out,
+)  # fmt: skip
 from cudabench.cli.sweep import command_line, on_workers, open_workers, parse_devices, progress_bar
 from cudabench.pool import DEFAULT_TIMEOUT_S
 from cudabench.report import ceilings_table
@@ -29,14 +31,10 @@ def ceilings_command(
         "--devices", "--device", help="The GPU to measure (one index).")] = "0",
     timeout: Annotated[float, typer.Option(
         min=1.0, help="Seconds a variant may take before its worker is killed.")] = DEFAULT_TIMEOUT_S,
-    min_samples: Annotated[Optional[int], typer.Option(
-        min=1, help="Samples per row at least (default 10).")] = None,
-    min_time: Annotated[Optional[float], typer.Option(
-        min=0.0, help="Seconds of GPU time per row at least (default 0.2).")] = None,
-    max_time: Annotated[Optional[float], typer.Option(
-        min=0.0, help="Seconds of GPU time per row at most (default 10).")] = None,
-    warmup: Annotated[Optional[int], typer.Option(
-        min=0, help="Warm-up launches before the samples (default 3).")] = None,
+    min_samples: MinSamplesOption = None,
+    min_time: MinTimeOption = None,
+    max_time: MaxTimeOption = None,
+    warmup: WarmupOption = None,
     output: Annotated[Optional[Path], typer.Option(
         "--output", "-o", help="Folder or file stem for the measurement's rows (default "
         "results/<timestamp>_ceilings.csv/.json).")] = None,

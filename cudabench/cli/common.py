@@ -31,6 +31,15 @@ ClusterOption = Annotated[Optional[str], typer.Option(
     help="Run on a Dask cluster instead of this host's GPUs: a scheduler address "
     "(tcp://host:8786; workers started with --resources GPU=1) or 'local' (one worker per GPU "
     "here, dask-cuda); each node compiles its own kernels. Needs pip install -e '.[cluster]'.")]
+# How many samples a row takes (the stopping rule, measure.py): run's and ceilings' options.
+MinSamplesOption = Annotated[Optional[int], typer.Option(
+    min=1, help="Samples per row at least (default 10).")]
+MinTimeOption = Annotated[Optional[float], typer.Option(
+    min=0.0, help="Seconds of GPU time the samples add up to, at least (default 0.2).")]
+MaxTimeOption = Annotated[Optional[float], typer.Option(
+    min=0.0, help="Seconds of GPU time per row at most (default 10).")]
+WarmupOption = Annotated[Optional[int], typer.Option(
+    min=0, help="Warm-up launches before the samples (default 3).")]
 TimerOption = Annotated[Optional[str], typer.Option(
     "--timer", help="The clock: events (default: CUDA events around each sample, within about "
     "1% of Nsight Compute from 50 us up), cupti (each launch's own kernels, first start to "

@@ -10,7 +10,8 @@ from typing import Annotated, Optional
 import typer
 
 from cudabench.cli.common import (
-    KERNELS_OPTION_HELP, ClusterOption, DbOption, GpuModelOption, TimerOption, err, out,
+    KERNELS_OPTION_HELP, ClusterOption, DbOption, GpuModelOption, MaxTimeOption, MinSamplesOption,
+    MinTimeOption, TimerOption, WarmupOption, err, out,
 )  # fmt: skip
 from cudabench.cli.sweep import (
     Plan, apply_tuned, command_line, exit_with_summary, in_process, on_workers, open_gpu,
@@ -62,14 +63,10 @@ def run_command(
     interleave: Annotated[Optional[bool], typer.Option(
         "--interleave/--no-interleave", help="Sample the variants of a shape in turn "
         "(A B A B ...) so clock and thermal drift fall on all alike.")] = None,
-    min_samples: Annotated[Optional[int], typer.Option(
-        min=1, help="Samples per row at least (default 10).")] = None,
-    min_time: Annotated[Optional[float], typer.Option(
-        min=0.0, help="Seconds of GPU time the samples add up to, at least (default 0.2).")] = None,
-    max_time: Annotated[Optional[float], typer.Option(
-        min=0.0, help="Seconds of GPU time per row at most (default 10).")] = None,
-    warmup: Annotated[Optional[int], typer.Option(
-        min=0, help="Warm-up launches before the samples (default 3).")] = None,
+    min_samples: MinSamplesOption = None,
+    min_time: MinTimeOption = None,
+    max_time: MaxTimeOption = None,
+    warmup: WarmupOption = None,
     output: Annotated[Optional[Path], typer.Option(
         "--output", "-o", help="Folder for the result files, or a file stem "
         "(default results/<timestamp>_<op>.csv/.json).")] = None,
