@@ -207,3 +207,21 @@ def test_a_roofline_of_a_run_with_its_ceilings(tmp_path, fake_env):
     (transpose_run,) = (tmp_path / "transpose").glob("*.json")
     nothing = runner.invoke(app, ["report", str(transpose_run), "--roofline", str(png)], env=fake_env)
     assert nothing.exit_code == 2 and "no correct, timed row of an op that does arithmetic" in nothing.output
+
+
+def test_the_fma_check_catches_one_fma_too_few():
+    import numpy as np
+
+    from cudabench.backends.fake import FakeBackend
+    from cudabench.kernels import BUILTIN_KERNELS, discover
+    from cudabench.runner import CaseJob, Runner
+    from cudabench.spec import Case, TimingOptions
+
+    def short(grid, block, x, out, n, iters, one, step):
+        out[...] = x + np.float32((int(iters) - 1) * float(step))
+
+    (chain,) = discover("fma", [BUILTIN_KERNELS])[0]
+    once = TimingOptions(warmup=0, min_samples=1, min_time_s=0.0, max_time_s=0.0)
+    (row,) = Runner(FakeBackend(kernels={"fma_chain": short})).run_job(
+        CaseJob(Case("fma", (4099,)), (chain,), (), once))
+    assert row.status is Status.FAIL and "4099 of 4099 outputs wrong" in row.error
