@@ -230,3 +230,21 @@ def test_the_python_api_takes_the_clock(tmp_path, monkeypatch):
 
     with pytest.raises(SweepError, match="timer 'ncu'"):
         cudabench.timeit(lambda: None, backend="fake", timer="ncu")
+
+
+def test_a_variant_of_very_many_blocks_timed_by_the_kernel_clock_is_flagged():
+    """A grid of 100,000 blocks or more timed by the kernel clock carries the note; fewer
+    blocks, or the events clock, do not (a sigmoid at a block of one thread: a block an
+    element)."""
+    from cudabench.spec import KernelVariant, Launch
+
+    one = KernelVariant("sigmoid", "tiny", "/k/tiny.cu", (Launch("sigmoid_naive", 1, "elements"),),
+                        "a block an element")  # fmt: skip
+    backend = FakeBackend(clock=lambda name: 0.2, kernel_clock=True)
+    small, large = (Runner(backend).run_job(CaseJob(Case("sigmoid", (n,)), (one,), (), ONE))[0]
+                    for n in (99_999, 100_000))  # fmt: skip
+    assert small.status is Status.OK and "CUPTI's tracing" not in small.notes
+    assert "a grid of 100,000 blocks: CUPTI's tracing slowed such kernels" in large.notes
+    events = Runner(FakeBackend(clock=lambda name: 0.2)).run_job(
+        CaseJob(Case("sigmoid", (100_000,)), (one,), (), dataclasses.replace(ONE, timer="events")))[0]
+    assert "CUPTI" not in events.notes
