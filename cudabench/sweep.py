@@ -520,7 +520,7 @@ def use_ceilings(execute: Execute, info: DeviceInfo, versions: dict[str, str],
     why = ("--recalibrate" if recalibrate else ceilings.stale(entries, info)
            or f"none kept for the {info.name} in {path}")  # fmt: skip
     if announce is not None:
-        announce(f"measuring this GPU's ceilings first ({why}; a few seconds, once per GPU "
+        announce(f"measuring this GPU's ceilings first ({why}; about 30 rows, once per GPU "
                  "model, driver and memory clock; --no-ceilings skips it)")  # fmt: skip
     found, done = calibrate(execute, info, versions, devices, started, output=output,
                             listener=listener, timing=timing)  # fmt: skip
