@@ -59,12 +59,15 @@ def run(target: str, shapes: Iterable[ShapeLike] | None = None,
         kernels: Iterable[str | Path] | None = None, devices: str = "0",
         output: str | Path | None = None, timeout_s: float = DEFAULT_TIMEOUT_S,
         params: dict[str, Iterable[int]] | None = None, tag: str = "",
-        db: str | Path | None = None, **timing: Any) -> pd.DataFrame:  # fmt: skip
+        db: str | Path | None = None, ceilings: bool = True,
+        **timing: Any) -> pd.DataFrame:  # fmt: skip
     """Validate and time an op's variants (or a config file's benchmarks), as `cudabench run`
     does, and return the rows as a DataFrame (the results CSV's columns); the run is in the
     history database too (`tag` names it, `db` moves it). `params` is a grid of launch
-    parameters, as --param: {"BLOCK": [128, 256]}. `timing` takes TimingOptions fields:
-    cold, warmup, min_samples, min_time_s, max_time_s, interleave."""
+    parameters, as --param: {"BLOCK": [128, 256]}. `ceilings`: the `pct_ceiling` column from
+    this GPU's kept ceilings (measured first when there are none), as run's --ceilings.
+    `timing` takes TimingOptions fields: cold, warmup, min_samples, min_time_s, max_time_s,
+    interleave, timer."""
     _check_timing(timing)
     shape_texts = [_shape_text(s) for s in shapes] if shapes is not None else None
     work = sweep.plan(
@@ -82,8 +85,13 @@ def run(target: str, shapes: Iterable[ShapeLike] | None = None,
     history = sweep.open_history(Path(db) if db else None)  # HistoryError: one line
     try:
         with pool:
-            done = sweep.run_jobs(work, sweep.on_workers(pool), stem, meta, history=history,
-                                  tag=tag)  # fmt: skip
+            execute = sweep.on_workers(pool)
+            if ceilings:
+                found, note = sweep.use_ceilings(execute, pool.info, pool.versions, pool.devices,  # type: ignore[arg-type]
+                                                 started, timing=work.timing, output=stem.parent)  # fmt: skip
+                meta = dataclasses.replace(meta, ceilings=found,
+                                           notes=meta.notes + ((note,) if note else ()))  # fmt: skip
+            done = sweep.run_jobs(work, execute, stem, meta, history=history, tag=tag)
         done.finish()
     finally:
         history.close()

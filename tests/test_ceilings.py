@@ -225,3 +225,17 @@ def test_the_fma_check_catches_one_fma_too_few():
     (row,) = Runner(FakeBackend(kernels={"fma_chain": short})).run_job(
         CaseJob(Case("fma", (4099,)), (chain,), (), once))
     assert row.status is Status.FAIL and "4099 of 4099 outputs wrong" in row.error
+
+
+def test_the_python_api_has_the_column_too(tmp_path, fake_env, monkeypatch):
+    import cudabench
+
+    for name, value in fake_env.items():
+        monkeypatch.setenv(name, value)
+    ceilings.save(C, tmp_path / "ceilings.json")
+    df = cudabench.run("reduce", shapes=["2^12"], variants=["float4"], output=tmp_path / "r",
+                       min_samples=2, min_time_s=0.0, max_time_s=0.01, warmup=0)  # fmt: skip
+    assert df["pct_ceiling"].notna().all()
+    off = cudabench.run("reduce", shapes=["2^12"], variants=["float4"], output=tmp_path / "o",
+                        ceilings=False, min_samples=2, min_time_s=0.0, max_time_s=0.01, warmup=0)  # fmt: skip
+    assert off["pct_ceiling"].isna().all()
