@@ -33,7 +33,8 @@ from typing import Any
 from cudabench.results import (
     RESULTS_DIR, ResultsError, meta_dict, parse_document, parse_row, row_record,
 )  # fmt: skip
-from cudabench.spec import ResultRow, RowKey, RunMeta
+from cudabench.schema import SchemaError, read_record
+from cudabench.spec import Ceilings, ResultRow, RowKey, RunMeta
 
 SCHEMA_VERSION = 2
 BUSY_TIMEOUT_MS = 30_000
@@ -276,6 +277,24 @@ class History:
 
         raise HistoryError(f"no run tagged or numbered {ref!r} (tags: {', '.join(tags) or 'none'}; "
                            f"or last, last~N, a run id){closest(ref, tags)}")  # fmt: skip
+
+    def ceilings(self, key: tuple[str, str, float]) -> Ceilings | None:
+        """The newest ceilings a run of this (GPU model, driver, memory clock) recorded in its
+        metadata (`cudabench ceilings` and every run with a `% ceiling` column record them),
+        or None."""
+        gpu = key[0]
+        for (text,) in self._db().execute(
+                "SELECT meta_json FROM runs WHERE gpu = ? ORDER BY started DESC, id DESC", (gpu,)):
+            raw = json.loads(text).get("ceilings")
+            if not isinstance(raw, dict):
+                continue
+            try:
+                found = read_record(Ceilings, raw, "meta.ceilings")
+            except SchemaError:  # a run whose record this version cannot read: skip it
+                continue
+            if (found.gpu, found.driver, found.memory_clock_mhz) == key:
+                return found
+        return None
 
     def load(self, run_id: int) -> tuple[RunMeta, list[ResultRow]]:
         """A run as a results file would give it, read through the same checks."""

@@ -502,10 +502,13 @@ def use_ceilings(execute: Execute, info: DeviceInfo, versions: dict[str, str],
                  devices: list[int], started: str, recalibrate: bool = False,
                  announce: Callable[[str], None] | None = None,
                  listener: Listener | None = None, timing: TimingOptions | None = None,
-                 output: Path | None = None) -> tuple[Ceilings | None, str]:  # fmt: skip
+                 output: Path | None = None,
+                 history: History | None = None) -> tuple[Ceilings | None, str]:  # fmt: skip
     """The ceilings a run's `% ceiling` column uses, and a note saying which: the kept ones
     for this GPU model, driver and memory clock, or measured now (`announce` says so first)
     when there are none, they are stale, or `recalibrate` (its rows in the folder `output`).
+    The history database, when open, is the second place they are kept: a run's metadata
+    records the ceilings it used, so a file lost or moved does not mean measuring again.
     (None, '') when the ceilings file is off; SweepError for an unreadable file."""
     path = ceilings.cache_path()
     if path is None:
@@ -517,6 +520,16 @@ def use_ceilings(execute: Execute, info: DeviceInfo, versions: dict[str, str],
     kept = None if recalibrate else ceilings.lookup(entries, info)
     if kept is not None:
         return kept, f"% ceiling: this GPU's ceilings from {path} (measured {kept.measured})"
+    recorded = None
+    if history is not None and not recalibrate:
+        try:
+            recorded = history.ceilings(ceilings.key_of(info))
+        except (sqlite3.Error, HistoryError):  # the database's trouble is the run's to report
+            recorded = None
+    if recorded is not None:
+        ceilings.save(recorded, path)
+        return recorded, (f"% ceiling: this GPU's ceilings from the history database "
+                          f"{history.path} (measured {recorded.measured}), kept in {path}")  # type: ignore[union-attr]
     why = ("--recalibrate" if recalibrate else ceilings.stale(entries, info)
            or f"none kept for the {info.name} in {path}")  # fmt: skip
     if announce is not None:

@@ -239,3 +239,19 @@ def test_the_python_api_has_the_column_too(tmp_path, fake_env, monkeypatch):
     off = cudabench.run("reduce", shapes=["2^12"], variants=["float4"], output=tmp_path / "o",
                         ceilings=False, min_samples=2, min_time_s=0.0, max_time_s=0.01, warmup=0)  # fmt: skip
     assert off["pct_ceiling"].isna().all()
+
+
+def test_the_history_database_keeps_them_too(tmp_path, fake_env):
+    """A run records the ceilings it used; with the file gone, the next run takes them from
+    the database (and keeps them in the file again) instead of measuring."""
+    ceilings.save(C, tmp_path / "ceilings.json")
+    args = ["run", "reduce", "-s", "2^12", "-v", "float4", *QUICK]
+    first = runner.invoke(app, [*args, "-o", str(tmp_path / "a")], env=fake_env)
+    assert first.exit_code == 0, first.output
+    (tmp_path / "ceilings.json").unlink()
+    second = runner.invoke(app, [*args, "-o", str(tmp_path / "b")], env=fake_env)
+    assert second.exit_code == 0, second.output
+    text = " ".join(second.output.split())
+    assert "ceilings from the history database" in text and "measuring" not in text
+    assert ceilings.load(tmp_path / "ceilings.json") == [C]
+    assert not list((tmp_path / "b").glob("*_ceilings.json"))

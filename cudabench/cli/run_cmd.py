@@ -126,7 +126,7 @@ def run_command(
         with pool:
             if with_ceilings:
                 found, note = use_ceilings(execute, pool, started, recalibrate, work.timing,
-                                           stem.parent)
+                                           stem.parent, history)
                 meta = dataclasses.replace(meta, ceilings=found,
                                            notes=meta.notes + ((note,) if note else ()))  # fmt: skip
             done = run_jobs(work, execute, stem, meta, len(pool.devices) > 1, history, tag)

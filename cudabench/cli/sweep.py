@@ -74,7 +74,8 @@ def show_pool_notes(pool: Any) -> None:
 
 
 def use_ceilings(execute: sweep.Execute, pool: Any, started: str, recalibrate: bool = False,
-                 timing: Any = None, output: Path | None = None) -> tuple[Ceilings | None, str]:  # fmt: skip
+                 timing: Any = None, output: Path | None = None,
+                 history: History | None = None) -> tuple[Ceilings | None, str]:  # fmt: skip
     """sweep.use_ceilings with a progress bar while it measures; a bad ceilings file is one
     line and exit 2, Ctrl-C exits 130."""
     def announce(text: str) -> None:
@@ -82,7 +83,7 @@ def use_ceilings(execute: sweep.Execute, pool: Any, started: str, recalibrate: b
 
     with progress_bar(None) as bar:
         return _usage(sweep.use_ceilings, execute, pool.info, pool.versions, pool.devices,
-                      started, recalibrate, announce, bar, timing, output)  # fmt: skip
+                      started, recalibrate, announce, bar, timing, output, history)  # fmt: skip
     raise AssertionError("unreachable")  # progress_bar exits on the errors it catches
 
 
