@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import math
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -86,10 +85,6 @@ class _Silent:
 
     def finished(self, row: ResultRow) -> None:
         pass
-
-
-def _dims(value: Any) -> tuple[int, ...]:
-    return tuple(value) if isinstance(value, tuple) else (value,)
 
 
 def _row(case: Case, label: str, status: Status, error: str = "", **fields: Any) -> ResultRow:
@@ -280,11 +275,10 @@ class Runner:
         if not first.ok:
             return _row(case, label, Status.FAIL, first.describe(),
                         max_abs_err=first.max_abs_err, tolerance=first.tolerance, **resources)  # fmt: skip
-        blocks = max(math.prod(_dims(g.grid)) for g in geometries)
         return Prepared(
             label, call, lambda: _ranges(label, case), first,
             recheck=lambda: check_output(xp, out, ref, tol), resources=resources, reset=reset,
-            blocks=blocks,
+            blocks=max(g.blocks for g in geometries),
         )  # fmt: skip
 
     def _prepare_baseline(self, op: Op, case: Case, name: str, seed: int) -> Prepared | ResultRow:

@@ -42,6 +42,7 @@ except ImportError as exc:  # pragma: no cover - depends on the machine
 
 from cudabench.backends.base import BackendUnavailable, KernelCrash, Loaded, Scope
 from cudabench.compile import compile_variant
+from cudabench.ops.base import dims
 from cudabench.cupti_clock import KernelClockUnavailable, LaunchTime, launch_times
 from cudabench.spec import Clocks, DeviceInfo, KernelVariant
 
@@ -261,7 +262,7 @@ class CupyBackend:
     def launch(self, function: Any, grid: Any, block: Any, args: tuple[Any, ...],
                shared_bytes: int = 0) -> None:  # fmt: skip
         try:  # on the current stream: self.stream
-            function(_dim(grid), _dim(block), args, shared_mem=shared_bytes)
+            function(dims(grid), dims(block), args, shared_mem=shared_bytes)
         except _CUDA_ERRORS as exc:
             raise crash_from(exc) from exc
 
@@ -354,10 +355,6 @@ class CupyBackend:
             pass
         self.synchronize()
         return _Sampler(self, call, batch, "loop", scope, before=reset)
-
-
-def _dim(value: Any) -> tuple[int, ...]:
-    return tuple(value) if isinstance(value, tuple) else (value,)
 
 
 def _then(first: Callable[[], None] | None, second: Callable[[], None]) -> Callable[[], None]:

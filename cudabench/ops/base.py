@@ -9,6 +9,7 @@ GPU, NumPy in the fake backend), so one op serves both.
 from __future__ import annotations
 
 import contextlib
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -19,6 +20,11 @@ from cudabench.spec import DeviceInfo, KernelVariant, Launch, Shape
 
 
 Dim = int | tuple[int, ...]  # a launch dimension: 256, or (32, 8) / (grid_x, grid_y)
+
+
+def dims(value: Dim) -> tuple[int, ...]:
+    """A launch dimension as a tuple: 256 -> (256,), (32, 8) stays."""
+    return tuple(value) if isinstance(value, tuple) else (value,)
 
 
 @dataclass(frozen=True)
@@ -33,6 +39,11 @@ class Geometry:
     # scratch arrays the kernel takes: name -> (element count, dtype), zeroed once
     workspace: dict[str, tuple[int, str]] = field(default_factory=dict)
     shared_bytes: int = 0  # dynamic shared memory per block
+
+    @property
+    def blocks(self) -> int:
+        """Blocks in the grid."""
+        return math.prod(dims(self.grid))
 
 
 @dataclass(frozen=True)
