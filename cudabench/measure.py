@@ -31,8 +31,8 @@ from __future__ import annotations
 
 import contextlib
 import math
-from dataclasses import replace
 from collections.abc import Callable
+from dataclasses import replace
 
 from cudabench.backends.base import Backend, Sampler, Scope
 from cudabench.cupti_clock import resolve_timer
@@ -58,17 +58,22 @@ def enough(count: int, spent_s: float, options: TimingOptions) -> bool:
     return done or spent_s >= options.max_time_s
 
 
+def counted(taken: int, batch: int, clock: str) -> int:
+    """The samples the stopping rule sees after `taken` samples of `batch` launches: one a
+    sample with events, one a launch with the kernel clock."""
+    return taken * (1 if clock == "events" else batch)
+
+
 def collect(sample: Callable[[], float], batch: int, options: TimingOptions,
-            per_launch: bool = False) -> list[float]:  # fmt: skip
-    """Call `sample` (returns ms per launch) until the stopping rule is met; `per_launch`
-    (the kernel clock): each launch of a sample counts as a sample."""
+            clock: str = "events") -> list[float]:  # fmt: skip
+    """Call `sample` (returns ms per launch) until the stopping rule is met."""
     samples: list[float] = []
     spent_s = 0.0
     while True:
         ms = sample()
         samples.append(ms)
         spent_s += ms * batch / 1000.0
-        if enough(len(samples) * (batch if per_launch else 1), spent_s, options):
+        if enough(counted(len(samples), batch, clock), spent_s, options):
             return samples
 
 
@@ -95,7 +100,7 @@ def measure(backend: Backend, call: Callable[[], None], options: TimingOptions,
         if clock == "both" else None  # fmt: skip
     with _session(backend, clock):  # open before the sampler captures its graph
         sampler = _prepare(backend, call, options, scope, reset, clock)
-        samples = collect(sampler, sampler.batch, options, per_launch=clock != "events")
+        samples = collect(sampler, sampler.batch, options, clock)
         return _measurement(sampler, samples, clock, events)
 
 
@@ -153,7 +158,7 @@ def measure_interleaved(
                 ms = sampler()
                 samples[index].append(ms)
                 spent_s[index] += ms * sampler.batch / 1000.0
-                count = len(samples[index]) * (sampler.batch if clock != "events" else 1)
+                count = counted(len(samples[index]), sampler.batch, clock)
                 done[index] = enough(count, spent_s[index], options)
         return [_measurement(sampler, taken, clock, e)
                 for taken, sampler, e in zip(samples, samplers, events)]  # fmt: skip
