@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from cudabench.ops import torch_baselines
+from cudabench.ops import reduce, torch_baselines
 from cudabench.ops.base import Geometry, array_module
 from cudabench.spec import DeviceInfo, KernelVariant, Launch, Shape
 
@@ -38,15 +38,6 @@ FMA_STEP = 2.0**-10  # x + k * 2^-10 stays exact in float32 for |x| < 4 and k <=
 
 def _flat(shape: Shape) -> int:
     return math.prod(shape)
-
-
-def _persistent(launch: Launch, variant: KernelVariant, device: DeviceInfo, blocks_per_sm: int,
-                op: str) -> Geometry:  # fmt: skip
-    if launch.grid != "persistent":
-        raise ValueError(f"{variant.path}:{variant.header_line}: unknown grid rule "
-                         f"{launch.grid!r} ({op} knows: persistent)")  # fmt: skip
-    k = variant.value("GRID_K", 0) or blocks_per_sm
-    return Geometry(device.sm_count * max(1, k), launch.block)
 
 
 def _memset_zeros(inputs: tuple[Any, ...]) -> Any:
@@ -73,14 +64,46 @@ def _memcpy(inputs: tuple[Any, ...]) -> Any:
     return out
 
 
+def _read_reference(xp: Any, inputs: tuple[Any, ...]) -> tuple[Any, Any]:
+    return reduce.OP.reference(xp, inputs[:1])  # a sum of n: reduce's one row, its bound
+
+
+def _write_reference(xp: Any, inputs: tuple[Any, ...]) -> tuple[Any, Any]:
+    ref = xp.zeros(inputs[0].size, dtype=xp.float64)
+    return ref, xp.full_like(ref, 1e-30)  # exact
+
+
+def _copy_reference(xp: Any, inputs: tuple[Any, ...]) -> tuple[Any, Any]:
+    ref = inputs[0].astype(xp.float64).reshape(-1)
+    return ref, xp.full_like(ref, 1e-30)  # exact
+
+
+def _triad_reference(xp: Any, inputs: tuple[Any, ...]) -> tuple[Any, Any]:
+    a, b = (x.astype(xp.float64).reshape(-1) for x in inputs)
+    ref = a + TRIAD_SCALE * b  # one FMA rounds once; a multiply and an add, twice
+    return ref, xp.maximum(2 * UNIT_ROUNDOFF * (xp.abs(a) + TRIAD_SCALE * xp.abs(b)), 1e-30)
+
+
+def _triad_libraries() -> dict[str, Callable[[tuple[Any, ...]], Any]]:
+    found = {"cupy": lambda inputs: inputs[0] + TRIAD_SCALE * inputs[1]}
+    if torch_baselines.available():
+        found["torch"] = torch_baselines.call(lambda a, b: a.add(b, alpha=TRIAD_SCALE))
+    return found
+
+
 @dataclass(frozen=True)
 class Stream:
-    """One traffic mix: `reads` arrays read and `writes` written, element for element."""
+    """One traffic mix: `reads` arrays read and `writes` written, element for element, what
+    the result must be (`exact`: float64 reference and tolerance from the inputs), the library
+    references, and the arithmetic a roofline counts (read's add, triad's FMA)."""
 
     name: str
     about: str
     reads: int
     writes: int
+    exact: Callable[[Any, tuple[Any, ...]], tuple[Any, Any]]
+    libraries: Callable[[], dict[str, Callable[[tuple[Any, ...]], Any]]]
+    flops_an_element: int = 0
     grid_rules: tuple[str, ...] = ("persistent",)
     requirements: tuple[str, ...] = ()
 
@@ -102,8 +125,7 @@ class Stream:
         return itemsize * _flat(shape) * self.reads
 
     def arithmetic(self, shape: Shape) -> int:
-        """The roofline's FLOPs: read's adds, triad's FMAs (two each); none to move bytes."""
-        return {"stream_read": 1, "stream_triad": 2}.get(self.name, 0) * _flat(shape)
+        return self.flops_an_element * _flat(shape)
 
     def device_bytes(self, shape: Shape) -> int:
         n = _flat(shape)
@@ -121,25 +143,15 @@ class Stream:
         return tuple(inputs)
 
     def reference(self, xp: Any, inputs: tuple[Any, ...]) -> tuple[Any, Any]:
-        a, b = (x.astype(xp.float64).reshape(-1) for x in inputs)
-        if self.name == "stream_read":  # a sum: reduce's bound for one row of n
-            scale = (4 + 64 / math.sqrt(a.size)) * UNIT_ROUNDOFF
-            ref = a.sum().reshape(1)
-            return ref, xp.maximum(scale * xp.abs(a).sum().reshape(1), 1e-30)
-        if self.name == "stream_write":
-            ref = xp.zeros_like(a)
-            return ref, xp.full_like(a, 1e-30)
-        if self.name == "stream_copy":
-            return a, xp.full_like(a, 1e-30)  # exact
-        ref = a + TRIAD_SCALE * b  # one FMA rounds once; a multiply and an add, twice
-        return ref, xp.maximum(2 * UNIT_ROUNDOFF * (xp.abs(a) + TRIAD_SCALE * xp.abs(b)), 1e-30)
+        return self.exact(xp, inputs)
 
     def geometry(self, launch: Launch, variant: KernelVariant, shape: Shape,
                  device: DeviceInfo, blocks_per_sm: int, itemsize: int = 4) -> Geometry:  # fmt: skip
-        geometry = _persistent(launch, variant, device, blocks_per_sm, self.name)
-        if geometry.grid > MAX_GRID:
-            raise ValueError(f"grid of {geometry.grid} blocks exceeds the CUDA limit {MAX_GRID}")
-        return geometry
+        if launch.grid != "persistent":
+            raise ValueError(f"{variant.path}:{variant.header_line}: unknown grid rule "
+                             f"{launch.grid!r} ({self.name} knows: persistent)")  # fmt: skip
+        k = variant.value("GRID_K", 0) or blocks_per_sm  # 0: as many as are resident
+        return Geometry(device.sm_count * max(1, k), launch.block)
 
     def kernel_args(self, inputs: tuple[Any, ...], out: Any, workspace: dict[str, Any],
                     geometry: Geometry) -> tuple[Any, ...]:  # fmt: skip
@@ -147,16 +159,7 @@ class Stream:
         return (a, b, out, np.int64(a.size))
 
     def baselines(self) -> dict[str, Callable[[tuple[Any, ...]], Any]]:
-        if self.name == "stream_read":
-            return {"cupy": lambda inputs: inputs[0].sum(keepdims=True)}  # CUB's device sum
-        if self.name == "stream_write":
-            return {"memset": _memset_zeros}
-        if self.name == "stream_copy":
-            return {"memcpy": _memcpy}
-        found = {"cupy": lambda inputs: inputs[0] + TRIAD_SCALE * inputs[1]}
-        if torch_baselines.available():
-            found["torch"] = torch_baselines.call(lambda a, b: a.add(b, alpha=TRIAD_SCALE))
-        return found
+        return self.libraries()
 
 
 class Fma:
@@ -224,8 +227,13 @@ class Fma:
         return {}
 
 
-READ = Stream("stream_read", "out = sum(a): the read ceiling (a block sum and an atomicAdd a block)", 1, 0)
-WRITE = Stream("stream_write", "out = 0: the write ceiling", 0, 1)
-COPY = Stream("stream_copy", "out = a: the copy ceiling (one read, one write)", 1, 1)
-TRIAD = Stream("stream_triad", "out = a + 3 b: the triad ceiling (two reads, one write)", 2, 1)
+READ = Stream("stream_read", "out = sum(a): the read ceiling (a block sum and an atomicAdd a block)",
+              1, 0, _read_reference, lambda: {"cupy": lambda inputs: inputs[0].sum(keepdims=True)},
+              flops_an_element=1)  # the references: CUB's device sum (CuPy's), cudaMemset, cudaMemcpy
+WRITE = Stream("stream_write", "out = 0: the write ceiling", 0, 1, _write_reference,
+               lambda: {"memset": _memset_zeros})
+COPY = Stream("stream_copy", "out = a: the copy ceiling (one read, one write)", 1, 1,
+              _copy_reference, lambda: {"memcpy": _memcpy})
+TRIAD = Stream("stream_triad", "out = a + 3 b: the triad ceiling (two reads, one write)", 2, 1,
+               _triad_reference, _triad_libraries, flops_an_element=2)
 FMA = Fma()
