@@ -87,11 +87,8 @@ def run(target: str, shapes: Iterable[ShapeLike] | None = None,
         with pool:
             execute = sweep.on_workers(pool)
             if ceilings:
-                found, note = sweep.use_ceilings(execute, pool.info, pool.versions, pool.devices,  # type: ignore[arg-type]
-                                                 started, timing=work.timing, output=stem.parent,
-                                                 history=history)  # fmt: skip
-                meta = dataclasses.replace(meta, ceilings=found,
-                                           notes=meta.notes + ((note,) if note else ()))  # fmt: skip
+                meta = sweep.use_ceilings(execute, meta, pool.versions, output=stem.parent,
+                                          history=history)  # fmt: skip
             done = sweep.run_jobs(work, execute, stem, meta, history=history, tag=tag)
         done.finish()
     finally:

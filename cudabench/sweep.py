@@ -469,7 +469,8 @@ def calibrate(execute: Execute, info: DeviceInfo, versions: dict[str, str], devi
     rows are a run of their own (results/<time>_ceilings.*), timed as `timing` says (hot, by
     events, whatever it asks of those: the ceilings are DRAM rates). Returns the ceilings (kept in
     the ceilings file unless $CUDABENCH_CEILINGS is off) and the finished Sweep. SweepError
-    for a bad size or a mix left without a correct row."""
+    for a bad size; ceilings.CeilingsError (the rows saved) for a mix left without a correct
+    row."""
     try:
         n = ceilings.array_elements(info, size)
     except ceilings.CeilingsError as exc:
@@ -489,7 +490,7 @@ def calibrate(execute: Execute, info: DeviceInfo, versions: dict[str, str], devi
         found = ceilings.from_rows(done.rows, info, started, str(stem.with_suffix(".json")))
     except ceilings.CeilingsError as exc:
         done.finish()
-        raise SweepError(f"{exc} (rows in {stem.with_suffix('.json')})") from None
+        raise ceilings.CeilingsError(f"{exc} (rows in {stem.with_suffix('.json')})") from None
     done.meta = dataclasses.replace(done.meta, ceilings=found)
     done.finish()
     path = ceilings.cache_path()
@@ -498,28 +499,33 @@ def calibrate(execute: Execute, info: DeviceInfo, versions: dict[str, str], devi
     return found, done
 
 
-def use_ceilings(execute: Execute, info: DeviceInfo, versions: dict[str, str],
-                 devices: list[int], started: str, recalibrate: bool = False,
-                 announce: Callable[[str], None] | None = None,
-                 listener: Listener | None = None, timing: TimingOptions | None = None,
-                 output: Path | None = None,
-                 history: History | None = None) -> tuple[Ceilings | None, str]:  # fmt: skip
-    """The ceilings a run's `% ceiling` column uses, and a note saying which: the kept ones
-    for this GPU model, driver and memory clock, or measured now (`announce` says so first)
-    when there are none, they are stale, or `recalibrate` (its rows in the folder `output`).
-    The history database, when open, is the second place they are kept: a run's metadata
-    records the ceilings it used, so a file lost or moved does not mean measuring again.
-    (None, '') when the ceilings file is off; SweepError for an unreadable file."""
+def use_ceilings(execute: Execute, meta: RunMeta, versions: dict[str, str],
+                 recalibrate: bool = False, announce: Callable[[str], None] | None = None,
+                 listener: Listener | None = None, output: Path | None = None,
+                 history: History | None = None) -> RunMeta:  # fmt: skip
+    """The run's metadata with the ceilings its `% ceiling` column uses, and a note saying
+    which: the kept ones for this GPU model, driver and memory clock, or measured now on
+    `execute` (`announce` says so first; the rows in the folder `output`) when there are
+    none, they are stale, or `recalibrate`. The history database, when open, is the second
+    place they are kept: a run's metadata records the ceilings it used, so a file lost or
+    moved does not mean measuring again. A measurement that leaves a mix without a correct
+    row is a note and no column, not the end of the run. `meta` unchanged when the ceilings
+    file is off; SweepError for an unreadable file."""
     path = ceilings.cache_path()
     if path is None:
-        return None, ""
+        return meta
+    info = meta.device
     try:
         entries = ceilings.load(path)
     except ceilings.CeilingsError as exc:
         raise SweepError(f"{exc} (move it away, or set CUDABENCH_CEILINGS=off)") from None
+
+    def using(found: Ceilings | None, note: str) -> RunMeta:
+        return dataclasses.replace(meta, ceilings=found, notes=(*meta.notes, f"% ceiling: {note}"))
+
     kept = None if recalibrate else ceilings.lookup(entries, info)
     if kept is not None:
-        return kept, f"% ceiling: this GPU's ceilings from {path} (measured {kept.measured})"
+        return using(kept, f"this GPU's ceilings from {path} (measured {kept.measured})")
     recorded = None
     if history is not None and not recalibrate:
         try:
@@ -528,16 +534,20 @@ def use_ceilings(execute: Execute, info: DeviceInfo, versions: dict[str, str],
             recorded = None
     if recorded is not None:
         ceilings.save(recorded, path)
-        return recorded, (f"% ceiling: this GPU's ceilings from the history database "
-                          f"{history.path} (measured {recorded.measured}), kept in {path}")  # type: ignore[union-attr]
+        return using(recorded, f"this GPU's ceilings from the history database "
+                               f"{history.path} (measured {recorded.measured}), kept in {path}")  # type: ignore[union-attr]
     why = ("--recalibrate" if recalibrate else ceilings.stale(entries, info)
            or f"none kept for the {info.name} in {path}")  # fmt: skip
     if announce is not None:
         announce(f"measuring this GPU's ceilings first ({why}; about 30 rows, once per GPU "
                  "model, driver and memory clock; --no-ceilings skips it)")  # fmt: skip
-    found, done = calibrate(execute, info, versions, devices, started, output=output,
-                            listener=listener, timing=timing)  # fmt: skip
-    return found, f"% ceiling: this GPU's ceilings measured now ({why}), rows in {done.stem.with_suffix('.json')}"
+    try:
+        found, done = calibrate(execute, info, versions, list(meta.devices), meta.started,
+                                output=output, listener=listener, timing=meta.timing)  # fmt: skip
+    except ceilings.CeilingsError as exc:
+        return using(None, f"not measured: {exc}")
+    return using(found, f"this GPU's ceilings measured now ({why}), rows in "
+                        f"{done.stem.with_suffix('.json')}")
 
 
 def open_history(path: Path | None) -> History:

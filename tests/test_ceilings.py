@@ -255,3 +255,23 @@ def test_the_history_database_keeps_them_too(tmp_path, fake_env):
     assert "ceilings from the history database" in text and "measuring" not in text
     assert ceilings.load(tmp_path / "ceilings.json") == [C]
     assert not list((tmp_path / "b").glob("*_ceilings.json"))
+
+
+def test_a_measurement_that_leaves_a_mix_without_a_correct_row_is_a_note(tmp_path, monkeypatch):
+    """No correct copy (the kernel does not load, the memcpy reference is made wrong): the run
+    gets no column and a note saying why, and nothing is kept as this GPU's ceilings."""
+    from cudabench import sweep
+    from cudabench.backends.fake import EMULATED, FakeBackend
+    from cudabench.ops import stream
+    from cudabench.spec import TimingOptions
+
+    monkeypatch.setenv("CUDABENCH_CEILINGS", str(tmp_path / "c.json"))
+    monkeypatch.setenv("CUDABENCH_FAKE_L2", "65536")
+    monkeypatch.setattr(stream, "_memcpy", lambda inputs: inputs[0] * 0)
+    backend = FakeBackend(kernels={k: v for k, v in EMULATED.items() if k != "stream_copy_vec4"})
+    quick = TimingOptions(warmup=0, min_samples=2, min_time_s=0.0, max_time_s=0.01)
+    meta = sweep.run_meta(backend.device_info(), {}, quick, "test", "2026-11-23T17:00:00+00:00", [0])
+    used = sweep.use_ceilings(sweep.in_process(backend, 0), meta, {}, output=tmp_path / "m")
+    assert used.ceilings is None
+    assert used.notes[-1].startswith("% ceiling: not measured: no correct row of stream_copy")
+    assert not (tmp_path / "c.json").exists() and list((tmp_path / "m").glob("*_ceilings.json"))

@@ -74,9 +74,10 @@ def ceilings_command(
                                                   pool.devices, now_utc(), size, output, bar,
                                                   command_line(ctx), timing)  # fmt: skip
                 except sweep.SweepError as exc:
-                    failed = "was not measured" in str(exc)
+                    fail_usage(str(exc))
+                except ceilings.CeilingsError as exc:  # a mix without a correct row
                     err.print(f"[bold red]error:[/] {exc}", soft_wrap=True)
-                    raise typer.Exit(1 if failed else 2) from None
+                    raise typer.Exit(1) from None
             rows = done.rows
             err.print(f"results: {done.stem.with_suffix('.csv')}  {done.stem.with_suffix('.json')}"
                       f"\nkept in {path}", soft_wrap=True, markup=False)  # fmt: skip

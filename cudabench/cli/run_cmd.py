@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from pathlib import Path
 from typing import Annotated, Optional
@@ -125,10 +124,7 @@ def run_command(
         execute = pool.execute if cluster else on_workers(pool)  # type: ignore[union-attr,arg-type]
         with pool:
             if with_ceilings:
-                found, note = use_ceilings(execute, pool, started, recalibrate, work.timing,
-                                           stem.parent, history)
-                meta = dataclasses.replace(meta, ceilings=found,
-                                           notes=meta.notes + ((note,) if note else ()))  # fmt: skip
+                meta = use_ceilings(execute, meta, pool.versions, recalibrate, stem.parent, history)
             done = run_jobs(work, execute, stem, meta, len(pool.devices) > 1, history, tag)
         show_pool_notes(pool)
         history_error = history_error or done.history_error

@@ -21,7 +21,7 @@ from cudabench.cli.common import err, fail_usage
 from cudabench.history import History, HistoryError
 from cudabench.pool import WorkerPool
 from cudabench.report import failure_summary
-from cudabench.spec import Case, Ceilings, ResultRow, RunMeta
+from cudabench.spec import Case, ResultRow, RunMeta
 from cudabench.sweep import Plan, in_process, on_workers, run_meta
 
 __all__ = ["Plan", "apply_tuned", "command_line", "open_cluster", "open_history", "exit_with_summary", "in_process", "on_workers", "open_gpu",
@@ -73,17 +73,17 @@ def show_pool_notes(pool: Any) -> None:
         err.print(f"note: {note}", soft_wrap=True, markup=False)
 
 
-def use_ceilings(execute: sweep.Execute, pool: Any, started: str, recalibrate: bool = False,
-                 timing: Any = None, output: Path | None = None,
-                 history: History | None = None) -> tuple[Ceilings | None, str]:  # fmt: skip
+def use_ceilings(execute: sweep.Execute, meta: RunMeta, versions: dict[str, str],
+                 recalibrate: bool = False, output: Path | None = None,
+                 history: History | None = None) -> RunMeta:  # fmt: skip
     """sweep.use_ceilings with a progress bar while it measures; a bad ceilings file is one
     line and exit 2, Ctrl-C exits 130."""
     def announce(text: str) -> None:
         err.print(f"note: {text}", soft_wrap=True, markup=False)
 
     with progress_bar(None) as bar:
-        return _usage(sweep.use_ceilings, execute, pool.info, pool.versions, pool.devices,
-                      started, recalibrate, announce, bar, timing, output, history)  # fmt: skip
+        return _usage(sweep.use_ceilings, execute, meta, versions, recalibrate, announce, bar,
+                      output, history)  # fmt: skip
     raise AssertionError("unreachable")  # progress_bar exits on the errors it catches
 
 
