@@ -10,6 +10,7 @@ import pandas as pd
 from rich.table import Table
 from rich.text import Text
 
+from cudabench.ceilings import MIX_OPS, MIXES
 from cudabench.spec import (
     Ceilings, DeviceInfo, ResultRow, RowKey, RunMeta, Status, parse_params,
 )  # fmt: skip
@@ -169,20 +170,19 @@ def profile_table(rows: list[ResultRow], meta: RunMeta, op_label: str) -> Table:
 
 
 def ceilings_table(c: Ceilings, device: DeviceInfo, rows: list[ResultRow] | None = None) -> Table:
-    """What the card can move in each mix and compute, against its theoretical peaks; with
-    the measurement's rows, the best kernel and the library reference of each mix beside."""
+    """What the card can move in each mix and compute, against its theoretical peaks, and the
+    row that set each ceiling; with the measurement's rows, the best variant and the library
+    reference of each mix beside."""
     kept = "" if rows else f" | kept from {c.measured} (--recalibrate measures again)"
     table = Table(title=f"ceilings of {c.gpu} (driver {c.driver}, memory {c.memory_clock_mhz:g} "
                         f"MHz, DRAM peak {device.dram_peak_gbps:,.0f} GB/s, fp32 peak "
                         f"{device.fp32_peak_gflops:,.0f} GFLOP/s){kept}",
                   title_justify="left", header_style="bold")  # fmt: skip
-    for name in ["ceiling", "reads", "rate", "% peak", "best kernel", "kernel", "reference",
-                 "reference rate"]:  # fmt: skip
-        table.add_column(name, justify="left" if name in ("ceiling", "best kernel", "reference")
-                         else "right")  # fmt: skip
-    by = dict(line.split(": ", 1) for line in c.by if ": " in line)
-    from cudabench.ceilings import MIX_OPS, MIXES
-
+    for name in ["ceiling", "reads", "rate", "% peak", "set by", "best variant", "its rate",
+                 "reference", "its rate"]:  # fmt: skip
+        table.add_column(name, justify="left" if name in ("ceiling", "set by", "best variant",
+                                                          "reference") else "right")  # fmt: skip
+    set_by = dict(line.split(": ", 1) for line in c.by if ": " in line)  # mix -> "op label"
     for mix, op in [*MIX_OPS.items(), ("fma", "fma")]:
         rate = c.fma_gflops if mix == "fma" else getattr(c, f"{mix}_gbps")
         if rate is None:
@@ -191,19 +191,15 @@ def ceilings_table(c: Ceilings, device: DeviceInfo, rows: list[ResultRow] | None
         unit = "GFLOP/s" if mix == "fma" else "GB/s"
         mine = [r for r in rows or [] if r.op == op and r.status is Status.OK]
         value = (lambda r: r.gflops) if mix == "fma" else (lambda r: r.gbps)
-        kernel = max((r for r in mine if not r.is_baseline), key=lambda r: value(r) or 0.0,
-                     default=None)  # fmt: skip
-        reference = max((r for r in mine if r.is_baseline), key=lambda r: value(r) or 0.0,
-                        default=None)  # fmt: skip
-        reads = "" if mix == "fma" else f"{MIXES[mix]:.2f}"
-        table.add_row(
-            mix, reads, f"{rate:,.0f} {unit}", f"{100 * rate / peak:.1f}",
-            kernel.label if kernel else by.get(mix, "").split(" ", 1)[-1],
-            _num(value(kernel) if kernel else None, ",.0f"),
-            reference.variant if reference else "", _num(value(reference) if reference else None, ",.0f"),
-        )  # fmt: skip
+        best = [max((r for r in mine if r.is_baseline == library), key=lambda r: value(r) or 0.0,
+                    default=None) for library in (False, True)]  # fmt: skip
+        cells = [cell for r in best for cell in (
+            (r.variant if r.is_baseline else r.label, _num(value(r), ",.0f")) if r else ("", ""))]
+        table.add_row(mix, "" if mix == "fma" else f"{MIXES[mix]:.2f}", f"{rate:,.0f} {unit}",
+                      f"{100 * rate / peak:.1f}", set_by.get(mix, "").removeprefix(f"{op} "),
+                      *cells)  # fmt: skip
     if c.floor_us is not None:
-        table.add_row("launch floor", "", f"{c.floor_us:.1f} µs", "", "empty kernel", "", "", "")
+        table.add_row("launch floor", "", f"{c.floor_us:.1f} µs", "", "empty kernel", "", "", "", "")
     return table
 
 
