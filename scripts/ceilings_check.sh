@@ -3,7 +3,7 @@
 # fp32 FMA, launch floor) with the library references measured beside them in the same
 # process (CUB's sum, cudaMemset, cudaMemcpy), the GPU tests of the ceilings' ops, and the
 # seeds with their `% ceiling` column and a roofline. Logs under $OUT (default ./ceilings_check);
-# about 3 minutes on an H100.
+# never run yet: time it on its first run.
 set -uo pipefail
 OUT=${OUT:-ceilings_check}
 mkdir -p "$OUT"

@@ -8,6 +8,8 @@ set -uo pipefail
 OUT=${OUT:-cluster_check}
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
+# wall times of the sweep itself: no ceilings measured on a first run in between
+export CUDABENCH_CEILINGS=off
 SCHED=tcp://127.0.0.1:8786
 SEEDS=configs/seeds.yaml
 TUNE=(tune reduce -v float4 -s 2^24 --strategy exhaustive --budget 200 --no-save --no-plot)

@@ -5,6 +5,8 @@
 set -uo pipefail
 OUT=${OUT:-multi_gpu_check}
 mkdir -p "$OUT"
+# wall times of the sweep itself: no ceilings measured on a first run in between
+export CUDABENCH_CEILINGS=off
 cat > "$OUT/sweep.yaml" <<'YAML'
 benchmarks:
   - {op: reduce, variants: [float4, shuffle, shared, atomic],
