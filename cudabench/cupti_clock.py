@@ -27,7 +27,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 # The clocks a run can ask for (`--timer`): CUDA events around the launches; CUPTI's kernel
-# records; both (the CUPTI time is the row's, the events' of the same samples beside it);
+# records; both (the CUPTI time is the row's, an events measurement taken just before beside it);
 # auto: CUPTI where it can start, else events with a note in the run's metadata.
 TIMERS = ("auto", "cupti", "events", "both")
 

@@ -91,7 +91,7 @@ def results_table(rows: list[ResultRow], meta: RunMeta, op_label: str) -> Table:
     vs = f"vs {baseline_names[0]}" if baseline_names else "speedup"
     table = Table(title=title(meta, op_label, rows), title_justify="left", header_style="bold")
     flops = any(r.gflops for r in rows)  # a compute-bound op: % peak is of the fp32 peak
-    # --timer both: the events' time of the same samples, and how much more it says
+    # --timer both: the events clock's own time (measured just before), and how much more it says
     both = meta.timing.timer == "both"
     ceiling = any(r.pct_ceiling is not None for r in rows)  # of what this card can move
     for name, justify in [
