@@ -19,10 +19,6 @@ struct Relu {
   __device__ __forceinline__ float operator()(float x) const { return fmaxf(x, 0.0f); }
 };
 
-__device__ __forceinline__ long long thread_index() {
-  return (long long)blockIdx.x * blockDim.x + threadIdx.x;
-}
-
 template <class F>
 __device__ __forceinline__ void map(const elem_t* __restrict__ x, elem_t* __restrict__ out,
                                     long long n, F f) {

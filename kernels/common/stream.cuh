@@ -6,7 +6,7 @@
 #pragma once
 
 #include "common/reduce.cuh"  // dtype.cuh (Vec, load16_stream, store16), block_sum
-#include "common/warp.cuh"    // is_aligned16
+#include "common/warp.cuh"    // is_aligned16, thread_index, grid_threads
 
 #ifndef UNROLL
 #define UNROLL 4
@@ -14,17 +14,12 @@
 
 namespace cb {
 
-__device__ __forceinline__ long long global_thread() {
-  return (long long)blockIdx.x * blockDim.x + threadIdx.x;
-}
-__device__ __forceinline__ long long grid_threads() { return (long long)gridDim.x * blockDim.x; }
-
 // body(v) for every 16-byte vector index v < vectors, UNROLL at a time a thread: the loads of
 // one unrolled step are independent, so they are all in flight before the first is used.
 template <class Body>
 __device__ __forceinline__ void each_vector(long long vectors, Body body) {
   const long long stride = grid_threads();
-  long long v = global_thread();
+  long long v = thread_index();
   for (; v + (UNROLL - 1) * stride < vectors; v += UNROLL * stride) {
 #pragma unroll
     for (int u = 0; u < UNROLL; ++u) body(v + u * stride);
@@ -35,7 +30,7 @@ __device__ __forceinline__ void each_vector(long long vectors, Body body) {
 // body(i) for the elements the vector loop leaves (a tail, or everything when unaligned).
 template <class Body>
 __device__ __forceinline__ void each_element(long long first, long long n, Body body) {
-  for (long long i = first + global_thread(); i < n; i += grid_threads()) body(i);
+  for (long long i = first + thread_index(); i < n; i += grid_threads()) body(i);
 }
 
 }  // namespace cb
