@@ -36,9 +36,19 @@ MIX_OPS = {"read": "stream_read", "write": "stream_write", "copy": "stream_copy"
            "triad": "stream_triad"}  # fmt: skip
 L2_MULTIPLE = 8  # arrays this many times the L2 size: the cache holds a sliver of them
 FMA_THREADS = 1 << 24  # the FMA ceiling's threads (34 GFLOP: about half a millisecond)
-# The configurations each mix is measured at (the best one is the ceiling).
-STREAM_GRID = {"UNROLL": (1, 4, 8), "GRID_K": (0, 4)}
+# The configurations each mix is measured at, by variant (the best row is the ceiling): the
+# persistent grid-stride loop (vec4) and a block per tile (tile; stream_read has no tile form:
+# its block sums end in one atomicAdd each, which a grid of 10^5 blocks would queue on).
+STREAM_GRIDS = {
+    "vec4": {"UNROLL": (1, 4, 8), "GRID_K": (0, 4)},
+    "tile": {"UNROLL": (1, 2, 4)},
+}
 FMA_GRID = {"BLOCK": (256, 1024)}
+
+
+def variant_grid(op: str, variant: str) -> dict[str, tuple[int, ...]]:
+    """The configurations the ceilings measure a variant of the mixes' ops (or fma) at."""
+    return FMA_GRID if op == "fma" else STREAM_GRIDS.get(variant, {})
 OFF = "off"
 
 

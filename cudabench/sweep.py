@@ -477,11 +477,13 @@ def calibrate(execute: Execute, info: DeviceInfo, versions: dict[str, str], devi
         raise SweepError(str(exc)) from None
     options = dataclasses.asdict(dataclasses.replace(timing or TimingOptions(), cold=False,
                                                      timer="events", interleave=False))  # fmt: skip
-    grid = [f"{k}={','.join(map(str, v))}" for k, v in ceilings.STREAM_GRID.items()]
     jobs = [job for op in ceilings.MIX_OPS.values()
-            for job in plan(op, [str(n)], None, None, params=grid, **options).jobs]  # fmt: skip
-    fma = [f"{k}={','.join(map(str, v))}" for k, v in ceilings.FMA_GRID.items()]
-    jobs += plan("fma", [str(ceilings.FMA_THREADS)], None, None, params=fma, **options).jobs
+            for job in plan(op, [str(n)], None, None, **options).jobs]  # fmt: skip
+    jobs += plan("fma", [str(ceilings.FMA_THREADS)], None, None, **options).jobs
+    # each variant at every configuration of its grid (ceilings.STREAM_GRIDS, FMA_GRID)
+    jobs = [dataclasses.replace(job, variants=tuple(
+        c for v in job.variants for c in grid(v, ceilings.variant_grid(job.case.op, v.name))))
+        for job in jobs]  # fmt: skip
     work = Plan(jobs, [], jobs[0].timing)
     stem = results_stem(output, "ceilings", started)
     meta = run_meta(info, versions, work.timing, command, started, devices)

@@ -425,13 +425,13 @@ def test_run_with_timer_both_on_the_workers(tmp_path):
 @pytest.mark.parametrize("n", [1, 31, 33, 65537, (1 << 20) + 3])
 def test_the_ceilings_ops_are_right_on_odd_sizes(runner, op, n):
     """Every configuration of the ceilings' grids, and the library references."""
-    from cudabench.ceilings import FMA_GRID, STREAM_GRID
+    from cudabench.ceilings import variant_grid
     from cudabench.kernels import BUILTIN_KERNELS, discover
     from cudabench.runner import CaseJob
     from cudabench.space import grid
 
-    (variant,) = discover(op, [BUILTIN_KERNELS])[0]
-    configured = tuple(grid(variant, {k: tuple(v) for k, v in (FMA_GRID if op == "fma" else STREAM_GRID).items()}))
+    variants = discover(op, [BUILTIN_KERNELS])[0]
+    configured = tuple(c for v in variants for c in grid(v, variant_grid(op, v.name)))
     from cudabench.ops import get_op
 
     rows = runner.run_job(CaseJob(Case(op, (n,)), configured, tuple(get_op(op).baselines()), ONCE))

@@ -18,6 +18,8 @@ import numpy as np
 
 from cudabench.spec import DeviceInfo, KernelVariant, Launch, Shape
 
+MAX_GRID_X = 2**31 - 1  # blocks along x, the CUDA limit
+
 
 Dim = int | tuple[int, ...]  # a launch dimension: 256, or (32, 8) / (grid_x, grid_y)
 
@@ -118,6 +120,17 @@ class Op(Protocol):
     # `flops(shape) -> int` for compute-bound ops (the table then shows GFLOP/s and % of the
     # fp32 peak), and `unused_params(shape) -> tuple[str, ...]`: the tunable parameters its
     # grid rules ignore at a shape (tune holds them at their default there).
+
+
+def tiles_grid(n: int, block: int, variant: KernelVariant, itemsize: int = 4) -> int:
+    """The `tiles` rule (kernels/common/stream.cuh): a block per block x UNROLL 16-byte
+    vectors of n elements (at least one block: the elements past the last whole vector, or all
+    of them when a buffer is unaligned, go one by one over the same grid)."""
+    vectors = n // (16 // itemsize)
+    grid = max(1, math.ceil(vectors / (block * variant.value("UNROLL", 4))))
+    if grid > MAX_GRID_X:
+        raise ValueError(f"grid of {grid} blocks exceeds the CUDA limit {MAX_GRID_X}")
+    return grid
 
 
 def array_module(x: Any) -> Any:

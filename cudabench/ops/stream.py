@@ -10,8 +10,9 @@ each traffic mix, and its fp32 FMA rate, measured by ordinary catalogue variants
 One op per mix, not one `stream` op with four variants: an op fixes what its variants compute
 (the float64 reference) and the bytes they must move, and those differ by mix. The stream ops
 share one argument list, `(const T* a, const T* b, T* out, long long n)` (write ignores a and
-b, copy ignores b), and the grid rule `persistent`: GRID_K blocks per SM (0: as many as are
-resident), each looping over the array. Their library baselines are the references a card's
+b, copy ignores b), and two grid rules: `persistent`, GRID_K blocks per SM (0: as many as are
+resident), each looping over the array; `tiles`, a block per BLOCK x UNROLL 16-byte vectors
+(kernels/common/stream.cuh). Their library baselines are the references a card's
 ceilings are checked against: CUB's full-device sum (CuPy's `sum`), cudaMemset, cudaMemcpy,
 and CuPy's (and torch's) triad.
 """
@@ -26,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from cudabench.ops import reduce, torch_baselines
-from cudabench.ops.base import Geometry, array_module
+from cudabench.ops.base import Geometry, array_module, tiles_grid
 from cudabench.spec import DeviceInfo, KernelVariant, Launch, Shape
 
 UNIT_ROUNDOFF = 2.0**-24
@@ -38,6 +39,7 @@ FMA_STEP = 2.0**-10  # x + k * 2^-10 stays exact in float32 for |x| < 4 and k <=
 
 def _flat(shape: Shape) -> int:
     return math.prod(shape)
+
 
 
 def _memset_zeros(inputs: tuple[Any, ...]) -> Any:
@@ -104,7 +106,7 @@ class Stream:
     exact: Callable[[Any, tuple[Any, ...]], tuple[Any, Any]]
     libraries: Callable[[], dict[str, Callable[[tuple[Any, ...]], Any]]]
     flops_an_element: int = 0
-    grid_rules: tuple[str, ...] = ("persistent",)
+    grid_rules: tuple[str, ...] = ("persistent", "tiles")
     requirements: tuple[str, ...] = ()
 
     def check_shape(self, shape: Shape) -> None:
@@ -147,9 +149,11 @@ class Stream:
 
     def geometry(self, launch: Launch, variant: KernelVariant, shape: Shape,
                  device: DeviceInfo, blocks_per_sm: int, itemsize: int = 4) -> Geometry:  # fmt: skip
+        if launch.grid == "tiles":
+            return Geometry(tiles_grid(_flat(shape), launch.block, variant, itemsize), launch.block)
         if launch.grid != "persistent":
             raise ValueError(f"{variant.path}:{variant.header_line}: unknown grid rule "
-                             f"{launch.grid!r} ({self.name} knows: persistent)")  # fmt: skip
+                             f"{launch.grid!r} ({self.name} knows: {', '.join(self.grid_rules)})")  # fmt: skip
         k = variant.value("GRID_K", 0) or blocks_per_sm  # 0: as many as are resident
         return Geometry(device.sm_count * max(1, k), launch.block)
 

@@ -56,5 +56,7 @@ __device__ __forceinline__ uint4 load16_stream(const void* p) {
 }
 __device__ __forceinline__ uint4 load16(const void* p) { return *reinterpret_cast<const uint4*>(p); }
 __device__ __forceinline__ void store16(void* p, uint4 v) { *reinterpret_cast<uint4*>(p) = v; }
+// A 16-byte store marked evict-first (st.global.cs): output written once and not read back.
+__device__ __forceinline__ void store16_stream(void* p, uint4 v) { __stcs(reinterpret_cast<uint4*>(p), v); }
 
 }  // namespace cb

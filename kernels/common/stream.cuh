@@ -1,8 +1,13 @@
-// The memory ceilings' kernels (ops/stream.py, `cudabench ceilings`): a grid-stride loop over
-// 16-byte vectors with UNROLL of them in flight a thread, over a grid sized by the op's
-// `persistent` rule (GRID_K blocks per SM, or as many as are resident). The kernel is all
-// loads and stores: what it reaches is what this traffic mix can reach on the card.
-// Buffers that are not 16-byte aligned, and the last n % kPack elements, go one by one.
+// Streaming over 16-byte vectors with UNROLL of them in flight a thread, in two layouts:
+// - each_vector: a grid-stride loop over a grid sized by the op's `persistent` rule (GRID_K
+//   blocks per SM, or as many as are resident);
+// - tile_vector: the `tiles` rule, a block per BLOCK x UNROLL vectors, no loop: thread t of
+//   block b takes vectors b x BLOCK x UNROLL + t + u x BLOCK, u < UNROLL, loads them all, then
+//   uses them: a large grid of short blocks, as library copies and torch's elementwise
+//   kernels launch (on an H200 the persistent copy fell 8% short of cudaMemcpy).
+// The ceilings' kernels (ops/stream.py, `cudabench ceilings`) and the elementwise `tile`
+// variants are built from these. Buffers that are not 16-byte aligned, and the last
+// n % kPack elements, go one by one (each_element, a grid-stride loop, right for any grid).
 #pragma once
 
 #include "common/reduce.cuh"  // dtype.cuh (Vec, load16_stream, store16), block_sum
@@ -25,6 +30,11 @@ __device__ __forceinline__ void each_vector(long long vectors, Body body) {
     for (int u = 0; u < UNROLL; ++u) body(v + u * stride);
   }
   for (; v < vectors; v += stride) body(v);
+}
+
+// The `tiles` layout: the index of this thread's u-th vector (check it against the count).
+__device__ __forceinline__ long long tile_vector(int u) {
+  return ((long long)blockIdx.x * UNROLL + u) * blockDim.x + threadIdx.x;
 }
 
 // body(i) for the elements the vector loop leaves (a tail, or everything when unaligned).
