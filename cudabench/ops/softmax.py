@@ -3,7 +3,8 @@
 
 Kernel arguments: `(const float* x, float* out, float* partials, long long rows,
 long long cols, int chunks)`. Grid rules: `warp_rows` (a warp per row), `warp_rows4` (a warp
-per 4 consecutive rows), `row_block` (a block per row), `row_block_smem` (a block per row with the row in dynamic shared memory, cols * 4
+per 4 consecutive rows), `persistent` (a wave of blocks whose warps walk groups of ROWS rows,
+kernels/common/rows.cuh), `row_block` (a block per row), `row_block_smem` (a block per row with the row in dynamic shared memory, cols * 4
 bytes), and `split` for the 1-D multi-kernel variants: `chunks` blocks share the one row,
 `partials` holds two floats per block (max and sum), and every kernel of the variant uses the
 same grid. Inputs: uniform [-4, 4), every fifth row (and the 1-D row) shifted by +100, so a
@@ -19,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from cudabench.ops import torch_baselines
-from cudabench.ops.base import Geometry, array_module
+from cudabench.ops.base import Geometry, array_module, persistent_grid, row_groups_blocks
 from cudabench.ops.matrix import UNIT_ROUNDOFF, RowOp, check_grid, rows_cols, uniform, unknown_rule
 from cudabench.spec import DeviceInfo, KernelVariant, Launch, Shape
 
@@ -33,7 +34,7 @@ class Softmax(RowOp):
     FLOPS_AN_ELEMENT = 5  # max, subtract, exp, sum, scale
     name = "softmax"
     about = "softmax along the last axis, in float (1-D: one row; RxC: each row)"
-    grid_rules = ("warp_rows", "warp_rows4", "row_block", "row_block_smem", "split")
+    grid_rules = ("warp_rows", "warp_rows4", "persistent", "row_block", "row_block_smem", "split")
     requirements = ("max_cols", "min_cols", "cols_multiple_of", "max_rows")
 
     example = "442368x128 or 2^28"
@@ -76,6 +77,9 @@ class Softmax(RowOp):
         if launch.grid in ("warp_rows", "warp_rows4"):  # a warp per row, or per 4 rows
             per_warp = 4 if launch.grid == "warp_rows4" else 1
             grid = math.ceil(rows / per_warp / (launch.block // 32))
+        elif launch.grid == "persistent":  # a wave of warps walking groups of ROWS rows
+            grid = persistent_grid(device, variant, blocks_per_sm,
+                                   row_groups_blocks(rows, launch.block, variant))  # fmt: skip
         elif launch.grid == "row_block":
             grid = rows
         elif launch.grid == "row_block_smem":

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from cudabench.ops import reduce, torch_baselines
-from cudabench.ops.base import Geometry, array_module, tiles_grid
+from cudabench.ops.base import Geometry, array_module, persistent_grid, tiles_grid
 from cudabench.spec import DeviceInfo, KernelVariant, Launch, Shape
 
 UNIT_ROUNDOFF = 2.0**-24
@@ -154,8 +154,7 @@ class Stream:
         if launch.grid != "persistent":
             raise ValueError(f"{variant.path}:{variant.header_line}: unknown grid rule "
                              f"{launch.grid!r} ({self.name} knows: {', '.join(self.grid_rules)})")  # fmt: skip
-        k = variant.value("GRID_K", 0) or blocks_per_sm  # 0: as many as are resident
-        return Geometry(device.sm_count * max(1, k), launch.block)
+        return Geometry(persistent_grid(device, variant, blocks_per_sm), launch.block)
 
     def kernel_args(self, inputs: tuple[Any, ...], out: Any, workspace: dict[str, Any],
                     geometry: Geometry) -> tuple[Any, ...]:  # fmt: skip

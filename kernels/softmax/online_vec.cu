@@ -1,0 +1,96 @@
+// cudabench:
+//   variant: online_vec
+//   launches:
+//     - {entry: softmax_1d_vec_stats, block: 256, grid: split}
+//     - {entry: softmax_1d_vec_norm, block: 256, grid: split}
+//   params:
+//     UNROLL: [4, 2, 8]      # 16-byte loads in flight a thread, in both kernels
+//   requires: {max_rows: 1}
+//   dtypes: [float32, float16, bfloat16]
+//   about: online with the bytes in flight of a streaming copy - UNROLL 16-byte loads a thread, one max and one rescale per batch of them (not per element), and the normalize pass runs from the end, where the first pass left the array in L2
+//
+// What limits `online` is not its traffic (two reads and a write, as here) but a load of 4 bytes
+// at a time and a compare-and-rescale per element. Here each thread loads UNROLL packs, takes
+// their max, sums exp(x - max) over them and folds the pair into its running (max, sum) once;
+// the second kernel streams 16-byte loads and evict-first stores. The first pass reads the
+// array front to back, so its last ~L2-size bytes are still cached when the second, reading
+// back to front, starts.
+#include "common/softmax.cuh"
+#include "common/stream.cuh"  // UNROLL, thread_index, grid_threads
+
+using cb::kPack;
+
+// (256, 4): under __launch_bounds__(256) alone nvcc 13.0 gave the stats kernel 32 registers and
+// a spill in its loop; asking for 4 blocks a SM (64 registers at most) it takes 47 and none.
+#define VEC_BOUNDS __launch_bounds__(256, 4)
+
+extern "C" __global__ void VEC_BOUNDS
+softmax_1d_vec_stats(const elem_t* __restrict__ x, elem_t* __restrict__ out, float* partials,
+                     long long rows, long long cols, int chunks) {
+  __shared__ float scratch[64];
+  cb::MaxSum acc = cb::empty_max_sum();
+  const long long vectors = cb::is_aligned16(x) && cb::is_aligned16(out) ? cols / kPack : 0;
+  const long long stride = cb::grid_threads();
+  long long v = cb::thread_index();
+  for (; v + (UNROLL - 1) * stride < vectors; v += UNROLL * stride) {
+    cb::Vec<elem_t> p[UNROLL];
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) p[u].raw = cb::load16_stream(x + (v + u * stride) * kPack);
+    float m = -INFINITY;
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) m = fmaxf(m, cb::hreduce<cb::Max>(p[u]));
+    if (m == -INFINITY) continue;  // all -inf: nothing to add (and exp(-inf - -inf) is NaN)
+    float s = 0.0f;
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) s += cb::pack_exp_sum(p[u], m);
+    acc = cb::combine(acc, cb::MaxSum{m, s});
+  }
+  for (; v < vectors; v += stride) {
+    cb::Vec<elem_t> p;
+    p.raw = cb::load16_stream(x + v * kPack);
+    const float m = cb::hreduce<cb::Max>(p);
+    if (m != -INFINITY) acc = cb::combine(acc, cb::MaxSum{m, cb::pack_exp_sum(p, m)});
+  }
+  for (long long i = vectors * kPack + cb::thread_index(); i < cols; i += stride) {
+    const float xi = cb::to_float(x[i]);
+    if (xi != -INFINITY) acc = cb::push(acc, xi);
+  }
+  acc = cb::block_combine(acc, scratch);
+  if (threadIdx.x == 0) {
+    partials[2 * blockIdx.x] = acc.max;
+    partials[2 * blockIdx.x + 1] = acc.sum;
+  }
+}
+
+extern "C" __global__ void VEC_BOUNDS
+softmax_1d_vec_norm(const elem_t* __restrict__ x, elem_t* __restrict__ out, float* partials,
+                    long long rows, long long cols, int chunks) {
+  __shared__ float scratch[64];
+  cb::MaxSum acc = cb::empty_max_sum();
+  for (int i = threadIdx.x; i < chunks; i += blockDim.x)
+    acc = cb::combine(acc, cb::MaxSum{__ldcg(&partials[2 * i]), __ldcg(&partials[2 * i + 1])});
+  acc = cb::block_combine(acc, scratch);
+  const float m = acc.max, inv = 1.0f / acc.sum;
+  const long long vectors = cb::is_aligned16(x) && cb::is_aligned16(out) ? cols / kPack : 0;
+  const long long stride = cb::grid_threads();
+  long long v = cb::thread_index();  // the v-th vector from the end
+  for (; v + (UNROLL - 1) * stride < vectors; v += UNROLL * stride) {
+    cb::Vec<elem_t> p[UNROLL];
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u)
+      p[u].raw = cb::load16_stream(x + (vectors - 1 - (v + u * stride)) * kPack);
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) {
+      cb::pack_normalize(p[u], m, inv);
+      cb::store16_stream(out + (vectors - 1 - (v + u * stride)) * kPack, p[u].raw);
+    }
+  }
+  for (; v < vectors; v += stride) {
+    cb::Vec<elem_t> p;
+    p.raw = cb::load16_stream(x + (vectors - 1 - v) * kPack);
+    cb::pack_normalize(p, m, inv);
+    cb::store16_stream(out + (vectors - 1 - v) * kPack, p.raw);
+  }
+  for (long long i = vectors * kPack + cb::thread_index(); i < cols; i += stride)
+    out[i] = cb::from_float<elem_t>(__expf(cb::to_float(x[i]) - m) * inv);
+}
