@@ -123,6 +123,39 @@ def test_every_16_bit_variant_is_right_on_odd_shapes(runner, op, shape, dtype):
     assert any(r.status is Status.OK and not r.is_baseline for r in rows)
 
 
+# Issue 14: the variants it added (or gave a parameter), at every configuration of the grids
+# below, on the issue's odd shapes, in every dtype they declare; 2^30 + 3 at the defaults.
+NEW14 = {"add": {"tile": {"UNROLL": (1, 2, 4, 8), "STREAM_STORES": (0, 1)}},
+         "sigmoid": {"tile": {"UNROLL": (1, 8)}}, "relu": {"tile": {"UNROLL": (1, 8)}},
+         "softmax": {"online_vec": {"UNROLL": (2, 4, 8)},
+                     "warp_pipe": {"ROWS": (2, 4, 8), "STREAM_LOADS": (0, 1)}},
+         "reduce_scale": {"warp_pipe": {"ROWS": (2, 4, 8), "STREAM_LOADS": (0, 1)}},
+         "reduce": {"warp_pipe": {"ROWS": (2, 4, 8), "STREAM_LOADS": (0, 1)}},
+         "gemv": {"vec4": {"LOADS": (2, 4, 8)}}}
+ODD14 = [(1,), (31,), (33,), (65537, 3), (442367, 129)]
+CASES14 = [(op, shape, dtype) for op in NEW14
+           for shape in ([(1, 1), (31, 33), (65537, 3), (442367, 129), (3, 100003)]
+                         if op == "gemv" else ODD14 + [((1 << 30) + 3,)])
+           for dtype in ("float32", "float16", "bfloat16")]
+
+
+@pytest.mark.parametrize("op, shape, dtype", CASES14,
+                         ids=[f"{o}-{'x'.join(map(str, s))}-{d}" for o, s, d in CASES14])
+def test_the_issue_14_variants_are_right_on_odd_shapes(runner, op, shape, dtype):
+    from cudabench.kernels import BUILTIN_KERNELS, discover
+    from cudabench.runner import CaseJob
+    from cudabench.space import grid
+
+    big = max(shape) > 1 << 29
+    chosen = [v for v in discover(op, [BUILTIN_KERNELS])[0] if v.name in NEW14[op] and dtype in v.dtypes]
+    assert len(chosen) == len(NEW14[op])
+    configured = tuple(c for v in chosen for c in ([v] if big else grid(v, NEW14[op][v.name])))
+    rows = runner.run_job(CaseJob(Case(op, shape, dtype), configured, (), ONCE))
+    bad = [(r.label, r.status.value, r.error) for r in rows if r.status not in (Status.OK, Status.N_A)]
+    assert not bad
+    assert all(r.max_abs_err <= r.tolerance for r in rows if r.status is Status.OK)
+
+
 def test_seed_000_pasted_as_printed_runs_as_a_template_entry(tmp_path):
     """Seed 000's BlockReduce kernel with only a header added, through the CLI."""
     import json

@@ -106,24 +106,29 @@ def _fma_chain(grid: Any, block: Any, x: Any, out: Any, n: Any, iters: Any, one:
 
 
 EMULATED: dict[str, FakeKernel] = {
-    **{f"reduce_scale_{v}": _scale for v in ("block", "warp", "block_cached")},
+    **{f"reduce_scale_{v}": _scale for v in ("block", "warp", "block_cached", "warp_pipe")},
     **{f"softmax_{v}": _softmax for v in ("warp_xor", "warp_down", "block_smem",
-                                          "block_uncached", "block_reg")},
+                                          "block_uncached", "block_reg", "warp_pipe")},
     "softmax_1d_max": _nothing, "softmax_1d_sum": _nothing, "softmax_1d_norm": _softmax,
     "softmax_1d_online_stats": _nothing, "softmax_1d_online_norm": _softmax,
+    "softmax_1d_vec_stats": _nothing, "softmax_1d_vec_norm": _softmax,
     **{f"transpose_{v}": _transpose for v in ("naive", "ldg", "smem", "smem64")},
     "gemv_warp": _gemv, "gemv_vec4": _gemv,
     **{f"sgemm_{v}": _sgemm for v in ("naive", "smem", "tile128", "warptile")},
-    "add_naive": _add, "add_float4": _add, "sigmoid_naive": _sigmoid,
-    "sigmoid_float4": _sigmoid, "relu_naive": _relu, "relu_float4": _relu,
+    "add_naive": _add, "add_float4": _add, "add_tile": _add, "sigmoid_naive": _sigmoid,
+    "sigmoid_float4": _sigmoid, "sigmoid_tile": _sigmoid, "relu_naive": _relu,
+    "relu_float4": _relu, "relu_tile": _relu,
     "reduce_max_x4": _row_max, "reduce_max_atomic": _row_max, "reduce_max_shuffle": _row_max,
     "reduce_sum_naive": _row_sum,
     "reduce_sum_atomic": _row_sum_store,
     "reduce_sum_shared": _row_sum_store,
     "reduce_sum_shuffle": _row_sum_store,
     "reduce_sum_float4": _row_sum_store,
+    "reduce_sum_warp_pipe": _row_sum_store,
     "stream_read_vec4": _stream_read, "stream_write_vec4": _stream_write,
-    "stream_copy_vec4": _stream_copy, "stream_triad_vec4": _stream_triad, "fma_chain": _fma_chain,
+    "stream_copy_vec4": _stream_copy, "stream_triad_vec4": _stream_triad,
+    "stream_write_tile": _stream_write, "stream_copy_tile": _stream_copy,
+    "stream_triad_tile": _stream_triad, "fma_chain": _fma_chain,
 }
 def _crash(grid: int, block: int, *args: Any) -> None:
     raise KernelCrash("cudaErrorIllegalAddress", "an illegal memory access was encountered")

@@ -18,6 +18,13 @@
 #ifndef ROWS
 #define ROWS 4
 #endif
+#ifndef STREAM_LOADS
+#define STREAM_LOADS 0  // 1: 16-byte loads through the read-only path, no L1 allocation
+#endif
+
+// 512 threads a SM at least: under __launch_bounds__(BLOCK) alone nvcc 13.0 held the 16-bit
+// softmax to 64 registers and spilled; this lets it take 96 (BLOCK 256).
+#define CB_PIPE_BOUNDS __launch_bounds__(BLOCK, (512 / BLOCK) > 1 ? (512 / BLOCK) : 1)
 
 namespace cb {
 
@@ -34,7 +41,10 @@ struct RowSlots {
                                               float pad) const {
     Vec<elem_t> v;
     if (vec) {
-      if (r < rows && lane < cols / kPack) return Vec<elem_t>{load16(x + r * cols + lane * kPack)};
+      if (r < rows && lane < cols / kPack) {
+        const elem_t* p = x + r * cols + lane * kPack;
+        return Vec<elem_t>{STREAM_LOADS ? load16_stream(p) : load16(p)};
+      }
 #pragma unroll
       for (int e = 0; e < kPack; ++e) v.set(e, pad);
       return v;

@@ -8,12 +8,13 @@
 //     BLOCK: [256, 128, 512]
 //     ROWS: [4, 2, 8]              # rows a warp holds at once (two groups: one loading)
 //     GRID_K: [0, 1, 2, 4]         # blocks per SM (0: as many as are resident)
+//     STREAM_LOADS: [0, 1]         # 1: ld.global.nc.L1::no_allocate
 //   dtypes: [float32, float16, bfloat16]
 //   about: warp_xor's rows held in registers, by persistent warps that load the next group of rows before they reduce and store the current one (kernels/common/rows.cuh), one read and one write
 #include "common/rows.cuh"
 #include "common/softmax.cuh"
 
-extern "C" __global__ void __launch_bounds__(BLOCK)
+extern "C" __global__ void CB_PIPE_BOUNDS
 softmax_warp_pipe(const elem_t* __restrict__ x, elem_t* __restrict__ out, float* partials,
                   long long rows, long long cols, int chunks) {
   const cb::RowSlots slots{rows, cols, cb::lane_id(),

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Issue 14 on the GPU, in device-sized parts (each well under 10 minutes on an H200):
+#   bash scripts/dram_limit_check.sh sweep    # the new variants across their parameters, beside the old best and the libraries
+#   bash scripts/dram_limit_check.sh tests    # the GPU tests of every new variant on the issue's odd shapes, every dtype
+#   bash scripts/dram_limit_check.sh seeds    # configs/seeds.yaml (header defaults, --no-tuned) and its compare against BEFORE
+# Logs and result files under $OUT (default ./dram_limit_check); the ceilings measured first
+# (or kept in $OUT/ceilings.json) give every table its % ceiling column.
+set -uo pipefail
+OUT=${OUT:-dram_limit_check}
+mkdir -p "$OUT"
+export PYTHONUNBUFFERED=1 CUDABENCH_CEILINGS="$OUT/ceilings.json"
+cb() { echo "== cudabench $*"; python3 -m cudabench "$@"; echo "== rc $?"; }
+part=${1:?sweep, tests or seeds}
+{
+  nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem --format=csv
+  date -u
+  case $part in
+    sweep)
+      cb ceilings --recalibrate -o "$OUT/ceilings_rows"
+      cb run add -s 2^28 -v tile -v float4 -p UNROLL=1,2,4,8 -p STREAM_STORES=0,1 -o "$OUT/add"
+      cb run sigmoid -s 2^28 -v tile -v float4 -p UNROLL=1,2,4 -p STREAM_STORES=0,1 -o "$OUT/sigmoid"
+      cb run relu -s 2^28 -v tile -v float4 -p UNROLL=1,2,4 -p STREAM_STORES=0,1 -o "$OUT/relu"
+      cb run softmax -s 2^28 -v online -v online_vec -p UNROLL=2,4,8 -o "$OUT/softmax1d"
+      cb run softmax -s 442368x128 -v warp_xor -v warp_pipe -p ROWS=2,4,8 -p STREAM_LOADS=0,1 -p GRID_K=0,2 -o "$OUT/softmax_rows"
+      cb run reduce_scale -s 442368x128 -v warp -v warp_pipe -p ROWS=2,4,8 -p STREAM_LOADS=0,1 -o "$OUT/reduce_scale"
+      cb run reduce -s 442368x128 -v float4 -v warp_pipe -p ROWS=2,4,8 -p STREAM_LOADS=0,1 -o "$OUT/reduce_rows"
+      cb run reduce -s 2^20 -v float4 -p ITEMS=16,32,64 -p LOADS=2,4,8 -p BLOCK=128,256,512 -o "$OUT/reduce_small"
+      cb run reduce -s 2^30 -v float4 -p GRID_K=0,2,4,8 -p LOADS=4,8 -p BLOCK=256,512 -o "$OUT/reduce_big"
+      cb run gemv -s 16384x16384 -v vec4 -p LOADS=2,4,8 -p BLOCK=128,256,512 -o "$OUT/gemv"
+      ;;
+    tests)
+      python3 -m pytest -q -p no:cacheprovider tests/test_gpu.py -k "issue_14 or catalogue or ceilings_ops or every_builtin"
+      ;;
+    seeds)
+      cb run configs/seeds.yaml --no-tuned -o "$OUT/seeds_after"
+      [ -n "${BEFORE:-}" ] && cb compare "$BEFORE" "$OUT/seeds_after.json"
+      ;;
+  esac
+  date -u
+} 2>&1 | tee "$OUT/log_$part.txt"
