@@ -231,10 +231,16 @@ class Runner:
             return _row(case, label, Status.SKIPPED,
                         f"a block of {block} threads does not fit on an SM "
                         f"({loaded.registers} registers a thread)")  # fmt: skip
+        # Every launch sized by the least occupancy of the variant's kernels: a multi-kernel
+        # variant passes partials between its kernels, so a rule that sizes grids by the
+        # occupancy (the 1-D softmax's `split`) must give each the same block count (it gave
+        # online_vec's two kernels 660 and 792 blocks on an H200: the norm kernel read partials
+        # the stats kernel never wrote).
+        occupancy = min(loaded.blocks_per_sm)
         try:
             geometries = [
                 op.geometry(launch, variant, case.shape, self.device, occupancy, dtype.itemsize)
-                for launch, occupancy in zip(variant.launches, loaded.blocks_per_sm)
+                for launch in variant.launches
             ]
         except ValueError as exc:
             return _row(case, label, Status.ERROR, str(exc))

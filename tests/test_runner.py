@@ -40,7 +40,7 @@ def crash(grid, block, *args):
 def test_builtin_variants_all_ok_with_speedups():
     variants, _ = discover("reduce", [BUILTIN_KERNELS])
     backend = FakeBackend()
-    rows = Runner(backend).run_job(job((64, 129), *variants))
+    rows = Runner(backend).run_job(job((64, 127), *variants))
     assert [r.status for r in rows] == [Status.OK] * (len(variants) + 1)
     base = rows[-1]
     assert base.variant == "cupy" and base.is_baseline and base.speedup == pytest.approx(1.0)
@@ -284,3 +284,23 @@ def test_clocks_and_throttling_are_recorded():
     assert row.sm_mhz == (1980, 1410) and row.mem_mhz == (3201, 3201)
     assert row.throttle == "sw power cap, hw slowdown"
     assert "GPU throttled (sw power cap, hw slowdown)" in row.notes
+
+
+def test_a_multi_kernel_variants_launches_share_one_grid():
+    """Kernels of 256 and 1024 threads (8 and 2 resident blocks a fake SM) pass partials
+    through the workspace: the split rule must give both the same number of blocks."""
+    grids = []
+
+    def stats(grid, block, x, out, partials, rows, cols, chunks):
+        grids.append((grid, int(chunks)))
+
+    def norm(grid, block, x, out, partials, rows, cols, chunks):
+        grids.append((grid, int(chunks)))
+        EMULATED["softmax_1d_online_norm"](grid, block, x, out, partials, rows, cols, chunks)
+
+    two = KernelVariant("softmax", "two", "/k/two.cu", (Launch("stats", 256, "split"),
+                                                       Launch("norm", 1024, "split")), "test")
+    backend = FakeBackend(kernels={"stats": stats, "norm": norm})
+    (row,) = Runner(backend).run_job(CaseJob(Case("softmax", (1 << 22,)), (two,), (), QUICK))
+    assert row.status is Status.OK
+    assert set(grids) == {(132 * 2, 132 * 2)}  # 2 blocks of 1024 a fake SM

@@ -87,8 +87,11 @@ class Softmax(RowOp):
         elif launch.grid == "split":
             if rows != 1:
                 raise ValueError("the split rule is for 1-D softmax (one row)")
+            # one count for all the variant's kernels (they share the partials): the least
+            # occupancy (the runner's) and the first launch's block
             wave = device.sm_count * max(1, blocks_per_sm)
-            chunks = max(1, min(wave, math.ceil(cols / (launch.block * SPLIT_PER_THREAD))))
+            first = variant.launches[0].block
+            chunks = max(1, min(wave, math.ceil(cols / (first * SPLIT_PER_THREAD))))
             grid = chunks
             workspace = {"partials": (2 * chunks, "float32")}
         else:
