@@ -28,7 +28,7 @@ from pathlib import Path
 from cudabench.ops import get_op
 from cudabench.schema import SchemaError, read_record
 from cudabench.dtypes import get_dtype
-from cudabench.spec import Ceilings, DeviceInfo, ResultRow, Status
+from cudabench.spec import Ceilings, DeviceInfo, KernelVariant, ResultRow, Status
 
 # The mixes by the fraction of their bytes that are read, and the op that measures each.
 MIXES = {"write": 0.0, "copy": 0.5, "triad": 2 / 3, "read": 1.0}
@@ -41,14 +41,16 @@ FMA_THREADS = 1 << 24  # the FMA ceiling's threads (34 GFLOP: about half a milli
 # its block sums end in one atomicAdd each, which a grid of 10^5 blocks would queue on).
 STREAM_GRIDS = {
     "vec4": {"UNROLL": (1, 4, 8), "GRID_K": (0, 4)},
-    "tile": {"UNROLL": (1, 2, 4)},
+    "tile": {"UNROLL": (1, 2), "STREAM_LOADS": (0, 1)},  # write has no loads to hint
 }
 FMA_GRID = {"BLOCK": (256, 1024)}
 
 
-def variant_grid(op: str, variant: str) -> dict[str, tuple[int, ...]]:
-    """The configurations the ceilings measure a variant of the mixes' ops (or fma) at."""
-    return FMA_GRID if op == "fma" else STREAM_GRIDS.get(variant, {})
+def variant_grid(variant: KernelVariant) -> dict[str, tuple[int, ...]]:
+    """The configurations the ceilings measure a variant of the mixes' ops (or fma) at: its
+    grid above, narrowed to the parameters its header declares."""
+    space = FMA_GRID if variant.op == "fma" else STREAM_GRIDS.get(variant.name, {})
+    return {name: values for name, values in space.items() if name in dict(variant.params)}
 OFF = "off"
 
 

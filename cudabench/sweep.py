@@ -482,7 +482,7 @@ def calibrate(execute: Execute, info: DeviceInfo, versions: dict[str, str], devi
     jobs += plan("fma", [str(ceilings.FMA_THREADS)], None, None, **options).jobs
     # each variant at every configuration of its grid (ceilings.STREAM_GRIDS, FMA_GRID)
     jobs = [dataclasses.replace(job, variants=tuple(
-        c for v in job.variants for c in grid(v, ceilings.variant_grid(job.case.op, v.name))))
+        c for v in job.variants for c in grid(v, ceilings.variant_grid(v))))
         for job in jobs]  # fmt: skip
     work = Plan(jobs, [], jobs[0].timing)
     stem = results_stem(output, "ceilings", started)

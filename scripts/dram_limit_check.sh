@@ -17,19 +17,13 @@ part=${1:?sweep, tests or seeds}
   case $part in
     sweep)
       cb ceilings --recalibrate -o "$OUT/ceilings_rows"
-      cb run add -s 2^28 -v tile -v float4 -p UNROLL=1,2,4,8 -p STREAM_STORES=0,1 -o "$OUT/add"
-      cb run sigmoid -s 2^28 -v tile -v float4 -p UNROLL=1,2,4 -p STREAM_STORES=0,1 -o "$OUT/sigmoid"
-      cb run relu -s 2^28 -v tile -v float4 -p UNROLL=1,2,4 -p STREAM_STORES=0,1 -o "$OUT/relu"
-      cb run softmax -s 2^28 -v online -v online_vec -p UNROLL=2,4,8 -o "$OUT/softmax1d"
-      cb run softmax -s 442368x128 -v warp_xor -v warp_pipe -p ROWS=2,4,8 -p STREAM_LOADS=0,1 -p GRID_K=0,2 -o "$OUT/softmax_rows"
-      cb run reduce_scale -s 442368x128 -v warp -v warp_pipe -p ROWS=2,4,8 -p STREAM_LOADS=0,1 -o "$OUT/reduce_scale"
-      cb run reduce -s 442368x128 -v float4 -v warp_pipe -p ROWS=2,4,8 -p STREAM_LOADS=0,1 -o "$OUT/reduce_rows"
-      cb run reduce -s 2^20 -v float4 -p ITEMS=16,32,64 -p LOADS=2,4,8 -p BLOCK=128,256,512 -o "$OUT/reduce_small"
-      cb run reduce -s 2^30 -v float4 -p GRID_K=0,2,4,8 -p LOADS=4,8 -p BLOCK=256,512 -o "$OUT/reduce_big"
-      cb run gemv -s 16384x16384 -v vec4 -p LOADS=2,4,8 -p BLOCK=128,256,512 -o "$OUT/gemv"
+      cb run add -s 2^28 -v tile -v float4 -p UNROLL=1,2 -p STREAM_LOADS=0,1 -o "$OUT/add"
+      cb run sigmoid -s 2^28 -v tile -v float4 -p UNROLL=1,2 -o "$OUT/sigmoid"
+      cb run relu -s 2^28 -v tile -v float4 -p UNROLL=1,2 -o "$OUT/relu"
+      cb run softmax -s 2^28 -v online -v online_vec -v online_tile -p UNROLL=2,4,8 -o "$OUT/softmax1d"
       ;;
     tests)
-      python3 -m pytest -q -p no:cacheprovider tests/test_gpu.py -k "issue_14 or catalogue or ceilings_ops or every_builtin"
+      timeout ${TESTS_TIMEOUT:-900} python3 -m pytest -q -p no:cacheprovider tests/test_gpu.py -k "issue_14 or catalogue or ceilings_ops or every_builtin or 16_bit"
       ;;
     seeds)
       cb run configs/seeds.yaml --no-tuned -o "$OUT/seeds_after"

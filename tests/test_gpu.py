@@ -125,9 +125,9 @@ def test_every_16_bit_variant_is_right_on_odd_shapes(runner, op, shape, dtype):
 
 # Issue 14: the variants it added (or gave a parameter), at every configuration of the grids
 # below, on the issue's odd shapes, in every dtype they declare; 2^30 + 3 at the defaults.
-NEW14 = {"add": {"tile": {"UNROLL": (1, 2, 4, 8), "STREAM_STORES": (0, 1)}},
+NEW14 = {"add": {"tile": {"UNROLL": (1, 2, 4, 8), "STREAM_LOADS": (0, 1), "STREAM_STORES": (0, 1)}},
          "sigmoid": {"tile": {"UNROLL": (1, 8)}}, "relu": {"tile": {"UNROLL": (1, 8)}},
-         "softmax": {"online_vec": {"UNROLL": (2, 4, 8)},
+         "softmax": {"online_vec": {"UNROLL": (2, 4, 8)}, "online_tile": {"UNROLL": (2, 4, 8)},
                      "warp_pipe": {"ROWS": (2, 4, 8), "STREAM_LOADS": (0, 1)}},
          "reduce_scale": {"warp_pipe": {"ROWS": (2, 4, 8), "STREAM_LOADS": (0, 1)}},
          "reduce": {"warp_pipe": {"ROWS": (2, 4, 8), "STREAM_LOADS": (0, 1)}},
@@ -464,7 +464,7 @@ def test_the_ceilings_ops_are_right_on_odd_sizes(runner, op, n):
     from cudabench.space import grid
 
     variants = discover(op, [BUILTIN_KERNELS])[0]
-    configured = tuple(c for v in variants for c in grid(v, variant_grid(op, v.name)))
+    configured = tuple(c for v in variants for c in grid(v, variant_grid(v)))
     from cudabench.ops import get_op
 
     rows = runner.run_job(CaseJob(Case(op, (n,)), configured, tuple(get_op(op).baselines()), ONCE))

@@ -7,7 +7,8 @@ per 4 consecutive rows), `persistent` (a wave of blocks whose warps walk groups 
 kernels/common/rows.cuh), `row_block` (a block per row), `row_block_smem` (a block per row with the row in dynamic shared memory, cols * 4
 bytes), and `split` for the 1-D multi-kernel variants: `chunks` blocks share the one row,
 `partials` holds two floats per block (max and sum), and every kernel of the variant uses the
-same grid. Inputs: uniform [-4, 4), every fifth row (and the 1-D row) shifted by +100, so a
+same grid; `packs` (1-D) a thread per 16 bytes of the row, with `chunks` as `split` counts them
+(online_tile's second kernel; its first leaves (max, 1 / sum) at partials[2 chunks]). Inputs: uniform [-4, 4), every fifth row (and the 1-D row) shifted by +100, so a
 kernel that skips the max subtraction overflows exp and fails.
 """
 
@@ -34,7 +35,8 @@ class Softmax(RowOp):
     FLOPS_AN_ELEMENT = 5  # max, subtract, exp, sum, scale
     name = "softmax"
     about = "softmax along the last axis, in float (1-D: one row; RxC: each row)"
-    grid_rules = ("warp_rows", "warp_rows4", "persistent", "row_block", "row_block_smem", "split")
+    grid_rules = ("warp_rows", "warp_rows4", "persistent", "row_block", "row_block_smem", "split",
+                  "packs")
     requirements = ("max_cols", "min_cols", "cols_multiple_of", "max_rows")
 
     example = "442368x128 or 2^28"
@@ -84,16 +86,20 @@ class Softmax(RowOp):
             grid = rows
         elif launch.grid == "row_block_smem":
             grid, shared = rows, 4 * cols
-        elif launch.grid == "split":
+        elif launch.grid in ("split", "packs"):
             if rows != 1:
-                raise ValueError("the split rule is for 1-D softmax (one row)")
+                raise ValueError(f"the {launch.grid} rule is for 1-D softmax (one row)")
             # one count for all the variant's kernels (they share the partials): the least
             # occupancy (the runner's) and the first launch's block
             wave = device.sm_count * max(1, blocks_per_sm)
             first = variant.launches[0].block
             chunks = max(1, min(wave, math.ceil(cols / (first * SPLIT_PER_THREAD))))
-            grid = chunks
-            workspace = {"partials": (2 * chunks, "float32")}
+            # packs: a thread per 16 bytes (at least one block: unaligned rows go one by one)
+            grid = chunks if launch.grid == "split" else max(
+                1, math.ceil(math.ceil(cols / (16 // itemsize)) / launch.block))
+            # the block pairs, then (max, 1 / sum) and a ticket for the variants that combine
+            # them in their first kernel
+            workspace = {"partials": (2 * chunks + 4, "float32")}
         else:
             raise unknown_rule(self, variant, launch.grid)
         check_grid(grid)

@@ -71,17 +71,9 @@ __device__ __forceinline__ void map_vec4(const elem_t* __restrict__ a,
     out[k] = from_float<elem_t>(f(to_float(a[k]), to_float(b[k])));
 }
 
-#ifndef STREAM_STORES
-#define STREAM_STORES 0  // 1: stores marked evict-first (st.global.cs)
-#endif
-
-__device__ __forceinline__ void store_out(elem_t* p, uint4 v) {
-  if (STREAM_STORES) store16_stream(p, v);
-  else store16(p, v);
-}
-
-// The `tiles` layout (common/stream.cuh): UNROLL 16-byte streaming loads a thread (of each
-// input), then f and 16-byte stores; the tail and unaligned buffers one element at a time.
+// The `tiles` layout (common/stream.cuh): UNROLL 16-byte loads a thread (of each input), then f
+// and 16-byte stores, with the configuration's cache hints (dtype.cuh); the tail and unaligned
+// buffers one element at a time.
 template <class F>
 __device__ __forceinline__ void map_tile(const elem_t* __restrict__ x, elem_t* __restrict__ out,
                                          long long n, F f) {
@@ -92,7 +84,7 @@ __device__ __forceinline__ void map_tile(const elem_t* __restrict__ x, elem_t* _
 #pragma unroll
     for (int u = 0; u < UNROLL; ++u) {
       const long long i = tile_vector(u);
-      if (i < vectors) v[u].raw = load16_stream(x + i * kPack);
+      if (i < vectors) v[u].raw = load16_hinted(x + i * kPack);
     }
 #pragma unroll
     for (int u = 0; u < UNROLL; ++u) {
@@ -100,7 +92,7 @@ __device__ __forceinline__ void map_tile(const elem_t* __restrict__ x, elem_t* _
       if (i < vectors) {
 #pragma unroll
         for (int e = 0; e < kPack; ++e) v[u].set(e, f(v[u].get(e)));
-        store_out(out + i * kPack, v[u].raw);
+        store16_hinted(out + i * kPack, v[u].raw);
       }
     }
     done = vectors * kPack;
@@ -119,8 +111,8 @@ __device__ __forceinline__ void map_tile(const elem_t* __restrict__ a, const ele
     for (int u = 0; u < UNROLL; ++u) {
       const long long i = tile_vector(u);
       if (i < vectors) {
-        p[u].raw = load16_stream(a + i * kPack);
-        q[u].raw = load16_stream(b + i * kPack);
+        p[u].raw = load16_hinted(a + i * kPack);
+        q[u].raw = load16_hinted(b + i * kPack);
       }
     }
 #pragma unroll
@@ -129,7 +121,7 @@ __device__ __forceinline__ void map_tile(const elem_t* __restrict__ a, const ele
       if (i < vectors) {
 #pragma unroll
         for (int e = 0; e < kPack; ++e) p[u].set(e, f(p[u].get(e), q[u].get(e)));
-        store_out(out + i * kPack, p[u].raw);
+        store16_hinted(out + i * kPack, p[u].raw);
       }
     }
     done = vectors * kPack;

@@ -18,9 +18,6 @@
 #ifndef ROWS
 #define ROWS 4
 #endif
-#ifndef STREAM_LOADS
-#define STREAM_LOADS 0  // 1: 16-byte loads through the read-only path, no L1 allocation
-#endif
 
 // 512 threads a SM at least: under __launch_bounds__(BLOCK) alone nvcc 13.0 held the 16-bit
 // softmax to 64 registers and spilled; this lets it take 96 (BLOCK 256).
@@ -43,7 +40,7 @@ struct RowSlots {
     if (vec) {
       if (r < rows && lane < cols / kPack) {
         const elem_t* p = x + r * cols + lane * kPack;
-        return Vec<elem_t>{STREAM_LOADS ? load16_stream(p) : load16(p)};
+        return Vec<elem_t>{load16_hinted(p)};  // STREAM_LOADS: dtype.cuh
       }
 #pragma unroll
       for (int e = 0; e < kPack; ++e) v.set(e, pad);

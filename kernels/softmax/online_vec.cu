@@ -4,7 +4,7 @@
 //     - {entry: softmax_1d_vec_stats, block: 256, grid: split}
 //     - {entry: softmax_1d_vec_norm, block: 256, grid: split}
 //   params:
-//     UNROLL: [4, 2, 8]      # 16-byte loads in flight a thread, in both kernels
+//     UNROLL: [8, 4, 2]      # 16-byte loads in flight a thread, in both kernels
 //   requires: {max_rows: 1}
 //   dtypes: [float32, float16, bfloat16]
 //   about: online with the bytes in flight of a streaming copy - UNROLL 16-byte loads a thread, one max and one rescale per batch of them (not per element), and the normalize pass runs from the end, where the first pass left the array in L2
@@ -16,46 +16,19 @@
 // array front to back, so its last ~L2-size bytes are still cached when the second, reading
 // back to front, starts.
 #include "common/softmax.cuh"
-#include "common/stream.cuh"  // UNROLL, thread_index, grid_threads
 
 using cb::kPack;
 
-// (256, 4): under __launch_bounds__(256) alone nvcc 13.0 gave the stats kernel 32 registers and
-// a spill in its loop; asking for 4 blocks a SM (64 registers at most) it takes 47 and none.
-#define VEC_BOUNDS __launch_bounds__(256, 4)
+// (256, 2): under __launch_bounds__(256) alone nvcc 13.0 gave the stats kernel 32 registers and
+// a spill in its loop; asking for 2 blocks a SM (128 registers at most) it spills nothing, in
+// 16-bit at UNROLL 8 either.
+#define VEC_BOUNDS __launch_bounds__(256, 2)
 
 extern "C" __global__ void VEC_BOUNDS
 softmax_1d_vec_stats(const elem_t* __restrict__ x, elem_t* __restrict__ out, float* partials,
                      long long rows, long long cols, int chunks) {
   __shared__ float scratch[64];
-  cb::MaxSum acc = cb::empty_max_sum();
-  const long long vectors = cb::is_aligned16(x) && cb::is_aligned16(out) ? cols / kPack : 0;
-  const long long stride = cb::grid_threads();
-  long long v = cb::thread_index();
-  for (; v + (UNROLL - 1) * stride < vectors; v += UNROLL * stride) {
-    cb::Vec<elem_t> p[UNROLL];
-#pragma unroll
-    for (int u = 0; u < UNROLL; ++u) p[u].raw = cb::load16_stream(x + (v + u * stride) * kPack);
-    float m = -INFINITY;
-#pragma unroll
-    for (int u = 0; u < UNROLL; ++u) m = fmaxf(m, cb::hreduce<cb::Max>(p[u]));
-    if (m == -INFINITY) continue;  // all -inf: nothing to add (and exp(-inf - -inf) is NaN)
-    float s = 0.0f;
-#pragma unroll
-    for (int u = 0; u < UNROLL; ++u) s += cb::pack_exp_sum(p[u], m);
-    acc = cb::combine(acc, cb::MaxSum{m, s});
-  }
-  for (; v < vectors; v += stride) {
-    cb::Vec<elem_t> p;
-    p.raw = cb::load16_stream(x + v * kPack);
-    const float m = cb::hreduce<cb::Max>(p);
-    if (m != -INFINITY) acc = cb::combine(acc, cb::MaxSum{m, cb::pack_exp_sum(p, m)});
-  }
-  for (long long i = vectors * kPack + cb::thread_index(); i < cols; i += stride) {
-    const float xi = cb::to_float(x[i]);
-    if (xi != -INFINITY) acc = cb::push(acc, xi);
-  }
-  acc = cb::block_combine(acc, scratch);
+  const cb::MaxSum acc = cb::block_combine(cb::stream_max_sum(x, out, cols), scratch);
   if (threadIdx.x == 0) {
     partials[2 * blockIdx.x] = acc.max;
     partials[2 * blockIdx.x + 1] = acc.sum;

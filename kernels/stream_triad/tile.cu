@@ -5,7 +5,8 @@
 //   grid: tiles
 //   params:
 //     BLOCK: [256, 128, 512]
-//     UNROLL: [2, 1, 4, 8]          # 16-byte loads of each input in flight a thread
+//     UNROLL: [1, 2, 4, 8]          # 16-byte loads of each input in flight a thread
+//     STREAM_LOADS: [0, 1]          # 1: ld.global.nc.L1::no_allocate (common/dtype.cuh)
 //   dtypes: [float32]
 //   about: the triad ceiling, a block per BLOCK x UNROLL vectors (no loop, a large grid); all loads of both inputs, then the FMAs and 16-byte stores
 #include "common/stream.cuh"
@@ -23,8 +24,8 @@ stream_triad_tile(const elem_t* __restrict__ a, const elem_t* __restrict__ b,
     for (int u = 0; u < UNROLL; ++u) {
       const long long v = cb::tile_vector(u);
       if (v < vectors) {
-        x[u].raw = cb::load16_stream(a + v * cb::kPack);
-        y[u].raw = cb::load16_stream(b + v * cb::kPack);
+        x[u].raw = cb::load16_hinted(a + v * cb::kPack);
+        y[u].raw = cb::load16_hinted(b + v * cb::kPack);
       }
     }
 #pragma unroll
@@ -33,7 +34,7 @@ stream_triad_tile(const elem_t* __restrict__ a, const elem_t* __restrict__ b,
       if (v < vectors) {
 #pragma unroll
         for (int e = 0; e < cb::kPack; ++e) x[u].set(e, triad(x[u].get(e), y[u].get(e)));
-        cb::store16(out + v * cb::kPack, x[u].raw);
+        cb::store16_hinted(out + v * cb::kPack, x[u].raw);
       }
     }
     done = vectors * cb::kPack;

@@ -5,7 +5,7 @@
 //   grid: tiles
 //   params:
 //     BLOCK: [256, 128, 512]
-//     UNROLL: [2, 1, 4, 8]          # 16-byte stores a thread, all of its work
+//     UNROLL: [1, 2, 4, 8]          # 16-byte stores a thread, all of its work
 //   dtypes: [float32]
 //   about: the write ceiling, a block per BLOCK x UNROLL vectors (no loop, a large grid as cudaMemset launches); 16-byte stores of zero
 #include "common/stream.cuh"
@@ -19,7 +19,7 @@ stream_write_tile(const elem_t* __restrict__ a, const elem_t* __restrict__ b,
 #pragma unroll
     for (int u = 0; u < UNROLL; ++u) {
       const long long v = cb::tile_vector(u);
-      if (v < vectors) cb::store16(out + v * cb::kPack, make_uint4(0, 0, 0, 0));
+      if (v < vectors) cb::store16_hinted(out + v * cb::kPack, make_uint4(0, 0, 0, 0));
     }
     done = vectors * cb::kPack;
   }
