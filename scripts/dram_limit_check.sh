@@ -15,15 +15,15 @@ part=${1:?sweep, tests or seeds}
   nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem --format=csv
   date -u
   case $part in
-    sweep)
+    sweep)   # the variants kept, across their parameters (docs/performance.md has the runs of those dropped)
       cb ceilings --recalibrate -o "$OUT/ceilings_rows"
-      cb run add -s 2^28 -v tile -v float4 -p UNROLL=1,2 -p STREAM_LOADS=0,1 -o "$OUT/add"
-      cb run sigmoid -s 2^28 -v tile -v float4 -p UNROLL=1,2 -o "$OUT/sigmoid"
-      cb run relu -s 2^28 -v tile -v float4 -p UNROLL=1,2 -o "$OUT/relu"
-      cb run softmax -s 2^28 -v online -v online_vec -v online_tile -p UNROLL=2,4,8 -o "$OUT/softmax1d"
+      cb run softmax -s 2^28 -v online -v online_vec -p UNROLL=2,4,8 -o "$OUT/softmax1d"
+      cb run gemv -s 16384x16384 -v vec4 -p LOADS=2,4,8 -p BLOCK=128,256,512 -o "$OUT/gemv"
+      cb run reduce -s 2^30 -v float4 -p GRID_K=0,2,4,8 -p LOADS=4,8 -p BLOCK=256,512 -o "$OUT/reduce_big"
+      cb run reduce -s 2^20 -v float4 -p ITEMS=16,32,64 -p LOADS=2,4,8 -p BLOCK=128,256,512 -o "$OUT/reduce_small"
       ;;
     tests)
-      timeout ${TESTS_TIMEOUT:-900} python3 -m pytest -q -p no:cacheprovider tests/test_gpu.py -k "issue_14 or catalogue or ceilings_ops or every_builtin or 16_bit"
+      timeout ${TESTS_TIMEOUT:-900} python3 -m pytest -q -p no:cacheprovider tests/test_gpu.py -k "${TESTS:-issue_14 or catalogue or ceilings_ops or every_builtin or 16_bit}"
       ;;
     seeds)
       cb run configs/seeds.yaml --no-tuned -o "$OUT/seeds_after"

@@ -134,17 +134,9 @@ def tiles_grid(n: int, block: int, variant: KernelVariant, itemsize: int = 4) ->
 
 
 
-def persistent_grid(device: DeviceInfo, variant: KernelVariant, blocks_per_sm: int,
-                    needed: int | None = None) -> int:
-    """The `persistent` rule: GRID_K blocks per SM (0, the default: as many as are resident),
-    no more than the `needed` blocks the work can use."""
-    grid = device.sm_count * max(1, variant.value("GRID_K", 0) or blocks_per_sm)
-    return max(1, min(grid, needed)) if needed is not None else grid
-
-
-def row_groups_blocks(rows: int, block: int, variant: KernelVariant) -> int:
-    """Blocks that give every warp of them a group of ROWS rows (kernels/common/rows.cuh)."""
-    return math.ceil(math.ceil(rows / variant.value("ROWS", 4)) / (block // 32))
+def persistent_grid(device: DeviceInfo, variant: KernelVariant, blocks_per_sm: int) -> int:
+    """The `persistent` rule: GRID_K blocks per SM (0, the default: as many as are resident)."""
+    return device.sm_count * max(1, variant.value("GRID_K", 0) or blocks_per_sm)
 
 
 def array_module(x: Any) -> Any:

@@ -5,8 +5,7 @@ Kernel arguments: `add(const float* a, const float* b, float* out, long long n)`
 ones `(const float* x, float* out, long long n)`. Grid rules: `elements` (a thread per
 element) and `vec4` (a thread per 16 bytes, 4 floats or 8 halves: the float4 variant divides
 the *grid* by 4 in float32, as seed 002 says, and handles the last elements, which the seed
-reads past the end), and `tiles` (a block per BLOCK x UNROLL 16-byte vectors, all of a thread's
-loads in flight before it computes; kernels/common/stream.cuh).
+reads past the end).
 """
 
 from __future__ import annotations
@@ -19,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from cudabench.ops import torch_baselines
-from cudabench.ops.base import Geometry, array_module, tiles_grid
+from cudabench.ops.base import Geometry, array_module
 from cudabench.spec import DeviceInfo, KernelVariant, Launch, Shape
 
 UNIT_ROUNDOFF = 2.0**-24
@@ -36,7 +35,7 @@ class Elementwise:
     library: Callable[..., Any]  # the cupy expression, xp-generic like `exact`
     torch_fn: Callable[..., Any] | None = None
     flops_an_element: int = 1  # the roofline's count (sigmoid: negate, exp, add, divide)
-    grid_rules: tuple[str, ...] = ("elements", "vec4", "tiles")
+    grid_rules: tuple[str, ...] = ("elements", "vec4")
     requirements: tuple[str, ...] = ()
 
     def check_shape(self, shape: Shape) -> None:
@@ -79,8 +78,6 @@ class Elementwise:
     def geometry(self, launch: Launch, variant: KernelVariant, shape: Shape,
                  device: DeviceInfo, blocks_per_sm: int, itemsize: int = 4) -> Geometry:  # fmt: skip
         n = math.prod(shape)
-        if launch.grid == "tiles":
-            return Geometry(tiles_grid(n, launch.block, variant, itemsize), launch.block)
         # vec4: a thread per 16 bytes, 4 floats or 8 halves (kPack in common/dtype.cuh)
         per_thread = {"elements": 1, "vec4": 16 // itemsize}.get(launch.grid)
         if per_thread is None:

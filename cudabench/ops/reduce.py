@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from cudabench.ops import torch_baselines
-from cudabench.ops.base import Geometry, persistent_grid, row_groups_blocks
+from cudabench.ops.base import Geometry
 from cudabench.spec import DeviceInfo, KernelVariant, Launch, Shape
 
 # Rows of up to this many columns are short: warps take several at a time. Longer rows get
@@ -58,7 +58,7 @@ def _rows_cols(shape: Shape) -> tuple[int, int]:
 class Reduce:
     name = "reduce"
     about = "sum along the last axis, float32 accumulation (1-D: one value; RxC: R row sums)"
-    grid_rules = ("elements", "segments", "persistent")
+    grid_rules = ("elements", "segments")
     requirements = ("cols_multiple_of", "min_cols", "max_cols")
 
     def check_shape(self, shape: Shape) -> None:
@@ -134,10 +134,6 @@ class Reduce:
             geometry = segments(rows, cols, block, device.sm_count * k, itemsize,
                                 variant.value("WARP_ROW_BYTES", WARP_ROW_BYTES),
                                 variant.value("ITEMS", MIN_ELEMENTS_PER_THREAD))  # fmt: skip
-        elif launch.grid == "persistent":  # short rows: a wave of warps walking row groups
-            grid = persistent_grid(device, variant, blocks_per_sm,
-                                   row_groups_blocks(rows, block, variant))  # fmt: skip
-            geometry = Geometry(grid, block, (32, 1), _workspace(rows, 1))
         else:
             raise ValueError(
                 f"{variant.path}:{variant.header_line}: unknown grid rule {launch.grid!r} "

@@ -3,8 +3,7 @@
 Kernel arguments: `(float* x, long long rows, long long cols)`; the kernel overwrites x. The
 runner hands it a copy of the input as `out` and restores it before every validation and
 every timed sample (outside the timing). Grid rules: `row_block` (a block per row),
-`warp_rows` (a warp per row), `warp_rows4` (a warp per 4 consecutive rows) and `persistent` (a
-wave of blocks whose warps walk groups of ROWS rows, kernels/common/rows.cuh). Bytes that must
+`warp_rows` (a warp per row) and `warp_rows4` (a warp per 4 consecutive rows). Bytes that must
 move: the matrix read once and written once.
 """
 
@@ -17,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from cudabench.ops import torch_baselines
-from cudabench.ops.base import Geometry, array_module, persistent_grid, row_groups_blocks
+from cudabench.ops.base import Geometry, array_module
 from cudabench.ops.matrix import UNIT_ROUNDOFF, RowOp, check_grid, rows_cols, uniform, unknown_rule
 from cudabench.spec import DeviceInfo, KernelVariant, Launch, Shape
 
@@ -26,7 +25,7 @@ class ReduceScale(RowOp):
     FLOPS_AN_ELEMENT = 2  # |x| and max, then the scaling
     name = "reduce_scale"
     about = "per row x /= max|x|, in place (seed 000)"
-    grid_rules = ("row_block", "warp_rows", "warp_rows4", "persistent")
+    grid_rules = ("row_block", "warp_rows", "warp_rows4")
     requirements = ("max_cols", "min_cols", "cols_multiple_of")
     in_place = True
 
@@ -49,9 +48,6 @@ class ReduceScale(RowOp):
         elif launch.grid in ("warp_rows", "warp_rows4"):  # a warp per row, or per 4 rows
             per_warp = 4 if launch.grid == "warp_rows4" else 1
             grid = math.ceil(rows / per_warp / (launch.block // 32))
-        elif launch.grid == "persistent":
-            grid = persistent_grid(device, variant, blocks_per_sm,
-                                   row_groups_blocks(rows, launch.block, variant))  # fmt: skip
         else:
             raise unknown_rule(self, variant, launch.grid)
         check_grid(grid)

@@ -3,12 +3,10 @@
 
 Kernel arguments: `(const float* x, float* out, float* partials, long long rows,
 long long cols, int chunks)`. Grid rules: `warp_rows` (a warp per row), `warp_rows4` (a warp
-per 4 consecutive rows), `persistent` (a wave of blocks whose warps walk groups of ROWS rows,
-kernels/common/rows.cuh), `row_block` (a block per row), `row_block_smem` (a block per row with the row in dynamic shared memory, cols * 4
+per 4 consecutive rows), `row_block` (a block per row), `row_block_smem` (a block per row with the row in dynamic shared memory, cols * 4
 bytes), and `split` for the 1-D multi-kernel variants: `chunks` blocks share the one row,
 `partials` holds two floats per block (max and sum), and every kernel of the variant uses the
-same grid; `packs` (1-D) a thread per 16 bytes of the row, with `chunks` as `split` counts them
-(online_tile's second kernel; its first leaves (max, 1 / sum) at partials[2 chunks]). Inputs: uniform [-4, 4), every fifth row (and the 1-D row) shifted by +100, so a
+same grid. Inputs: uniform [-4, 4), every fifth row (and the 1-D row) shifted by +100, so a
 kernel that skips the max subtraction overflows exp and fails.
 """
 
@@ -21,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from cudabench.ops import torch_baselines
-from cudabench.ops.base import Geometry, array_module, persistent_grid, row_groups_blocks
+from cudabench.ops.base import Geometry, array_module
 from cudabench.ops.matrix import UNIT_ROUNDOFF, RowOp, check_grid, rows_cols, uniform, unknown_rule
 from cudabench.spec import DeviceInfo, KernelVariant, Launch, Shape
 
@@ -35,8 +33,7 @@ class Softmax(RowOp):
     FLOPS_AN_ELEMENT = 5  # max, subtract, exp, sum, scale
     name = "softmax"
     about = "softmax along the last axis, in float (1-D: one row; RxC: each row)"
-    grid_rules = ("warp_rows", "warp_rows4", "persistent", "row_block", "row_block_smem", "split",
-                  "packs")
+    grid_rules = ("warp_rows", "warp_rows4", "row_block", "row_block_smem", "split")
     requirements = ("max_cols", "min_cols", "cols_multiple_of", "max_rows")
 
     example = "442368x128 or 2^28"
@@ -79,27 +76,20 @@ class Softmax(RowOp):
         if launch.grid in ("warp_rows", "warp_rows4"):  # a warp per row, or per 4 rows
             per_warp = 4 if launch.grid == "warp_rows4" else 1
             grid = math.ceil(rows / per_warp / (launch.block // 32))
-        elif launch.grid == "persistent":  # a wave of warps walking groups of ROWS rows
-            grid = persistent_grid(device, variant, blocks_per_sm,
-                                   row_groups_blocks(rows, launch.block, variant))  # fmt: skip
         elif launch.grid == "row_block":
             grid = rows
         elif launch.grid == "row_block_smem":
             grid, shared = rows, 4 * cols
-        elif launch.grid in ("split", "packs"):
+        elif launch.grid == "split":
             if rows != 1:
-                raise ValueError(f"the {launch.grid} rule is for 1-D softmax (one row)")
+                raise ValueError("the split rule is for 1-D softmax (one row)")
             # one count for all the variant's kernels (they share the partials): the least
             # occupancy (the runner's) and the first launch's block
             wave = device.sm_count * max(1, blocks_per_sm)
             first = variant.launches[0].block
             chunks = max(1, min(wave, math.ceil(cols / (first * SPLIT_PER_THREAD))))
-            # packs: a thread per 16 bytes (at least one block: unaligned rows go one by one)
-            grid = chunks if launch.grid == "split" else max(
-                1, math.ceil(math.ceil(cols / (16 // itemsize)) / launch.block))
-            # the block pairs, then (max, 1 / sum) and a ticket for the variants that combine
-            # them in their first kernel
-            workspace = {"partials": (2 * chunks + 4, "float32")}
+            grid = chunks
+            workspace = {"partials": (2 * chunks, "float32")}
         else:
             raise unknown_rule(self, variant, launch.grid)
         check_grid(grid)

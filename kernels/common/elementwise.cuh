@@ -1,12 +1,10 @@
 // Elementwise maps (seed 002): a thread per element, or a thread per 16 bytes (4 floats or 8
-// halves) with one load and one store, or (map_tile) a block per BLOCK x UNROLL 16-byte vectors
-// with all of a thread's loads in flight before it computes. The vector form handles any n: the last n % kPack
+// halves) with one load and one store. The vector form handles any n: the last n % kPack
 // elements, and buffers that are not 16-byte aligned, go one element at a time (seed 002
 // reads a float4 wherever idx < N, past the end of the array). Arithmetic is in float.
 #pragma once
 
 #include "common/dtype.cuh"
-#include "common/stream.cuh"  // tile_vector, each_element, UNROLL
 #include "common/warp.cuh"
 
 namespace cb {
@@ -69,66 +67,6 @@ __device__ __forceinline__ void map_vec4(const elem_t* __restrict__ a,
   }
   for (long long k = i; k < n && k < i + kPack; ++k)
     out[k] = from_float<elem_t>(f(to_float(a[k]), to_float(b[k])));
-}
-
-// The `tiles` layout (common/stream.cuh): UNROLL 16-byte loads a thread (of each input), then f
-// and 16-byte stores, with the configuration's cache hints (dtype.cuh); the tail and unaligned
-// buffers one element at a time.
-template <class F>
-__device__ __forceinline__ void map_tile(const elem_t* __restrict__ x, elem_t* __restrict__ out,
-                                         long long n, F f) {
-  long long done = 0;
-  if (is_aligned16(x) && is_aligned16(out)) {
-    const long long vectors = n / kPack;
-    Vec<elem_t> v[UNROLL];
-#pragma unroll
-    for (int u = 0; u < UNROLL; ++u) {
-      const long long i = tile_vector(u);
-      if (i < vectors) v[u].raw = load16_hinted(x + i * kPack);
-    }
-#pragma unroll
-    for (int u = 0; u < UNROLL; ++u) {
-      const long long i = tile_vector(u);
-      if (i < vectors) {
-#pragma unroll
-        for (int e = 0; e < kPack; ++e) v[u].set(e, f(v[u].get(e)));
-        store16_hinted(out + i * kPack, v[u].raw);
-      }
-    }
-    done = vectors * kPack;
-  }
-  each_element(done, n, [&](long long i) { out[i] = from_float<elem_t>(f(to_float(x[i]))); });
-}
-
-template <class F>
-__device__ __forceinline__ void map_tile(const elem_t* __restrict__ a, const elem_t* __restrict__ b,
-                                         elem_t* __restrict__ out, long long n, F f) {
-  long long done = 0;
-  if (is_aligned16(a) && is_aligned16(b) && is_aligned16(out)) {
-    const long long vectors = n / kPack;
-    Vec<elem_t> p[UNROLL], q[UNROLL];
-#pragma unroll
-    for (int u = 0; u < UNROLL; ++u) {
-      const long long i = tile_vector(u);
-      if (i < vectors) {
-        p[u].raw = load16_hinted(a + i * kPack);
-        q[u].raw = load16_hinted(b + i * kPack);
-      }
-    }
-#pragma unroll
-    for (int u = 0; u < UNROLL; ++u) {
-      const long long i = tile_vector(u);
-      if (i < vectors) {
-#pragma unroll
-        for (int e = 0; e < kPack; ++e) p[u].set(e, f(p[u].get(e), q[u].get(e)));
-        store16_hinted(out + i * kPack, p[u].raw);
-      }
-    }
-    done = vectors * kPack;
-  }
-  each_element(done, n, [&](long long i) {
-    out[i] = from_float<elem_t>(f(to_float(a[i]), to_float(b[i])));
-  });
 }
 
 }  // namespace cb

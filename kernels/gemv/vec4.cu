@@ -5,7 +5,7 @@
 //   grid: warp_rows
 //   params:
 //     BLOCK: [256, 128, 512, 1024]   # threads a block (its warps take rows)
-//     LOADS: [4, 8, 2]               # 16-byte loads of A (and of x) in flight a lane
+//     LOADS: [2, 4, 8]               # 16-byte loads of A (and of x) in flight a lane (2: H200, docs/performance.md)
 //   dtypes: [float32, float16, bfloat16]
 //   about: a warp per row, 16-byte loads of A (streamed, no L1 allocation) and x, LOADS in flight, scalar tail; any K
 //
