@@ -27,6 +27,7 @@ part=${1:?sweep, tests or seeds}
       ;;
     seeds)
       cb run configs/seeds.yaml --no-tuned -o "$OUT/seeds_after"
+      cb report "$OUT/seeds_after.json" -f markdown -o "$OUT/seeds_after.md"
       [ -n "${BEFORE:-}" ] && cb compare "$BEFORE" "$OUT/seeds_after.json"
       ;;
   esac
