@@ -26,7 +26,7 @@ part=${1:?sweep, tests or seeds}
       timeout ${TESTS_TIMEOUT:-900} python3 -m pytest -q -p no:cacheprovider tests/test_gpu.py -k "${TESTS:-issue_14 or catalogue or ceilings_ops or every_builtin or 16_bit}"
       ;;
     seeds)
-      cb run configs/seeds.yaml --no-tuned -o "$OUT/seeds_after"
+      cb run configs/seeds.yaml --no-tuned -o "$OUT/seeds_after.json"
       cb report "$OUT/seeds_after.json" -f markdown -o "$OUT/seeds_after.md"
       [ -n "${BEFORE:-}" ] && cb compare "$BEFORE" "$OUT/seeds_after.json"
       ;;
