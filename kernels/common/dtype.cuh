@@ -59,22 +59,15 @@ __device__ __forceinline__ void store16(void* p, uint4 v) { *reinterpret_cast<ui
 // A 16-byte store marked evict-first (st.global.cs): output written once and not read back.
 __device__ __forceinline__ void store16_stream(void* p, uint4 v) { __stcs(reinterpret_cast<uint4*>(p), v); }
 
-// The loads and stores of a variant that makes the cache hints parameters (STREAM_LOADS,
-// STREAM_STORES: 0 plain, 1 the streaming forms above). On an H200 the read-only,
-// no-L1-allocate loads sped up pure reads (a row sum) but slowed read + write mixes by ~5%
-// (add, a copy), so it is a choice a search makes, not a default.
+// The loads of a variant that makes the cache hint a parameter (STREAM_LOADS: 0 plain, 1 the
+// streaming form above). On an H200 the read-only, no-L1-allocate loads sped up pure reads (a
+// row sum) but slowed read + write mixes by 3-11% (add, a copy), so it is a choice a search
+// makes, not a default.
 #ifndef STREAM_LOADS
 #define STREAM_LOADS 0
 #endif
-#ifndef STREAM_STORES
-#define STREAM_STORES 0
-#endif
 __device__ __forceinline__ uint4 load16_hinted(const void* p) {
   return STREAM_LOADS ? load16_stream(p) : load16(p);
-}
-__device__ __forceinline__ void store16_hinted(void* p, uint4 v) {
-  if (STREAM_STORES) store16_stream(p, v);
-  else store16(p, v);
 }
 
 }  // namespace cb

@@ -4,10 +4,11 @@
 // - tile_vector: the `tiles` rule, a block per BLOCK x UNROLL vectors, no loop: thread t of
 //   block b takes vectors b x BLOCK x UNROLL + t + u x BLOCK, u < UNROLL, loads them all, then
 //   uses them: a large grid of short blocks, as library copies and torch's elementwise
-//   kernels launch (on an H200 the persistent copy fell 8% short of cudaMemcpy).
-// The ceilings' kernels (ops/stream.py, `cudabench ceilings`) and the elementwise `tile`
-// variants are built from these. Buffers that are not 16-byte aligned, and the last
-// n % kPack elements, go one by one (each_element, a grid-stride loop, right for any grid).
+//   kernels launch (on an H200 the persistent copy fell 8% short of cudaMemcpy; the tile one,
+//   UNROLL 1 and plain loads, matched it: docs/performance.md).
+// The ceilings' kernels (ops/stream.py, `cudabench ceilings`) are built from these. Buffers
+// that are not 16-byte aligned, and the last n % kPack elements, go one by one (each_element,
+// a grid-stride loop, right for any grid).
 #pragma once
 
 #include "common/reduce.cuh"  // dtype.cuh (Vec, load16_stream, store16), block_sum

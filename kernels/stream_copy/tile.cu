@@ -26,7 +26,7 @@ stream_copy_tile(const elem_t* __restrict__ a, const elem_t* __restrict__ b,
 #pragma unroll
     for (int u = 0; u < UNROLL; ++u) {
       const long long v = cb::tile_vector(u);
-      if (v < vectors) cb::store16_hinted(out + v * cb::kPack, x[u]);
+      if (v < vectors) cb::store16(out + v * cb::kPack, x[u]);
     }
     done = vectors * cb::kPack;
   }

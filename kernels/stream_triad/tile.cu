@@ -34,7 +34,7 @@ stream_triad_tile(const elem_t* __restrict__ a, const elem_t* __restrict__ b,
       if (v < vectors) {
 #pragma unroll
         for (int e = 0; e < cb::kPack; ++e) x[u].set(e, triad(x[u].get(e), y[u].get(e)));
-        cb::store16_hinted(out + v * cb::kPack, x[u].raw);
+        cb::store16(out + v * cb::kPack, x[u].raw);
       }
     }
     done = vectors * cb::kPack;
