@@ -13,7 +13,8 @@ first line that is not a comment, or is an empty `//`:
     //   op: reduce               # optional: which op (needed for a file directly in a
     //                            # --kernels folder that holds several ops' files)
     //   init: zero               # zero (or `nan`: fill with NaN) the output before every launch
-    //   requires: {cols_multiple_of: 4}   # constraints the op checks (optional)
+    //   requires: {cols_multiple_of: 4}   # constraints the op checks (optional); every op
+    //                            # also takes min_sm: 90 (the GPU's compute capability, x10)
     //   about: warp-shuffle reduction (seed 001, 002, 004)
 
 A multi-kernel variant writes `launches:` instead of entry/block/grid: a list of
@@ -46,7 +47,9 @@ _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_\-]*$")
 # a C name, or a template instantiation: name<args> (types, numbers, `T` for the dtype)
 _ENTRY = re.compile(r"^[A-Za-z_]\w*(?:<[\w\s,:*&()+\-]*>)?$")
 _T = re.compile(r"\bT\b")
-_INITS = ("none", "zero", "nan")  # nan: 0xFF bytes, the empty value of a CAS-loop max
+_INITS = ("none", "zero", "nan")
+# `requires:` names every op takes: the runner checks them against the GPU (spec.py)
+DEVICE_REQUIREMENTS = ("min_sm",)  # nan: 0xFF bytes, the empty value of a CAS-loop max
 
 
 class KernelHeaderError(ValueError):
@@ -170,7 +173,8 @@ def parse_header(path: Path, op: str, text: str | None = None) -> KernelVariant:
         if declared != op:
             raise OtherOp(f"{at(raw, 'op')}: a {declared} kernel, not {op}")
     operation = get_op(op)
-    rules, requirements = tuple(operation.grid_rules), tuple(operation.requirements)
+    rules = tuple(operation.grid_rules)
+    requirements = tuple(operation.requirements) + DEVICE_REQUIREMENTS
     for key in ("variant", "about"):
         if not isinstance(raw.get(key), str) or not raw[key].strip():
             raise KernelHeaderError(f"{at(raw, key)}: header needs '{key}: <text>'")

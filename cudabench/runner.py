@@ -221,7 +221,7 @@ class Runner:
     def _prepare_variant(self, op: Op, case: Case, variant: KernelVariant,
                          seed: int) -> Prepared | ResultRow:  # fmt: skip
         label = variant.label
-        reason = op.unmet(variant, case.shape)
+        reason = variant.unmet_on(self.device) or op.unmet(variant, case.shape)
         if reason:
             return _row(case, label, Status.N_A, reason)
         dtype = get_dtype(case.dtype)

@@ -68,6 +68,14 @@ class KernelVariant:
     # grid rule through `value()`.
     values: tuple[tuple[str, int], ...] = ()
 
+    def unmet_on(self, device: DeviceInfo) -> str | None:
+        """Why the GPU cannot run this variant (`requires: {min_sm: 90}`), or None."""
+        need = dict(self.requires).get("min_sm", 0)
+        have = device.sm_version
+        if need and have < need:
+            return f"needs sm_{need} or later (this GPU is sm_{have})"
+        return None
+
     @property
     def entries(self) -> tuple[str, ...]:
         return tuple(launch.entry for launch in self.launches)
@@ -309,6 +317,12 @@ class DeviceInfo:
     runtime_version: str
     max_threads_per_sm: int = 2048
     sm_clock_mhz: float = 0.0  # the highest SM clock (boost)
+
+    @property
+    def sm_version(self) -> int:
+        """The compute capability as nvcc's arch number: "9.0" -> 90."""
+        major, _, minor = self.compute_capability.partition(".")
+        return int(major) * 10 + int(minor or 0)
 
     @property
     def fp32_lanes_per_sm(self) -> int:

@@ -8,22 +8,19 @@
 set -uo pipefail
 OUT=${OUT:-dram_limit_check}
 mkdir -p "$OUT"
-export PYTHONUNBUFFERED=1 CUDABENCH_CEILINGS="$OUT/ceilings.json"
+export PYTHONUNBUFFERED=1 CUDABENCH_CEILINGS="${CUDABENCH_CEILINGS:-$OUT/ceilings.json}"
 cb() { echo "== cudabench $*"; python3 -m cudabench "$@"; echo "== rc $?"; }
 part=${1:?sweep, tests or seeds}
 {
   nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem --format=csv
   date -u
   case $part in
-    sweep)   # the variants kept, across their parameters (docs/performance.md has the runs of those dropped)
-      cb ceilings --recalibrate -o "$OUT/ceilings_rows"
-      cb run softmax -s 2^28 -v online -v online_vec -p UNROLL=2,4,8 -o "$OUT/softmax1d"
-      cb run gemv -s 16384x16384 -v vec4 -p LOADS=2,4,8 -p BLOCK=128,256,512 -o "$OUT/gemv"
-      cb run reduce -s 2^30 -v float4 -p GRID_K=0,2,4,8 -p LOADS=4,8 -p BLOCK=256,512 -o "$OUT/reduce_big"
-      cb run reduce -s 2^20 -v float4 -p ITEMS=16,32,64 -p LOADS=2,4,8 -p BLOCK=128,256,512 -o "$OUT/reduce_small"
+    sweep)   # the variants of this session across their parameters, beside the old best and the libraries
+      cb run softmax -s 1728x32768 -v block_reg -v cluster -p CLUSTER=2,4,8 -p BLOCK=128,256,512 -o "$OUT/softmax_long"
+      cb run softmax -s 2^28 -v online -v online_vec -p UNROLL=4,8 -p NORM_UNROLL=2,4,8 -p STREAM_LOADS=0,1 -o "$OUT/softmax1d"
       ;;
     tests)
-      timeout ${TESTS_TIMEOUT:-900} python3 -m pytest -q -p no:cacheprovider tests/test_gpu.py -k "${TESTS:-issue_14 or catalogue or ceilings_ops or every_builtin or 16_bit}"
+      timeout ${TESTS_TIMEOUT:-900} python3 -m pytest -q -p no:cacheprovider tests/test_gpu.py -k "${TESTS:-issue_14 or cluster or catalogue or every_builtin or 16_bit}"
       ;;
     seeds)
       cb run configs/seeds.yaml --no-tuned -o "$OUT/seeds_after.json"

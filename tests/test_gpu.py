@@ -125,7 +125,8 @@ def test_every_16_bit_variant_is_right_on_odd_shapes(runner, op, shape, dtype):
 
 # Issue 14: the variants it added (or gave a parameter) and kept, at every configuration of the grids
 # below, on the issue's odd shapes, in every dtype they declare; 2^30 + 3 at the defaults.
-NEW14 = {"softmax": {"online_vec": {"UNROLL": (2, 4, 8)}}, "gemv": {"vec4": {"LOADS": (2, 4, 8)}}}
+NEW14 = {"softmax": {"online_vec": {"UNROLL": (2, 8), "NORM_UNROLL": (2, 8), "STREAM_LOADS": (0, 1)}},
+         "gemv": {"vec4": {"LOADS": (2, 4, 8)}}}
 ODD14 = [(1,), (31,), (33,), (65537, 3), (442367, 129)]
 CASES14 = [(op, shape, dtype) for op in NEW14
            for shape in ([(1, 1), (31, 33), (65537, 3), (442367, 129), (3, 100003)]
@@ -147,6 +148,33 @@ def test_the_issue_14_variants_are_right_on_odd_shapes(runner, op, shape, dtype)
     rows = runner.run_job(CaseJob(Case(op, shape, dtype), configured, (), ONCE))
     bad = [(r.label, r.status.value, r.error) for r in rows if r.status not in (Status.OK, Status.N_A)]
     assert not bad
+    assert all(r.max_abs_err <= r.tolerance for r in rows if r.status is Status.OK)
+
+
+# softmax `cluster` (sm_90): every cluster size and block, rows of whole 16-byte packs from 8
+# columns to 32768 (fewer packs than threads, a cluster's last block with none, a thread with
+# 8), and the issue's odd shapes, which it must leave N/A (cols % 8)
+CLUSTER_SHAPES = [(1, 8), (3, 1000), (31, 32768), (33, 8184), (65537, 8), (442367, 128),
+                  (1,), (31,), (33,), (65537, 3), (442367, 129)]
+CLUSTER_CASES = [(s, d) for s in CLUSTER_SHAPES for d in ("float32", "float16", "bfloat16")]
+
+
+@pytest.mark.parametrize("shape, dtype", CLUSTER_CASES,
+                         ids=[f"{'x'.join(map(str, s))}-{d}" for s, d in CLUSTER_CASES])
+def test_softmax_cluster_is_right_at_every_cluster_size(runner, shape, dtype):
+    from cudabench.kernels import BUILTIN_KERNELS, discover
+    from cudabench.runner import CaseJob
+    from cudabench.space import grid
+
+    if runner.device.sm_version < 90:
+        pytest.skip("thread-block clusters need sm_90")
+    (v,) = [v for v in discover("softmax", [BUILTIN_KERNELS])[0] if v.name == "cluster"]
+    configured = grid(v, {"CLUSTER": (2, 4, 8), "BLOCK": (128, 256, 512)})
+    assert len(configured) == 6  # BLOCK x CLUSTER >= 1024
+    rows = runner.run_job(CaseJob(Case("softmax", shape, dtype), tuple(configured), (), ONCE))
+    whole_packs = shape[-1] % 8 == 0
+    assert all(r.status is (Status.OK if whole_packs else Status.N_A) for r in rows), \
+        [(r.label, r.status.value, r.error) for r in rows]
     assert all(r.max_abs_err <= r.tolerance for r in rows if r.status is Status.OK)
 
 

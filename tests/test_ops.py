@@ -1,10 +1,13 @@
 """The catalogue's op modules without a GPU: inputs built to catch the seeds' bugs, references,
 tolerances, grid rules, and the in-place restore."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 
 from cudabench.backends.fake import FAKE_DEVICE, FakeBackend
+from cudabench.kernels import BUILTIN_KERNELS, discover
 from cudabench.ops import get_op
 from cudabench.ops.base import check_output
 from cudabench.runner import CaseJob, Runner
@@ -73,6 +76,28 @@ def test_grid_rules(op, shape, rule, block, grid, threads):
     geometry = get_op(op).geometry(Launch("k", block, rule), variant(op, "v", "k", rule, block),
                                    shape, FAKE_DEVICE, 4)
     assert geometry.grid == grid and geometry.block == threads
+
+
+def test_softmax_cluster_rule_gives_each_row_a_cluster_of_blocks():
+    (v,) = [v for v in discover("softmax", [BUILTIN_KERNELS])[0] if v.name == "cluster"]
+    for cluster, block in ((4, 256), (8, 128)):
+        configured = v.configured({"CLUSTER": cluster, "BLOCK": block})
+        geometry = get_op("softmax").geometry(configured.launches[0], configured, (1728, 32768),
+                                              FAKE_DEVICE, 4)
+        assert (geometry.grid, geometry.block) == (1728 * cluster, block)
+
+
+def test_min_sm_keeps_a_variant_off_an_older_gpu():
+    (v,) = [v for v in discover("softmax", [BUILTIN_KERNELS])[0] if v.name == "cluster"]
+    assert dict(v.requires)["min_sm"] == 90
+    assert v.unmet_on(FAKE_DEVICE) is None  # sm_90
+    a100 = dataclasses.replace(FAKE_DEVICE, compute_capability="8.0")
+    assert v.unmet_on(a100) == "needs sm_90 or later (this GPU is sm_80)"
+    backend = FakeBackend()
+    backend.device = a100
+    timing = TimingOptions(warmup=0, min_samples=2, min_time_s=0.0, max_time_s=1.0)
+    (row,) = Runner(backend).run_job(CaseJob(Case("softmax", (4, 64)), (v,), (), timing))
+    assert row.status is Status.N_A and "sm_90" in row.error
 
 
 def test_softmax_shared_memory_rule_says_why_a_long_row_is_n_a():

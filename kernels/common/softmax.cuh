@@ -69,6 +69,17 @@ __device__ __forceinline__ MaxSum block_combine(MaxSum v, float* scratch) {
   return warp_combine(w);
 }
 
+// The row's pair from the `chunks` block pairs a multi-kernel variant's first kernel left in
+// `partials` (max, sum at 2i, 2i + 1); every thread of the block gets it. __ldcg: written by
+// the previous kernel, read through L2.
+__device__ __forceinline__ MaxSum combine_partials(const float* partials, int chunks,
+                                                   float* scratch) {
+  MaxSum acc = empty_max_sum();
+  for (int i = threadIdx.x; i < chunks; i += blockDim.x)
+    acc = combine(acc, MaxSum{__ldcg(&partials[2 * i]), __ldcg(&partials[2 * i + 1])});
+  return block_combine(acc, scratch);
+}
+
 #ifndef UNROLL
 #define UNROLL 4
 #endif

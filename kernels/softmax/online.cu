@@ -32,10 +32,7 @@ extern "C" __global__ void __launch_bounds__(256)
 softmax_1d_online_norm(const elem_t* __restrict__ x, elem_t* __restrict__ out, float* partials,
                        long long rows, long long cols, int chunks) {
   __shared__ float scratch[64];
-  cb::MaxSum acc = cb::empty_max_sum();
-  for (int i = threadIdx.x; i < chunks; i += blockDim.x)
-    acc = cb::combine(acc, cb::MaxSum{__ldcg(&partials[2 * i]), __ldcg(&partials[2 * i + 1])});
-  acc = cb::block_combine(acc, scratch);
+  const cb::MaxSum acc = cb::combine_partials(partials, chunks, scratch);
   const float m = acc.max, inv = 1.0f / acc.sum;
   for (long long i = cb::split_index(); i < cols; i += (long long)chunks * blockDim.x)
     out[i] = cb::from_float<elem_t>(__expf(cb::to_float(x[i]) - m) * inv);

@@ -4,7 +4,9 @@
 //     - {entry: softmax_1d_vec_stats, block: 256, grid: split}
 //     - {entry: softmax_1d_vec_norm, block: 256, grid: split}
 //   params:
-//     UNROLL: [8, 4, 2]      # 16-byte loads in flight a thread, in both kernels
+//     UNROLL: [8, 4, 2]         # the stats kernel's 16-byte loads in flight a thread
+//     NORM_UNROLL: [8, 4, 2]    # the normalize kernel's
+//     STREAM_LOADS: [1, 0]      # the normalize kernel's loads: 1 nc, no L1 allocation; 0 plain
 //   requires: {max_rows: 1}
 //   dtypes: [float32, float16, bfloat16]
 //   about: online with the bytes in flight of a streaming copy - UNROLL 16-byte loads a thread, one max and one rescale per batch of them (not per element), and the normalize pass runs from the end, where the first pass left the array in L2
@@ -18,6 +20,10 @@
 #include "common/softmax.cuh"
 
 using cb::kPack;
+
+#ifndef NORM_UNROLL
+#define NORM_UNROLL 8
+#endif
 
 // (256, 2): under __launch_bounds__(256) alone nvcc 13.0 gave the stats kernel 32 registers and
 // a spill in its loop; asking for 2 blocks a SM (128 registers at most) it spills nothing, in
@@ -39,28 +45,25 @@ extern "C" __global__ void VEC_BOUNDS
 softmax_1d_vec_norm(const elem_t* __restrict__ x, elem_t* __restrict__ out, float* partials,
                     long long rows, long long cols, int chunks) {
   __shared__ float scratch[64];
-  cb::MaxSum acc = cb::empty_max_sum();
-  for (int i = threadIdx.x; i < chunks; i += blockDim.x)
-    acc = cb::combine(acc, cb::MaxSum{__ldcg(&partials[2 * i]), __ldcg(&partials[2 * i + 1])});
-  acc = cb::block_combine(acc, scratch);
+  const cb::MaxSum acc = cb::combine_partials(partials, chunks, scratch);
   const float m = acc.max, inv = 1.0f / acc.sum;
   const long long vectors = cb::is_aligned16(x) && cb::is_aligned16(out) ? cols / kPack : 0;
   const long long stride = cb::grid_threads();
   long long v = cb::thread_index();  // the v-th vector from the end
-  for (; v + (UNROLL - 1) * stride < vectors; v += UNROLL * stride) {
-    cb::Vec<elem_t> p[UNROLL];
+  for (; v + (NORM_UNROLL - 1) * stride < vectors; v += NORM_UNROLL * stride) {
+    cb::Vec<elem_t> p[NORM_UNROLL];
 #pragma unroll
-    for (int u = 0; u < UNROLL; ++u)
-      p[u].raw = cb::load16_stream(x + (vectors - 1 - (v + u * stride)) * kPack);
+    for (int u = 0; u < NORM_UNROLL; ++u)
+      p[u].raw = cb::load16_hinted(x + (vectors - 1 - (v + u * stride)) * kPack);
 #pragma unroll
-    for (int u = 0; u < UNROLL; ++u) {
+    for (int u = 0; u < NORM_UNROLL; ++u) {
       cb::pack_normalize(p[u], m, inv);
       cb::store16_stream(out + (vectors - 1 - (v + u * stride)) * kPack, p[u].raw);
     }
   }
   for (; v < vectors; v += stride) {
     cb::Vec<elem_t> p;
-    p.raw = cb::load16_stream(x + (vectors - 1 - v) * kPack);
+    p.raw = cb::load16_hinted(x + (vectors - 1 - v) * kPack);
     cb::pack_normalize(p, m, inv);
     cb::store16_stream(out + (vectors - 1 - v) * kPack, p.raw);
   }
