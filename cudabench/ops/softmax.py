@@ -5,7 +5,8 @@ Kernel arguments: `(const float* x, float* out, float* partials, long long rows,
 long long cols, int chunks)`. Grid rules: `warp_rows` (a warp per row), `warp_rows4` (a warp
 per 4 consecutive rows), `row_block` (a block per row), `row_block_smem` (a block per row with the row in dynamic shared memory, cols * 4
 bytes), `row_cluster` (CLUSTER blocks per row, the variant's parameter: a thread-block
-cluster, sm_90), and `split` for the 1-D multi-kernel variants: `chunks` blocks share the one row,
+cluster, sm_90), `rows_persistent` (as many blocks as are resident, at most one per row, each
+looping over rows, with one row of dynamic shared memory, cols x element size), and `split` for the 1-D multi-kernel variants: `chunks` blocks share the one row,
 `partials` holds two floats per block (max and sum), and every kernel of the variant uses the
 same grid. Inputs: uniform [-4, 4), every fifth row (and the 1-D row) shifted by +100, so a
 kernel that skips the max subtraction overflows exp and fails.
@@ -34,7 +35,8 @@ class Softmax(RowOp):
     FLOPS_AN_ELEMENT = 5  # max, subtract, exp, sum, scale
     name = "softmax"
     about = "softmax along the last axis, in float (1-D: one row; RxC: each row)"
-    grid_rules = ("warp_rows", "warp_rows4", "row_block", "row_block_smem", "row_cluster", "split")
+    grid_rules = ("warp_rows", "warp_rows4", "row_block", "row_block_smem", "row_cluster",
+                  "rows_persistent", "split")
     requirements = ("max_cols", "min_cols", "cols_multiple_of", "max_rows")
 
     example = "442368x128 or 2^28"
@@ -81,6 +83,9 @@ class Softmax(RowOp):
             grid = rows
         elif launch.grid == "row_cluster":  # the kernel's __cluster_dims__(CLUSTER, 1, 1)
             grid = rows * variant.value("CLUSTER", 1)
+        elif launch.grid == "rows_persistent":
+            grid = min(rows, device.sm_count * max(1, blocks_per_sm))
+            shared = cols * itemsize
         elif launch.grid == "row_block_smem":
             grid, shared = rows, 4 * cols
         elif launch.grid == "split":
