@@ -16,8 +16,8 @@ part=${1:?sweep, tests or seeds}
   date -u
   case $part in
     sweep)   # the variants of this session across their parameters, beside the old best and the libraries
-      cb run softmax -s 1728x32768 -s 13824x4096 -v block_reg -v block_prefetch -v block_smem -v cluster -p CLUSTER=2,4 -p BLOCK=256,512 -o "$OUT/softmax_long"
-      cb run softmax -s 2^28 -v online_vec -p UNROLL=8,16 -p NORM_UNROLL=1,2,4 -p STREAM_LOADS=0 -o "$OUT/softmax1d"
+      cb run softmax -s 1728x32768 -v block_reg -v cluster -p CLUSTER=2,4 -p BLOCK=256,512 -o "$OUT/softmax_long"
+      cb run softmax -s 2^28 -v online_vec -v online_tile -p UNROLL=2,4,8 -p STATS_UNROLL=8,16 -o "$OUT/softmax1d"
       ;;
     tests)
       timeout ${TESTS_TIMEOUT:-900} python3 -m pytest -q -p no:cacheprovider tests/test_gpu.py -k "${TESTS:-issue_14 or block_prefetch or catalogue or every_builtin or 16_bit}"

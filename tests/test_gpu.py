@@ -125,7 +125,8 @@ def test_every_16_bit_variant_is_right_on_odd_shapes(runner, op, shape, dtype):
 
 # Issue 14: the variants it added (or gave a parameter) and kept, at every configuration of the grids
 # below, on the issue's odd shapes, in every dtype they declare; 2^30 + 3 at the defaults.
-NEW14 = {"softmax": {"online_vec": {"UNROLL": (2, 8), "NORM_UNROLL": (2, 8), "STREAM_LOADS": (0, 1)}},
+NEW14 = {"softmax": {"online_vec": {"UNROLL": (2, 8), "NORM_UNROLL": (2, 8), "STREAM_LOADS": (0, 1)},
+                     "online_tile": {"STATS_UNROLL": (4, 8), "UNROLL": (1, 4)}},
          "gemv": {"vec4": {"LOADS": (2, 4, 8)}}}
 ODD14 = [(1,), (31,), (33,), (65537, 3), (442367, 129)]
 CASES14 = [(op, shape, dtype) for op in NEW14

@@ -8,7 +8,9 @@ bytes), `row_cluster` (CLUSTER blocks per row, the variant's parameter: a thread
 cluster, sm_90), `rows_persistent` (as many blocks as are resident, at most one per row, each
 looping over rows, with one row of dynamic shared memory, cols x element size), and `split` for the 1-D multi-kernel variants: `chunks` blocks share the one row,
 `partials` holds two floats per block (max and sum), and every kernel of the variant uses the
-same grid. Inputs: uniform [-4, 4), every fifth row (and the 1-D row) shifted by +100, so a
+same grid; `tiles` for a 1-D variant's kernel that reads what a `split` kernel left (`chunks`
+pairs and after them the row's (max, 1/sum) and a ticket): a block per block x UNROLL 16-byte
+packs (kernels/common/stream.cuh). Inputs: uniform [-4, 4), every fifth row (and the 1-D row) shifted by +100, so a
 kernel that skips the max subtraction overflows exp and fails.
 """
 
@@ -21,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from cudabench.ops import torch_baselines
-from cudabench.ops.base import Geometry, array_module
+from cudabench.ops.base import Geometry, array_module, tiles_grid
 from cudabench.ops.matrix import UNIT_ROUNDOFF, RowOp, check_grid, rows_cols, uniform, unknown_rule
 from cudabench.spec import DeviceInfo, KernelVariant, Launch, Shape
 
@@ -36,7 +38,7 @@ class Softmax(RowOp):
     name = "softmax"
     about = "softmax along the last axis, in float (1-D: one row; RxC: each row)"
     grid_rules = ("warp_rows", "warp_rows4", "row_block", "row_block_smem", "row_cluster",
-                  "rows_persistent", "split")
+                  "rows_persistent", "split", "tiles")
     requirements = ("max_cols", "min_cols", "cols_multiple_of", "max_rows")
 
     example = "442368x128 or 2^28"
@@ -88,16 +90,18 @@ class Softmax(RowOp):
             shared = cols * itemsize
         elif launch.grid == "row_block_smem":
             grid, shared = rows, 4 * cols
-        elif launch.grid == "split":
+        elif launch.grid in ("split", "tiles"):
             if rows != 1:
-                raise ValueError("the split rule is for 1-D softmax (one row)")
+                raise ValueError(f"the {launch.grid} rule is for 1-D softmax (one row)")
             # one count for all the variant's kernels (they share the partials): the least
             # occupancy (the runner's) and the first launch's block
             wave = device.sm_count * max(1, blocks_per_sm)
             first = variant.launches[0].block
             chunks = max(1, min(wave, math.ceil(cols / (first * SPLIT_PER_THREAD))))
-            grid = chunks
-            workspace = {"partials": (2 * chunks, "float32")}
+            grid = chunks if launch.grid == "split" else tiles_grid(cols, launch.block, variant,
+                                                                      itemsize)  # fmt: skip
+            # the pairs, then (max, 1/sum) and a ticket for a variant whose last block combines them
+            workspace = {"partials": (2 * chunks + (4 if launch.grid == "tiles" else 0), "float32")}
         else:
             raise unknown_rule(self, variant, launch.grid)
         check_grid(grid)

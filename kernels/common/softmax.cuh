@@ -85,25 +85,27 @@ __device__ __forceinline__ MaxSum combine_partials(const float* partials, int ch
 #endif
 
 // This thread's (max, sum) over its share of a 1-D row of `cols` (the `split` grid strides over
-// it): UNROLL 16-byte streaming loads at a time when x and out are 16-byte aligned, one max and
-// one rescale a batch (not an exp-and-compare a element), the tail one element at a time.
+// it): kUnroll (default UNROLL) 16-byte streaming loads at a time when x and out are 16-byte
+// aligned, one max and one rescale a batch (not an exp-and-compare a element), the tail one
+// element at a time.
+template <int kUnroll = UNROLL>
 __device__ __forceinline__ MaxSum stream_max_sum(const elem_t* __restrict__ x,
                                                  const elem_t* __restrict__ out, long long cols) {
   MaxSum acc = empty_max_sum();
   const long long vectors = is_aligned16(x) && is_aligned16(out) ? cols / kPack : 0;
   const long long stride = grid_threads();
   long long v = thread_index();
-  for (; v + (UNROLL - 1) * stride < vectors; v += UNROLL * stride) {
-    Vec<elem_t> p[UNROLL];
+  for (; v + (kUnroll - 1) * stride < vectors; v += kUnroll * stride) {
+    Vec<elem_t> p[kUnroll];
 #pragma unroll
-    for (int u = 0; u < UNROLL; ++u) p[u].raw = load16_stream(x + (v + u * stride) * kPack);
+    for (int u = 0; u < kUnroll; ++u) p[u].raw = load16_stream(x + (v + u * stride) * kPack);
     float m = -INFINITY;
 #pragma unroll
-    for (int u = 0; u < UNROLL; ++u) m = fmaxf(m, hreduce<Max>(p[u]));
+    for (int u = 0; u < kUnroll; ++u) m = fmaxf(m, hreduce<Max>(p[u]));
     if (m == -INFINITY) continue;  // all -inf: nothing to add (and exp(-inf - -inf) is NaN)
     float s = 0.0f;
 #pragma unroll
-    for (int u = 0; u < UNROLL; ++u) s += pack_exp_sum(p[u], m);
+    for (int u = 0; u < kUnroll; ++u) s += pack_exp_sum(p[u], m);
     acc = combine(acc, MaxSum{m, s});
   }
   for (; v < vectors; v += stride) {

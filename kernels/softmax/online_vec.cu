@@ -5,8 +5,8 @@
 //     - {entry: softmax_1d_vec_norm, block: 256, grid: split}
 //   params:
 //     UNROLL: [8, 4, 2]         # the stats kernel's 16-byte loads in flight a thread
-//     NORM_UNROLL: [8, 4, 2]    # the normalize kernel's
-//     STREAM_LOADS: [1, 0]      # the normalize kernel's loads: 1 nc, no L1 allocation; 0 plain
+//     NORM_UNROLL: [4, 8, 2, 1] # the normalize kernel's
+//     STREAM_LOADS: [0, 1]      # the normalize kernel's loads: 0 plain; 1 nc, no L1 allocation
 //   requires: {max_rows: 1}
 //   dtypes: [float32, float16, bfloat16]
 //   about: online with the bytes in flight of a streaming copy - UNROLL 16-byte loads a thread, one max and one rescale per batch of them (not per element), and the normalize pass runs from the end, where the first pass left the array in L2
@@ -22,7 +22,7 @@
 using cb::kPack;
 
 #ifndef NORM_UNROLL
-#define NORM_UNROLL 8
+#define NORM_UNROLL 4
 #endif
 
 // (256, 2): under __launch_bounds__(256) alone nvcc 13.0 gave the stats kernel 32 registers and
