@@ -152,30 +152,27 @@ def test_the_issue_14_variants_are_right_on_odd_shapes(runner, op, shape, dtype)
     assert all(r.max_abs_err <= r.tolerance for r in rows if r.status is Status.OK)
 
 
-# softmax's long-row variants of issue 14: `cluster` (sm_90) at every cluster size and block,
-# and `block_prefetch`; rows of whole 16-byte packs from 8 columns to 32768 (fewer packs than
-# threads, a cluster's last block with none, a thread with 8), fewer rows than SMs and many
-# rows a block (block_prefetch's loop, 300x32768 three rows a block with 8 packs a thread),
-# and the issue's odd shapes, which they must leave N/A (cols % 8)
-LONG_ROW_SHAPES = [(1, 8), (3, 1000), (31, 32768), (33, 8184), (300, 32768), (65537, 8),
-                   (442367, 128), (1,), (31,), (33,), (65537, 3), (442367, 129)]
-LONG_ROW_CASES = [(s, d) for s in LONG_ROW_SHAPES for d in ("float32", "float16", "bfloat16")]
+# softmax `cluster` (sm_90) at every cluster size and block: rows of whole 16-byte packs from
+# 8 columns to 32768 (fewer packs than threads, a cluster's last block with none, a thread with
+# 8), and the issue's odd shapes, which it must leave N/A (cols % 8)
+CLUSTER_SHAPES = [(1, 8), (3, 1000), (31, 32768), (33, 8184), (65537, 8), (442367, 128),
+                  (1,), (31,), (33,), (65537, 3), (442367, 129)]
+CLUSTER_CASES = [(s, d) for s in CLUSTER_SHAPES for d in ("float32", "float16", "bfloat16")]
 
 
-@pytest.mark.parametrize("shape, dtype", LONG_ROW_CASES,
-                         ids=[f"{'x'.join(map(str, s))}-{d}" for s, d in LONG_ROW_CASES])
-def test_softmax_cluster_and_block_prefetch_are_right(runner, shape, dtype):
+@pytest.mark.parametrize("shape, dtype", CLUSTER_CASES,
+                         ids=[f"{'x'.join(map(str, s))}-{d}" for s, d in CLUSTER_CASES])
+def test_softmax_cluster_is_right_at_every_cluster_size(runner, shape, dtype):
     from cudabench.kernels import BUILTIN_KERNELS, discover
     from cudabench.runner import CaseJob
     from cudabench.space import grid
 
-    found = {v.name: v for v in discover("softmax", [BUILTIN_KERNELS])[0]}
-    chosen = [found["block_prefetch"]]
-    if runner.device.sm_version >= 90:  # thread-block clusters
-        clusters = grid(found["cluster"], {"CLUSTER": (2, 4, 8), "BLOCK": (128, 256, 512)})
-        assert len(clusters) == 6  # BLOCK x CLUSTER >= 1024
-        chosen += clusters
-    rows = runner.run_job(CaseJob(Case("softmax", shape, dtype), tuple(chosen), (), ONCE))
+    if runner.device.sm_version < 90:
+        pytest.skip("thread-block clusters need sm_90")
+    (v,) = [v for v in discover("softmax", [BUILTIN_KERNELS])[0] if v.name == "cluster"]
+    configured = grid(v, {"CLUSTER": (2, 4, 8), "BLOCK": (128, 256, 512)})
+    assert len(configured) == 6  # BLOCK x CLUSTER >= 1024
+    rows = runner.run_job(CaseJob(Case("softmax", shape, dtype), tuple(configured), (), ONCE))
     whole_packs = shape[-1] % 8 == 0
     assert all(r.status is (Status.OK if whole_packs else Status.N_A) for r in rows), \
         [(r.label, r.status.value, r.error) for r in rows]

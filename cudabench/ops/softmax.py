@@ -5,8 +5,7 @@ Kernel arguments: `(const float* x, float* out, float* partials, long long rows,
 long long cols, int chunks)`. Grid rules: `warp_rows` (a warp per row), `warp_rows4` (a warp
 per 4 consecutive rows), `row_block` (a block per row), `row_block_smem` (a block per row with the row in dynamic shared memory, cols * 4
 bytes), `row_cluster` (CLUSTER blocks per row, the variant's parameter: a thread-block
-cluster, sm_90), `rows_persistent` (as many blocks as are resident, at most one per row, each
-looping over rows, with one row of dynamic shared memory, cols x element size), and `split` for the 1-D multi-kernel variants: `chunks` blocks share the one row,
+cluster, sm_90), and `split` for the 1-D multi-kernel variants: `chunks` blocks share the one row,
 `partials` holds two floats per block (max and sum), and every kernel of the variant uses the
 same grid; `tiles` for a 1-D variant's kernel that reads what a `split` kernel left (`chunks`
 pairs and after them the row's (max, 1/sum) and a ticket): a block per block x UNROLL 16-byte
@@ -38,7 +37,7 @@ class Softmax(RowOp):
     name = "softmax"
     about = "softmax along the last axis, in float (1-D: one row; RxC: each row)"
     grid_rules = ("warp_rows", "warp_rows4", "row_block", "row_block_smem", "row_cluster",
-                  "rows_persistent", "split", "tiles")
+                  "split", "tiles")
     requirements = ("max_cols", "min_cols", "cols_multiple_of", "max_rows")
 
     example = "442368x128 or 2^28"
@@ -85,9 +84,6 @@ class Softmax(RowOp):
             grid = rows
         elif launch.grid == "row_cluster":  # the kernel's __cluster_dims__(CLUSTER, 1, 1)
             grid = rows * variant.value("CLUSTER", 1)
-        elif launch.grid == "rows_persistent":
-            grid = min(rows, device.sm_count * max(1, blocks_per_sm))
-            shared = cols * itemsize
         elif launch.grid == "row_block_smem":
             grid, shared = rows, 4 * cols
         elif launch.grid in ("split", "tiles"):
