@@ -116,6 +116,7 @@ class Runner:
         self._floor: dict[tuple[str, str], float | None] = {}  # (L2 mode, timer) -> floor, us
 
     def run_job(self, job: CaseJob) -> list[ResultRow]:
+        self.backend.activate()  # its stream current, whatever backend was made since
         op = get_op(job.case.op)
         case = job.case
         names = [v.label for v in job.variants] + list(job.baselines)

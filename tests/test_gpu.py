@@ -439,6 +439,24 @@ def test_timeit_times_a_cupy_call_and_a_cold_one_takes_longer():
     assert 0 < hot.median_ms < cold.median_ms < 1.0
 
 
+def test_a_backend_made_later_does_not_take_the_runners_stream(runner):
+    """cudabench.timeit makes a backend, and so its stream current; the module's runner, used
+    after it, must still order its inputs, zeroing and checks with its launches (in one full
+    run of this file, on an H200, the rows after timeit came out wrong or ERROR)."""
+    import cupy as cp
+
+    import cudabench
+    from cudabench.kernels import BUILTIN_KERNELS, discover
+    from cudabench.runner import CaseJob
+
+    x = cp.ones(1 << 20, dtype=cp.float32)
+    cudabench.timeit(lambda: x.sum(), min_time_s=0.01)
+    timing = TimingOptions(warmup=1, min_samples=20, min_time_s=0.01, max_time_s=0.5)
+    reads = [v for v in discover("stream_read", [BUILTIN_KERNELS])[0]]  # init: zero, atomicAdd
+    rows = runner.run_job(CaseJob(Case("stream_read", (65537,)), tuple(reads), (), timing))
+    assert [r.status for r in rows] == [Status.OK] * len(rows), [r.error for r in rows]
+
+
 def test_the_kernel_clock_times_each_launch_and_leaves_the_gaps_out(runner):
     """CUPTI's records on the GPU: a graph of short launches gives a sample a launch, a
     cold single launch one; a three-kernel variant's span holds its gaps, its summed

@@ -304,3 +304,14 @@ def test_a_multi_kernel_variants_launches_share_one_grid():
     (row,) = Runner(backend).run_job(CaseJob(Case("softmax", (1 << 22,)), (two,), (), QUICK))
     assert row.status is Status.OK
     assert set(grids) == {(132 * 2, 132 * 2)}  # 2 blocks of 1024 a fake SM
+
+
+def test_every_job_makes_its_backends_stream_current_first():
+    """A backend made later in the thread (cudabench.timeit, a second Runner) takes the current
+    stream; each job takes it back before CuPy does any of its work."""
+    backend = FakeBackend(kernels={"good": store_sum})
+    runner = Runner(backend)
+    for _ in range(2):
+        rows = runner.run_job(job((16, 129), variant("good")))
+        assert rows[0].status is Status.OK
+    assert backend.activations == 2

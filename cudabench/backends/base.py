@@ -62,6 +62,11 @@ class Backend(Protocol):
 
     def free_bytes(self) -> int: ...
 
+    def activate(self) -> None:
+        """Make this backend's device and stream current again: another backend made in the
+        same thread (cudabench.timeit, a second Runner) takes them, and the array library's
+        own work (inputs, references, checks) must stay ordered with this one's launches."""
+
     def load(self, variant: KernelVariant, dtype: str = "float32") -> Loaded:
         """Compile (cached) for `dtype` and load; raises compile.CompileError."""
 

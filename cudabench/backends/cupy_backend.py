@@ -160,6 +160,12 @@ class CupyBackend:
         self._empty: Any = None
         self._nvml: Any = None  # (pynvml, handle) once opened; False where NVML is missing
 
+    def activate(self) -> None:
+        # a backend made later in this thread made its own stream current: CuPy's work for
+        # this one (inputs, references, checks) would go there, unordered with our launches
+        self.device.use()
+        self.stream.use()
+
     def device_info(self) -> DeviceInfo:
         if self._info is None:
             rt = cp.cuda.runtime

@@ -210,6 +210,7 @@ class FakeBackend:
         self._free = free_bytes
         self._last = "baseline"
         self.launched: list[str] = []  # entry names, in order, for tests
+        self.activations = 0
         self.last_launch: tuple[str, Any, Any] = ("", 0, 0)
         # the fake CUPTI, off unless asked for (kernel_clock=True or $CUDABENCH_FAKE_CUPTI=1):
         # then the timer `auto` falls back to events, as on a machine without cupti-python
@@ -229,6 +230,9 @@ class FakeBackend:
 
     def free_bytes(self) -> int:
         return self._free
+
+    def activate(self) -> None:
+        self.activations += 1  # NumPy has no device or stream: counted, for tests
 
     def device_count(self) -> int:
         return self._devices

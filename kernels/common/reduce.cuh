@@ -341,14 +341,11 @@ __device__ __forceinline__ void finish_row(float v, const Segment& s, int chunks
     is_last = take_last_ticket(&counters[s.row], chunks);
   }
   __syncthreads();
-  if (!is_last) return;
-  // the whole block adds the partials: one L2 round trip a thread for up to blockDim.x of them
-  // (a warp took chunks / 32 in a row: 33 for a 2^30 sum's 1,056 blocks)
-  __shared__ float last_scratch[32];
+  if (!is_last || threadIdx.x >= 32) return;  // one warp adds the partials
   float acc = Op::identity();
-  for (int i = threadIdx.x; i < chunks; i += blockDim.x)
+  for (int i = threadIdx.x; i < chunks; i += 32)
     acc = Op::combine(acc, __ldcg(&partials[s.row * chunks + i]));
-  acc = block_reduce<Op>(acc, last_scratch);
+  acc = warp_reduce<Op>(acc);
   if (threadIdx.x == 0) {
     out[s.row] = from_float<elem_t>(acc);
     counters[s.row] = 0;
