@@ -20,7 +20,7 @@ part=${1:?sweep, tests or seeds}
       cb run softmax -s 2^28 -v online_vec -v online_tile -p UNROLL=2,4,8 -p STATS_UNROLL=8,16 -o "$OUT/softmax1d"
       ;;
     tests)
-      timeout ${TESTS_TIMEOUT:-900} python3 -m pytest -q -p no:cacheprovider tests/test_gpu.py -k "${TESTS:-issue_14 or block_prefetch or catalogue or every_builtin or 16_bit}"
+      timeout ${TESTS_TIMEOUT:-900} python3 -m pytest -q -p no:cacheprovider tests/test_gpu.py -k "${TESTS:-issue_14 or cluster or catalogue or every_builtin or 16_bit or backend_made_later}"
       ;;
     seeds)
       cb run configs/seeds.yaml --no-tuned -o "$OUT/seeds_after.json"
