@@ -127,11 +127,16 @@ def test_every_16_bit_variant_is_right_on_odd_shapes(runner, op, shape, dtype):
 # below, on the odd shapes, in every dtype they declare; 2^30 + 3 at the defaults.
 NEW14 = {"softmax": {"online_vec": {"UNROLL": (2, 8), "NORM_UNROLL": (2, 8), "STREAM_LOADS": (0, 1)},
                      "online_tile": {"STATS_UNROLL": (4, 8), "UNROLL": (1, 4)}},
-         "gemv": {"vec4": {"LOADS": (2, 4, 8)}}}
+         "gemv": {"vec4": {"LOADS": (2, 4, 8)}},
+         "transpose": {"vec": {"BLOCK": (128, 256, 512)}}}
 ODD14 = [(1,), (31,), (33,), (65537, 3), (442367, 129)]
+MATRIX14 = {  # 2-D ops: odd sides, whole packs (4 and 8) and not, tall, wide, partial tiles
+    "gemv": [(1, 1), (31, 33), (65537, 3), (442367, 129), (3, 100003)],
+    "transpose": [(1, 1), (31, 33), (65537, 3), (3, 65537), (8, 8), (4096, 4104), (4097, 1025),
+                  (1000, 64)],
+}
 CASES14 = [(op, shape, dtype) for op in NEW14
-           for shape in ([(1, 1), (31, 33), (65537, 3), (442367, 129), (3, 100003)]
-                         if op == "gemv" else ODD14 + [((1 << 30) + 3,)])
+           for shape in MATRIX14.get(op, ODD14 + [((1 << 30) + 3,)])
            for dtype in ("float32", "float16", "bfloat16")]
 
 

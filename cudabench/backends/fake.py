@@ -113,7 +113,7 @@ EMULATED: dict[str, FakeKernel] = {
     "softmax_1d_online_stats": _nothing, "softmax_1d_online_norm": _softmax,
     "softmax_1d_vec_stats": _nothing, "softmax_1d_vec_norm": _softmax,
     "softmax_1d_tile_stats": _nothing, "softmax_1d_tile_norm": _softmax,
-    **{f"transpose_{v}": _transpose for v in ("naive", "ldg", "smem", "smem64")},
+    **{f"transpose_{v}": _transpose for v in ("naive", "ldg", "smem", "smem64", "vec")},
     "gemv_warp": _gemv, "gemv_vec4": _gemv,
     **{f"sgemm_{v}": _sgemm for v in ("naive", "smem", "tile128", "warptile")},
     "add_naive": _add, "add_float4": _add, "sigmoid_naive": _sigmoid,
