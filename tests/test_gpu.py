@@ -128,7 +128,7 @@ def test_every_16_bit_variant_is_right_on_odd_shapes(runner, op, shape, dtype):
 NEW14 = {"softmax": {"online_vec": {"UNROLL": (2, 8), "NORM_UNROLL": (2, 8), "STREAM_LOADS": (0, 1)},
                      "online_tile": {"STATS_UNROLL": (4, 8), "UNROLL": (1, 4)}},
          "gemv": {"vec4": {"LOADS": (2, 4, 8)}},
-         "transpose": {"vec": {"BLOCK": (128, 256, 512)}}}
+         "transpose": {"vec": {"BLOCK": (256, 512), "GROUP": (0, 8, 32)}}}
 ODD14 = [(1,), (31,), (33,), (65537, 3), (442367, 129)]
 MATRIX14 = {  # 2-D ops: odd sides, whole packs (4 and 8) and not, tall, wide, partial tiles
     "gemv": [(1, 1), (31, 33), (65537, 3), (442367, 129), (3, 100003)],

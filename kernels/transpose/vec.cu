@@ -5,6 +5,7 @@
 //   grid: tile64
 //   params:                  # the tile is 64 x 64 elements; the block 32 x BLOCK/32 threads
 //     BLOCK: [256, 128, 512]
+//     GROUP: [0, 8, 16, 32]  # blocks walk strips GROUP tiles wide, top to bottom (0: rows of tiles)
 //   dtypes: [float32, float16, bfloat16]
 //   about: smem64's 64 x 64 tile moved in 16-byte loads and stores (a thread reads 16 bytes of an input row, and writes 16 bytes of an output row gathered from kPack input rows), as the card's copy ceiling moves its bytes
 //
@@ -23,6 +24,9 @@
 #ifndef BLOCK
 #define BLOCK 256
 #endif
+#ifndef GROUP
+#define GROUP 0
+#endif
 
 using cb::kPack;
 constexpr int kT = 64;                  // the tile's side, in elements
@@ -33,7 +37,18 @@ static_assert(BLOCK % kVecs == 0 && kT % kRows == 0, "BLOCK: whole passes over t
 extern "C" __global__ void __launch_bounds__(BLOCK)
 transpose_vec(const elem_t* __restrict__ in, elem_t* __restrict__ out, int M, int N) {
   __shared__ float tile[kT][kT + 1];
-  const int col0 = blockIdx.x * kT, row0 = blockIdx.y * kT;  // the tile in `in` (M x N)
+  // The tile this block moves. GROUP 0: block (x, y) takes tile (x, y), so the blocks resident
+  // at once cover a few whole rows of tiles: long runs of input rows, short runs (a tile's
+  // 64 elements a row of tiles) of output rows. GROUP g: blocks walk strips g tiles wide from
+  // top to bottom, so those resident cover a squarer patch: shorter input runs, longer output.
+  int tx = blockIdx.x, ty = blockIdx.y;
+  if (GROUP > 0) {
+    const int b = blockIdx.y * gridDim.x + blockIdx.x, strip = GROUP * gridDim.y;
+    const int first = b / strip * GROUP, width = min(GROUP, (int)gridDim.x - first);
+    tx = first + b % strip % width;
+    ty = b % strip / width;
+  }
+  const int col0 = tx * kT, row0 = ty * kT;  // the tile in `in` (M x N)
   const int t = threadIdx.y * blockDim.x + threadIdx.x;
   const int v = t % kVecs, r = t / kVecs;  // this thread's pack in a row, and first row
   const bool packs = N % kPack == 0 && M % kPack == 0 && cb::is_aligned16(in) && cb::is_aligned16(out);
