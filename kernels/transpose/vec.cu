@@ -18,8 +18,9 @@
 // accesses, both ways, meet at most two to a bank. Shapes whose rows are not whole packs
 // (M or N not a multiple of kPack) or unaligned buffers go element by element through the same
 // tile. On an H200 (docs/performance.md), 8192x8192: float32 132.4 us against smem64's 136.9,
-// bfloat16 70.5 against 83.0; GROUP 8 gave 2-4% of that (strips of 8 tiles: each input row read
-// 2 KiB at a time by the resident blocks, each output row written 25 KiB at a time).
+// bfloat16 70.5 against 83.0; GROUP 8 gave 2-4% of that (the ~500 resident blocks of 512
+// threads then read 2 KiB runs of an input row and write ~16 KiB runs of an output row, where
+// rows of tiles wrote 1 KiB runs).
 #include "common/dtype.cuh"
 #include "common/warp.cuh"  // is_aligned16
 
