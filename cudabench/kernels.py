@@ -47,9 +47,9 @@ _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_\-]*$")
 # a C name, or a template instantiation: name<args> (types, numbers, `T` for the dtype)
 _ENTRY = re.compile(r"^[A-Za-z_]\w*(?:<[\w\s,:*&()+\-]*>)?$")
 _T = re.compile(r"\bT\b")
-_INITS = ("none", "zero", "nan")
+_INITS = ("none", "zero", "nan")  # nan: 0xFF bytes, the empty value of a CAS-loop max
 # `requires:` names every op takes: the runner checks them against the GPU (spec.py)
-DEVICE_REQUIREMENTS = ("min_sm",)  # nan: 0xFF bytes, the empty value of a CAS-loop max
+DEVICE_REQUIREMENTS = ("min_sm",)
 
 
 class KernelHeaderError(ValueError):

@@ -2,15 +2,18 @@
 002, 003).
 
 Kernel arguments: `(const float* x, float* out, float* partials, long long rows,
-long long cols, int chunks)`. Grid rules: `warp_rows` (a warp per row), `warp_rows4` (a warp
-per 4 consecutive rows), `row_block` (a block per row), `row_block_smem` (a block per row with the row in dynamic shared memory, cols * 4
-bytes), `row_cluster` (CLUSTER blocks per row, the variant's parameter: a thread-block
-cluster, sm_90), and `split` for the 1-D multi-kernel variants: `chunks` blocks share the one row,
-`partials` holds two floats per block (max and sum), and every kernel of the variant uses the
-same grid; `tiles` for a 1-D variant's kernel that reads what a `split` kernel left (`chunks`
-pairs and after them the row's (max, 1/sum) and a ticket): a block per block x UNROLL 16-byte
-packs (kernels/common/stream.cuh). Inputs: uniform [-4, 4), every fifth row (and the 1-D row) shifted by +100, so a
-kernel that skips the max subtraction overflows exp and fails.
+long long cols, int chunks)`. Grid rules:
+- `warp_rows` (a warp per row), `warp_rows4` (a warp per 4 consecutive rows);
+- `row_block` (a block per row), `row_block_smem` (a block per row with the row in dynamic
+  shared memory, cols * 4 bytes), `row_cluster` (CLUSTER blocks per row, the variant's
+  parameter: a thread-block cluster, sm_90);
+- `split`, for the 1-D multi-kernel variants: `chunks` blocks share the one row, `partials`
+  holds two floats per block (max and sum), and every kernel of the variant uses the same
+  count; `tiles`, for a 1-D variant's kernel that reads what a `split` kernel left (`chunks`
+  pairs, then the row's (max, 1/sum) and a ticket): a block per block x UNROLL 16-byte packs
+  (kernels/common/stream.cuh).
+Inputs: uniform [-4, 4), every fifth row (and the 1-D row) shifted by +100, so a kernel that
+skips the max subtraction overflows exp and fails.
 """
 
 from __future__ import annotations

@@ -85,7 +85,7 @@ __device__ __forceinline__ void softmax_cluster_row(const elem_t* __restrict__ r
     const long long j = first + p * kStride;
     if (j < nv) {
       cb::pack_normalize(v[p], all.max, inv);
-      __stcs(reinterpret_cast<uint4*>(dst + j * kPack), v[p].raw);
+      cb::store16_stream(dst + j * kPack, v[p].raw);
     }
   }
   asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");  // peers done reading ours
