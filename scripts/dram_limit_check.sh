@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Issue 14 on the GPU, in device-sized parts (each well under 10 minutes on an H200):
 #   bash scripts/dram_limit_check.sh sweep    # the new variants across their parameters, beside the old best and the libraries
+#   bash scripts/dram_limit_check.sh profile  # the same cases at the header defaults under ncu, the old best beside
 #   bash scripts/dram_limit_check.sh tests    # the GPU tests of every new variant on the issue's odd shapes, every dtype
 #   bash scripts/dram_limit_check.sh seeds    # configs/seeds.yaml (header defaults, --no-tuned) and its compare against BEFORE
 # Logs and result files under $OUT (default ./dram_limit_check); the ceilings measured first
@@ -10,14 +11,19 @@ OUT=${OUT:-dram_limit_check}
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 CUDABENCH_CEILINGS="${CUDABENCH_CEILINGS:-$OUT/ceilings.json}"
 cb() { echo "== cudabench $*"; python3 -m cudabench "$@"; echo "== rc $?"; }
-part=${1:?sweep, tests or seeds}
+part=${1:?sweep, profile, tests or seeds}
 {
   nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem --format=csv
   date -u
   case $part in
     sweep)   # the variants of this session across their parameters, beside the old best and the libraries
-      cb run softmax -s 1728x32768 -v block_reg -v cluster -p CLUSTER=2,4 -p BLOCK=256,512 -o "$OUT/softmax_long"
-      cb run softmax -s 2^28 -v online_vec -v online_tile -p UNROLL=2,4,8 -p STATS_UNROLL=8,16 -o "$OUT/softmax1d"
+      cb run softmax -s 1728x32768 -v block_reg -v block_hybrid -p BLOCK=256,512 -p REG_PACKS=4,8 -o "$OUT/softmax_long"
+      cb run softmax -s 1728x32768 -v block_reg -v block_hybrid -d bfloat16 -o "$OUT/softmax_long16"
+      cb run softmax -s 2^28 -v online_tile -p UNROLL=1,2,4,8 -p NORM_HINTS=0,1 -o "$OUT/softmax1d"
+      ;;
+    profile)  # ncu (the GPU's own clocks) per kernel: duration, DRAM throughput, occupancy
+      cb profile softmax -s 1728x32768 -v block_reg -v block_hybrid -o "$OUT/profile_long"
+      cb profile softmax -s 2^28 -v online_tile -o "$OUT/profile_1d"
       ;;
     tests)
       timeout ${TESTS_TIMEOUT:-900} python3 -m pytest -q -p no:cacheprovider tests/test_gpu.py -k "${TESTS:-issue_14 or cluster or catalogue or every_builtin or 16_bit or backend_made_later}"

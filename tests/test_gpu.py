@@ -126,7 +126,7 @@ def test_every_16_bit_variant_is_right_on_odd_shapes(runner, op, shape, dtype):
 # Issue 14: the variants it added (or gave a parameter) and kept, at every configuration of the grids
 # below, on the issue's odd shapes, in every dtype they declare; 2^30 + 3 at the defaults.
 NEW14 = {"softmax": {"online_vec": {"UNROLL": (2, 8), "NORM_UNROLL": (2, 8), "STREAM_LOADS": (0, 1)},
-                     "online_tile": {"STATS_UNROLL": (4, 8), "UNROLL": (1, 4)}},
+                     "online_tile": {"STATS_UNROLL": (4, 8), "UNROLL": (1, 4), "NORM_HINTS": (0, 1)}},
          "gemv": {"vec4": {"LOADS": (2, 4, 8)}},
          "transpose": {"vec": {"BLOCK": (256, 512), "GROUP": (0, 8, 32)}}}
 ODD14 = [(1,), (31,), (33,), (65537, 3), (442367, 129)]
@@ -165,23 +165,41 @@ CLUSTER_SHAPES = [(1, 8), (3, 1000), (31, 32768), (33, 8184), (65537, 8), (44236
 CLUSTER_CASES = [(s, d) for s in CLUSTER_SHAPES for d in ("float32", "float16", "bfloat16")]
 
 
-@pytest.mark.parametrize("shape, dtype", CLUSTER_CASES,
-                         ids=[f"{'x'.join(map(str, s))}-{d}" for s, d in CLUSTER_CASES])
-def test_softmax_cluster_is_right_at_every_cluster_size(runner, shape, dtype):
+def run_rows_variant(runner, name, space, shape, dtype):
+    """The rows of softmax variant `name` at every configuration of `space`, once each:
+    OK and within tolerance on rows of whole 16-byte packs, N/A on the others (cols % 8)."""
     from cudabench.kernels import BUILTIN_KERNELS, discover
     from cudabench.runner import CaseJob
     from cudabench.space import grid
 
-    if runner.device.sm_version < 90:
-        pytest.skip("thread-block clusters need sm_90")
-    (v,) = [v for v in discover("softmax", [BUILTIN_KERNELS])[0] if v.name == "cluster"]
-    configured = grid(v, {"CLUSTER": (2, 4, 8), "BLOCK": (128, 256, 512)})
-    assert len(configured) == 6  # BLOCK x CLUSTER >= 1024
+    (v,) = [v for v in discover("softmax", [BUILTIN_KERNELS])[0] if v.name == name]
+    configured = grid(v, space)
     rows = runner.run_job(CaseJob(Case("softmax", shape, dtype), tuple(configured), (), ONCE))
+    assert len(rows) == len(configured)
     whole_packs = shape[-1] % 8 == 0
     assert all(r.status is (Status.OK if whole_packs else Status.N_A) for r in rows), \
         [(r.label, r.status.value, r.error) for r in rows]
     assert all(r.max_abs_err <= r.tolerance for r in rows if r.status is Status.OK)
+    return len(configured)
+
+
+@pytest.mark.parametrize("shape, dtype", CLUSTER_CASES,
+                         ids=[f"{'x'.join(map(str, s))}-{d}" for s, d in CLUSTER_CASES])
+def test_softmax_cluster_is_right_at_every_cluster_size(runner, shape, dtype):
+    if runner.device.sm_version < 90:
+        pytest.skip("thread-block clusters need sm_90")
+    space = {"CLUSTER": (2, 4, 8), "BLOCK": (128, 256, 512)}
+    assert run_rows_variant(runner, "cluster", space, shape, dtype) == 6  # BLOCK x CLUSTER >= 1024
+
+
+# softmax `block_hybrid` at every block and register share: the same rows as `cluster`, with
+# shared parts of 0 to 24 packs a thread (8 columns: one pack, all in registers; 32768 floats
+# at BLOCK 256 and REG_PACKS 4: 28 packs in 112 KiB of shared memory, opted in)
+@pytest.mark.parametrize("shape, dtype", CLUSTER_CASES,
+                         ids=[f"{'x'.join(map(str, s))}-{d}" for s, d in CLUSTER_CASES])
+def test_softmax_block_hybrid_is_right_at_every_register_share(runner, shape, dtype):
+    space = {"BLOCK": (256, 512), "REG_PACKS": (4, 8)}
+    assert run_rows_variant(runner, "block_hybrid", space, shape, dtype) == 4
 
 
 def test_seed_000_pasted_as_printed_runs_as_a_template_entry(tmp_path):

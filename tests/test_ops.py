@@ -87,6 +87,22 @@ def test_softmax_cluster_rule_gives_each_row_a_cluster_of_blocks():
         assert (geometry.grid, geometry.block) == (1728 * cluster, block)
 
 
+@pytest.mark.parametrize("shape, itemsize, block, reg_packs, shared", [
+    ((1728, 32768), 4, 512, 8, (16 - 8) * 512 * 16),  # 16 packs a thread: half in shared memory
+    ((1728, 32768), 4, 256, 4, (32 - 4) * 256 * 16),  # 112 KiB: above 48, opted in
+    ((1728, 32768), 2, 512, 8, 0),                    # 8 packs of halves: all in registers
+    ((5, 4104), 4, 512, 1, (4 - 1) * 512 * 16),       # 1026 packs: 3 a thread, rounded to 4
+    ((7, 8), 2, 256, 4, 0),
+])
+def test_softmax_hybrid_rule_sizes_the_shared_part_of_a_row(shape, itemsize, block, reg_packs,
+                                                           shared):  # fmt: skip
+    (v,) = [v for v in discover("softmax", [BUILTIN_KERNELS])[0] if v.name == "block_hybrid"]
+    configured = v.configured({"BLOCK": block, "REG_PACKS": reg_packs})
+    geometry = get_op("softmax").geometry(configured.launches[0], configured, shape, FAKE_DEVICE,
+                                          1, itemsize)
+    assert (geometry.grid, geometry.block, geometry.shared_bytes) == (shape[0], block, shared)
+
+
 def test_min_sm_keeps_a_variant_off_an_older_gpu():
     (v,) = [v for v in discover("softmax", [BUILTIN_KERNELS])[0] if v.name == "cluster"]
     assert dict(v.requires)["min_sm"] == 90

@@ -47,6 +47,7 @@ from cudabench.cupti_clock import KernelClockUnavailable, LaunchTime, launch_tim
 from cudabench.spec import Clocks, DeviceInfo, KernelVariant
 
 _CUDA_ERRORS = (cp.cuda.runtime.CUDARuntimeError, cp.cuda.driver.CUDADriverError)
+DEFAULT_SHARED_BYTES = 48 * 1024  # dynamic shared memory a launch may use without opting in
 SPIN_US = 50.0  # longer than Python takes to queue an event, a launch and an event
 # A call whose host side takes longer (a library's dispatch, such as torch's) gets a spin
 # of this many times its measured queuing time, so the GPU is still busy when it is queued.
@@ -158,6 +159,9 @@ class CupyBackend:
         self._flush: Any = None
         self._spin: Any = None
         self._empty: Any = None
+        # function id -> (function, the dynamic shared memory it opted in to); the function is
+        # held so that its id cannot be reused by another
+        self._opted: dict[int, tuple[Any, int]] = {}
         self._nvml: Any = None  # (pynvml, handle) once opened; False where NVML is missing
 
     def activate(self) -> None:
@@ -268,6 +272,11 @@ class CupyBackend:
     def launch(self, function: Any, grid: Any, block: Any, args: tuple[Any, ...],
                shared_bytes: int = 0) -> None:  # fmt: skip
         try:  # on the current stream: self.stream
+            opted = self._opted.get(id(function), (None, 0))[1]
+            if shared_bytes > DEFAULT_SHARED_BYTES and opted < shared_bytes:
+                # above 48 KiB of dynamic shared memory a kernel must opt in (once per size)
+                function.max_dynamic_shared_size_bytes = shared_bytes
+                self._opted[id(function)] = (function, shared_bytes)
             function(dims(grid), dims(block), args, shared_mem=shared_bytes)
         except _CUDA_ERRORS as exc:
             raise crash_from(exc) from exc

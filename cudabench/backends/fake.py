@@ -108,7 +108,8 @@ def _fma_chain(grid: Any, block: Any, x: Any, out: Any, n: Any, iters: Any, one:
 EMULATED: dict[str, FakeKernel] = {
     **{f"reduce_scale_{v}": _scale for v in ("block", "warp", "block_cached")},
     **{f"softmax_{v}": _softmax for v in ("warp_xor", "warp_down", "block_smem",
-                                          "block_uncached", "block_reg", "cluster")},
+                                          "block_uncached", "block_reg", "cluster",
+                                          "block_hybrid")},
     "softmax_1d_max": _nothing, "softmax_1d_sum": _nothing, "softmax_1d_norm": _softmax,
     "softmax_1d_online_stats": _nothing, "softmax_1d_online_norm": _softmax,
     "softmax_1d_vec_stats": _nothing, "softmax_1d_vec_norm": _softmax,

@@ -5,8 +5,10 @@ Kernel arguments: `(const float* x, float* out, float* partials, long long rows,
 long long cols, int chunks)`. Grid rules:
 - `warp_rows` (a warp per row), `warp_rows4` (a warp per 4 consecutive rows);
 - `row_block` (a block per row), `row_block_smem` (a block per row with the row in dynamic
-  shared memory, cols * 4 bytes), `row_cluster` (CLUSTER blocks per row, the variant's
-  parameter: a thread-block cluster, sm_90);
+  shared memory, cols * 4 bytes), `row_block_hybrid` (a block per row, each thread's packs
+  past REG_PACKS in dynamic shared memory: (P - REG_PACKS) x block x 16 bytes, P the power of
+  two >= the row's 16-byte packs over the block), `row_cluster` (CLUSTER blocks per row, the
+  variant's parameter: a thread-block cluster, sm_90);
 - `split`, for the 1-D multi-kernel variants: `chunks` blocks share the one row, `partials`
   holds two floats per block (max and sum), and every kernel of the variant uses the same
   count; `tiles`, for a 1-D variant's kernel that reads what a `split` kernel left (`chunks`
@@ -39,8 +41,8 @@ class Softmax(RowOp):
     FLOPS_AN_ELEMENT = 5  # max, subtract, exp, sum, scale
     name = "softmax"
     about = "softmax along the last axis, in float (1-D: one row; RxC: each row)"
-    grid_rules = ("warp_rows", "warp_rows4", "row_block", "row_block_smem", "row_cluster",
-                  "split", "tiles")
+    grid_rules = ("warp_rows", "warp_rows4", "row_block", "row_block_smem", "row_block_hybrid",
+                  "row_cluster", "split", "tiles")
     requirements = ("max_cols", "min_cols", "cols_multiple_of", "max_rows")
 
     example = "442368x128 or 2^28"
@@ -89,6 +91,10 @@ class Softmax(RowOp):
             grid = rows * variant.value("CLUSTER", 1)
         elif launch.grid == "row_block_smem":
             grid, shared = rows, 4 * cols
+        elif launch.grid == "row_block_hybrid":
+            packs = 1 << max(0, math.ceil(cols * itemsize / 16 / launch.block) - 1).bit_length()
+            grid = rows
+            shared = max(0, packs - variant.value("REG_PACKS", 8)) * launch.block * 16
         elif launch.grid in ("split", "tiles"):
             if rows != 1:
                 raise ValueError(f"the {launch.grid} rule is for 1-D softmax (one row)")

@@ -5,7 +5,8 @@
 //     - {entry: softmax_1d_tile_norm, block: 256, grid: tiles}
 //   params:
 //     STATS_UNROLL: [8, 4, 16]   # the stats kernel's 16-byte loads in flight a thread
-//     UNROLL: [4, 2, 8]          # the normalize kernel's: a block per 256 x UNROLL packs
+//     UNROLL: [4, 2, 8, 1]       # the normalize kernel's: a block per 256 x UNROLL packs
+//     NORM_HINTS: [0, 1]         # 1: its loads and stores marked evict-first (ld/st.global.cs)
 //   requires: {max_rows: 1}
 //   dtypes: [float32, float16, bfloat16]
 //   about: online_vec's stats pass, whose last block leaves (max, 1/sum) for all, then a normalize pass in the layout that moves read + write traffic fastest (a large grid of short blocks, as the copy ceiling's kernel), from the end of the row
@@ -26,6 +27,10 @@ using cb::kPack;
 
 #ifndef STATS_UNROLL
 #define STATS_UNROLL 8
+#endif
+
+#ifndef NORM_HINTS
+#define NORM_HINTS 0
 #endif
 
 #define STATS_BOUNDS __launch_bounds__(256, 2)  // as online_vec: no spill in the batch loop
@@ -67,14 +72,18 @@ softmax_1d_tile_norm(const elem_t* __restrict__ x, elem_t* __restrict__ out, flo
 #pragma unroll
     for (int u = 0; u < UNROLL; ++u) {
       const long long v = cb::tile_vector(u);
-      if (v < vectors) p[u].raw = cb::load16(x + (vectors - 1 - v) * kPack);
+      if (v < vectors) {
+        const elem_t* src = x + (vectors - 1 - v) * kPack;
+        p[u].raw = NORM_HINTS ? __ldcs(reinterpret_cast<const uint4*>(src)) : cb::load16(src);
+      }
     }
 #pragma unroll
     for (int u = 0; u < UNROLL; ++u) {
       const long long v = cb::tile_vector(u);
       if (v < vectors) {
         cb::pack_normalize(p[u], m, inv);
-        cb::store16(out + (vectors - 1 - v) * kPack, p[u].raw);
+        if (NORM_HINTS) cb::store16_stream(out + (vectors - 1 - v) * kPack, p[u].raw);
+        else cb::store16(out + (vectors - 1 - v) * kPack, p[u].raw);
       }
     }
     done = vectors * kPack;

@@ -1,0 +1,129 @@
+// cudabench:
+//   variant: block_hybrid
+//   entry: softmax_block_hybrid
+//   block: BLOCK
+//   grid: row_block_hybrid
+//   params:
+//     BLOCK: [512, 256]
+//     REG_PACKS: [8, 4]   # 16-byte packs a thread holds in registers; the rest of its share of the row sits in shared memory
+//   requires: {max_cols: 32768, cols_multiple_of: 8}   # whole 16-byte packs in every dtype
+//   dtypes: [float32, float16, bfloat16]
+//   about: a block per row, the row held part in registers and part in shared memory (filled by cp.async), one online (max, sum) reduction - two rows resident an SM where block_reg fits one
+//
+// block_reg holds a 32768-float row in a 1024-thread block's registers: half the SM's register
+// file, so an SM works on one row at a time and its loads stop while the block reduces (under
+// ncu on an H200 77% of the DRAM peak, docs/performance.md). Registers and shared memory
+// together hold two such rows: here a block of BLOCK threads keeps REG_PACKS of its packs in
+// registers and the rest in shared memory (at 32768 floats and BLOCK 512: 8 + 8 packs a thread,
+// 64 KiB of shared memory a block), so two blocks, two rows, share an SM and one loads while
+// the other reduces. The shared packs arrive by cp.async (global to shared, no register in
+// between), issued before the register loads so the whole row is in flight at once. Each
+// thread copies and reads back only its own slots, so they need no barrier, only the thread's
+// wait for its copies. Each thread takes its part's max and sum of exp(x - max) locally and
+// the block combines the pairs once (block_reg reduces twice: the max, then the sum).
+#include "common/softmax.cuh"
+
+using cb::kPack;
+
+#ifndef BLOCK
+#define BLOCK 512
+#endif
+#ifndef REG_PACKS
+#define REG_PACKS 8
+#endif
+
+// 16 bytes global -> shared, past L1 (.cg), in flight until cp_async_wait_all.
+__device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(s), "l"(gmem) : "memory");
+}
+__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_all;" ::: "memory"); }
+
+// Thread t's packs of a row are t + BLOCK x p, p < kPacks: the first kReg in registers, the
+// others in shared slot (p - kReg) x BLOCK + t.
+template <int kPacks>
+__device__ __forceinline__ void softmax_hybrid_row(const elem_t* __restrict__ row,
+                                                   elem_t* __restrict__ dst, int nv,
+                                                   uint4* shared, float* scratch) {
+  constexpr int kReg = kPacks < REG_PACKS ? kPacks : REG_PACKS;
+  constexpr int kShared = kPacks - kReg;
+  const uint4* src = reinterpret_cast<const uint4*>(row);
+#pragma unroll
+  for (int p = 0; p < kShared; ++p) {
+    const int j = threadIdx.x + BLOCK * (kReg + p);
+    if (j < nv) cp_async16(&shared[p * BLOCK + threadIdx.x], &src[j]);
+  }
+  cb::Vec<elem_t> v[kReg];
+#pragma unroll
+  for (int p = 0; p < kReg; ++p) {
+    const int j = threadIdx.x + BLOCK * p;
+    v[p].raw = j < nv ? cb::load16_stream(&src[j]) : make_uint4(0, 0, 0, 0);
+  }
+  float m = -INFINITY;
+#pragma unroll
+  for (int p = 0; p < kReg; ++p)
+    if (threadIdx.x + BLOCK * p < nv) m = fmaxf(m, cb::hreduce<cb::Max>(v[p]));
+  cp_async_wait_all();  // this thread's shared packs have landed
+#pragma unroll
+  for (int p = 0; p < kShared; ++p) {
+    if (threadIdx.x + BLOCK * (kReg + p) < nv) {
+      cb::Vec<elem_t> w;
+      w.raw = shared[p * BLOCK + threadIdx.x];
+      m = fmaxf(m, cb::hreduce<cb::Max>(w));
+    }
+  }
+  float s = 0.0f;  // this thread's sum of exp(x - m), m its own max (-inf: no packs, sum 0)
+  if (m != -INFINITY) {
+#pragma unroll
+    for (int p = 0; p < kReg; ++p)
+      if (threadIdx.x + BLOCK * p < nv) s += cb::pack_exp_sum(v[p], m);
+#pragma unroll
+    for (int p = 0; p < kShared; ++p) {
+      if (threadIdx.x + BLOCK * (kReg + p) < nv) {
+        cb::Vec<elem_t> w;
+        w.raw = shared[p * BLOCK + threadIdx.x];
+        s += cb::pack_exp_sum(w, m);
+      }
+    }
+  }
+  const cb::MaxSum all = cb::block_combine(cb::MaxSum{m, s}, scratch);
+  const float inv = 1.0f / all.sum;
+  uint4* out = reinterpret_cast<uint4*>(dst);
+#pragma unroll
+  for (int p = 0; p < kReg; ++p) {
+    const int j = threadIdx.x + BLOCK * p;
+    if (j < nv) {
+      cb::pack_normalize(v[p], all.max, inv);
+      __stcs(&out[j], v[p].raw);
+    }
+  }
+#pragma unroll
+  for (int p = 0; p < kShared; ++p) {
+    const int j = threadIdx.x + BLOCK * (kReg + p);
+    if (j < nv) {
+      cb::Vec<elem_t> w;
+      w.raw = shared[p * BLOCK + threadIdx.x];
+      cb::pack_normalize(w, all.max, inv);
+      __stcs(&out[j], w.raw);
+    }
+  }
+}
+
+// Packs a thread: the power of two the runner's `row_block_hybrid` rule sizes the shared
+// memory by, (that - REG_PACKS) x BLOCK x 16 bytes.
+extern "C" __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK)
+softmax_block_hybrid(const elem_t* __restrict__ x, elem_t* __restrict__ out, float* partials,
+                     long long rows, long long cols, int chunks) {
+  extern __shared__ uint4 shared[];
+  __shared__ float scratch[64];
+  const elem_t* row = x + (long long)blockIdx.x * cols;
+  elem_t* dst = out + (long long)blockIdx.x * cols;
+  const int nv = static_cast<int>(cols / kPack);  // a row has at most 8192 packs
+  const int per = (nv + BLOCK - 1) / BLOCK;
+  if (per <= 1) softmax_hybrid_row<1>(row, dst, nv, shared, scratch);
+  else if (per <= 2) softmax_hybrid_row<2>(row, dst, nv, shared, scratch);
+  else if (per <= 4) softmax_hybrid_row<4>(row, dst, nv, shared, scratch);
+  else if (per <= 8) softmax_hybrid_row<8>(row, dst, nv, shared, scratch);
+  else if (per <= 16) softmax_hybrid_row<16>(row, dst, nv, shared, scratch);
+  else softmax_hybrid_row<32>(row, dst, nv, shared, scratch);
+}
