@@ -47,7 +47,6 @@ from cudabench.cupti_clock import KernelClockUnavailable, LaunchTime, launch_tim
 from cudabench.spec import Clocks, DeviceInfo, KernelVariant
 
 _CUDA_ERRORS = (cp.cuda.runtime.CUDARuntimeError, cp.cuda.driver.CUDADriverError)
-DEFAULT_SHARED_BYTES = 48 * 1024  # dynamic shared memory a launch may use without opting in
 SPIN_US = 50.0  # longer than Python takes to queue an event, a launch and an event
 # A call whose host side takes longer (a library's dispatch, such as torch's) gets a spin
 # of this many times its measured queuing time, so the GPU is still busy when it is queued.
@@ -273,8 +272,9 @@ class CupyBackend:
                shared_bytes: int = 0) -> None:  # fmt: skip
         try:  # on the current stream: self.stream
             opted = self._opted.get(id(function), (None, 0))[1]
-            if shared_bytes > DEFAULT_SHARED_BYTES and opted < shared_bytes:
-                # above 48 KiB of dynamic shared memory a kernel must opt in (once per size)
+            if shared_bytes > opted:
+                # a block's static and dynamic shared memory above 48 KiB needs the kernel's
+                # opt-in to the dynamic part: given whenever a launch asks more than before
                 function.max_dynamic_shared_size_bytes = shared_bytes
                 self._opted[id(function)] = (function, shared_bytes)
             function(dims(grid), dims(block), args, shared_mem=shared_bytes)

@@ -5,7 +5,7 @@
 //     - {entry: softmax_1d_tile_norm, block: 256, grid: tiles}
 //   params:
 //     STATS_UNROLL: [8, 4, 16]   # the stats kernel's 16-byte loads in flight a thread
-//     UNROLL: [4, 2, 8, 1]       # the normalize kernel's: a block per 256 x UNROLL packs
+//     UNROLL: [1, 2, 4, 8]       # the normalize kernel's: a block per 256 x UNROLL packs
 //     NORM_HINTS: [0, 1]         # 1: its loads and stores marked evict-first (ld/st.global.cs)
 //   requires: {max_rows: 1}
 //   dtypes: [float32, float16, bfloat16]
@@ -19,7 +19,10 @@
 // Every normalize thread then reads that one pair through the read-only path (__ldg, cached in
 // L1: written by the previous kernel, never while this one runs). An earlier try read it with
 // __ldcg, past L1: 2^26 threads asking one L2 line, a hot spot that made the pass slower than
-// online_vec's (975 against 813 us, commit 26b6cfd).
+// online_vec's (975 against 813 us, commit 26b6cfd). On an H200 at 2^28 floats (2026-11-24,
+// docs/performance.md): UNROLL 1, one pack a thread as the copy ceiling's kernel, 755-759 us
+// against 770-776 at UNROLL 2-8; NORM_HINTS 1 (evict-first loads and stores, to keep the tail
+// the stats pass left in L2) cost 11-33 us, so it stays 0.
 #include "common/softmax.cuh"
 #include "common/stream.cuh"  // tile_vector: the `tiles` layout, UNROLL packs a thread
 
