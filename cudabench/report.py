@@ -101,7 +101,10 @@ def results_table(rows: list[ResultRow], meta: RunMeta, op_label: str) -> Table:
         ("% peak", "right"), *([("% ceiling", "right")] if ceiling else []),
         (vs, "right"), ("regs", "right"), ("timing", "left"),
     ]:  # fmt: skip
-        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+        # a narrow terminal cuts a long variant label short (…) rather than wrapping it: the
+        # best row's label would wrap at the space after its star, leaving its numbers a line
+        # apart from their name
+        table.add_column(name, justify=justify, no_wrap=name == "variant")  # type: ignore[arg-type]
     groups: dict[tuple[str, str], list[tuple[ResultRow, str]]] = defaultdict(list)
     for row, label, name in zip(rows, case_labels(rows), short_labels(rows)):
         groups[(row.op, label)].append((row, name))

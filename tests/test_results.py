@@ -67,6 +67,15 @@ def test_table_marks_fastest_correct_variant_per_shape():
     assert "FAIL 1 of 3 outputs wrong" in text
 
 
+def test_a_long_starred_label_stays_on_its_row_in_a_narrow_terminal():
+    long = [dataclasses.replace(r, variant=r.variant + "_x[LHINT=0,SHINT=0,BLOCK=512]") for r in ROWS]
+    console = Console(width=100, record=True)
+    console.print(results_table(long, META, "reduce"))
+    starred = [line for line in console.export_text().splitlines() if "★" in line]
+    assert len(starred) == 2 and all("fast_x" in line or "slow_x" in line for line in starred)
+    assert all(any(ch.isdigit() for ch in line.split("│")[4]) for line in starred)  # its time
+
+
 def test_failure_summary_names_failed_rows_only():
     assert failure_summary(ROWS) == ["reduce 3x5 float32 bad: FAIL (1 of 3 outputs wrong)"]
     failed_library = dataclasses.replace(ROWS[3], status=Status.FAIL, error="2 of 3 outputs wrong")

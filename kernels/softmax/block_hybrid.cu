@@ -63,7 +63,7 @@ __device__ __forceinline__ void softmax_hybrid_row(const elem_t* __restrict__ ro
 #pragma unroll
   for (int p = 0; p < kReg; ++p) {
     const int j = threadIdx.x + BLOCK * p;
-    v[p].raw = j < nv ? cb::load16_stream(&src[j]) : make_uint4(0, 0, 0, 0);
+    v[p].raw = j < nv ? cb::load16(&src[j]) : make_uint4(0, 0, 0, 0);
   }
   float m = -INFINITY;
 #pragma unroll
@@ -100,7 +100,7 @@ __device__ __forceinline__ void softmax_hybrid_row(const elem_t* __restrict__ ro
     const int j = threadIdx.x + BLOCK * p;
     if (j < nv) {
       cb::pack_normalize(v[p], all.max, inv);
-      __stcs(&out[j], v[p].raw);
+      out[j] = v[p].raw;
     }
   }
 #pragma unroll
@@ -110,7 +110,7 @@ __device__ __forceinline__ void softmax_hybrid_row(const elem_t* __restrict__ ro
       cb::Vec<elem_t> w;
       w.raw = shared[p * BLOCK + threadIdx.x];
       cb::pack_normalize(w, all.max, inv);
-      __stcs(&out[j], w.raw);
+      out[j] = w.raw;
     }
   }
 }
