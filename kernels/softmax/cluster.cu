@@ -60,7 +60,7 @@ __device__ __forceinline__ void softmax_cluster_row(const elem_t* __restrict__ r
 #pragma unroll
   for (int p = 0; p < kPacks; ++p) {
     const long long j = first + p * kStride;
-    v[p].raw = j < nv ? cb::load16(row + j * kPack) : make_uint4(0, 0, 0, 0);
+    v[p].raw = j < nv ? cb::load16_stream(row + j * kPack) : make_uint4(0, 0, 0, 0);
     if (j < nv) m = fmaxf(m, cb::hreduce<cb::Max>(v[p]));
   }
   float s = 0.0f;
@@ -85,7 +85,7 @@ __device__ __forceinline__ void softmax_cluster_row(const elem_t* __restrict__ r
     const long long j = first + p * kStride;
     if (j < nv) {
       cb::pack_normalize(v[p], all.max, inv);
-      cb::store16(dst + j * kPack, v[p].raw);
+      cb::store16_stream(dst + j * kPack, v[p].raw);
     }
   }
   asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");  // peers done reading ours

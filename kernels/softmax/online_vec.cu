@@ -14,10 +14,10 @@
 // What limits `online` is not its traffic (two reads and a write, as here) but a load of 4 bytes
 // at a time and a compare-and-rescale per element. Here each thread loads UNROLL packs, takes
 // their max, sums exp(x - max) over them and folds the pair into its running (max, sum) once;
-// the second kernel streams NORM_UNROLL 16-byte loads a thread and plain stores (on an H200 the
-// nc loads were 1.5-2% slower in this read + write pass, online_tile's evict-first loads and
-// stores 1.5-4%). The first pass reads the array front to back, so its last ~L2-size bytes are
-// still cached when the second, reading back to front, starts.
+// the second kernel streams NORM_UNROLL 16-byte loads a thread (plain: on an H200 the nc form
+// was 1.5-2% slower in this read + write pass) and evict-first stores. The first pass reads the
+// array front to back, so its last ~L2-size bytes are still cached when the second, reading
+// back to front, starts.
 #include "common/softmax.cuh"
 
 using cb::kPack;
@@ -59,14 +59,14 @@ softmax_1d_vec_norm(const elem_t* __restrict__ x, elem_t* __restrict__ out, floa
 #pragma unroll
     for (int u = 0; u < NORM_UNROLL; ++u) {
       cb::pack_normalize(p[u], m, inv);
-      cb::store16(out + (vectors - 1 - (v + u * stride)) * kPack, p[u].raw);
+      cb::store16_stream(out + (vectors - 1 - (v + u * stride)) * kPack, p[u].raw);
     }
   }
   for (; v < vectors; v += stride) {
     cb::Vec<elem_t> p;
     p.raw = cb::load16_hinted(x + (vectors - 1 - v) * kPack);
     cb::pack_normalize(p, m, inv);
-    cb::store16(out + (vectors - 1 - v) * kPack, p.raw);
+    cb::store16_stream(out + (vectors - 1 - v) * kPack, p.raw);
   }
   for (long long i = vectors * kPack + cb::thread_index(); i < cols; i += stride)
     out[i] = cb::from_float<elem_t>(__expf(cb::to_float(x[i]) - m) * inv);
