@@ -19,6 +19,7 @@ part=${1:?sweep, profile, tests or seeds}
     sweep)   # the variants of this session across their parameters, beside the old best and the libraries
       cb run softmax -s 1728x32768 -v block_reg -v block_hybrid -p BLOCK=256,512 -p REG_PACKS=4,8 -o "$OUT/softmax_long"
       cb run softmax -s 1728x32768 -v block_reg -v block_hybrid -v cluster -d bfloat16 -d float16 -o "$OUT/softmax_long16"
+      cb run softmax -s 1728x32768 -v block_reg -p STAGGER_NS=0,500,1000,2000 -p PHASES=2,4,8 --interleave -o "$OUT/softmax_stagger"
       cb run softmax -s 2^28 -v online_tile -p UNROLL=1,2,4,8 -p NORM_HINTS=0,1 -o "$OUT/softmax1d"
       cb run softmax -s 2^28 -v online_vec -v online_tile -p STATS_UNROLL=4,8,16 -o "$OUT/softmax1d_stats"
       cb run softmax -s 2^28 -v online_vec -v online_tile -d bfloat16 -o "$OUT/softmax1d_16"

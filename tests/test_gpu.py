@@ -202,6 +202,15 @@ def test_softmax_block_hybrid_is_right_at_every_register_share(runner, shape, dt
     assert run_rows_variant(runner, "block_hybrid", space, shape, dtype) == 4
 
 
+# softmax `block_reg` with its first wave started in step and staggered (rows of up to 32768
+# columns; the delay must change nothing but when a block starts)
+@pytest.mark.parametrize("shape, dtype", CLUSTER_CASES,
+                         ids=[f"{'x'.join(map(str, s))}-{d}" for s, d in CLUSTER_CASES])
+def test_softmax_block_reg_is_right_staggered_or_not(runner, shape, dtype):
+    space = {"STAGGER_NS": (0, 1000), "PHASES": (2, 8)}
+    assert run_rows_variant(runner, "block_reg", space, shape, dtype) == 4
+
+
 def test_seed_000_pasted_as_printed_runs_as_a_template_entry(tmp_path):
     """Seed 000's BlockReduce kernel with only a header added, through the CLI."""
     import json

@@ -3,6 +3,9 @@
 //   entry: softmax_block_reg
 //   block: 1024
 //   grid: row_block
+//   params:
+//     STAGGER_NS: [1000, 0, 500, 2000]  # the first wave's blocks start in PHASES groups this many ns apart (0: together)
+//     PHASES: [4, 2, 8]
 //   requires: {max_cols: 32768, cols_multiple_of: 8}   # whole 16-byte packs in every dtype
 //   dtypes: [float32, float16, bfloat16]
 //   about: a block of 1024 threads per row held in registers (up to 8 float4 a thread, 32768 floats a row), one read and one write, for rows too long for shared memory
@@ -14,6 +17,14 @@
 // (ld.global.nc.L1::no_allocate, st.global.cs) measured 3-4% slower on an H200 at 1728x32768
 // (float32 121.2 against 117.4 us, bfloat16 87.8 against 84.0; docs/performance.md), as for
 // warp_xor and the elementwise ops: in a read + write mix they cost more than they keep.
+//
+// One block an SM, each loading its row, reducing it (DRAM idle for this SM) and storing it:
+// blocks that start together stay in step, wave after wave, since the next block on an SM
+// starts when the last one leaves, so the whole GPU loads, then waits, then stores. STAGGER_NS
+// puts the first wave's blocks (blockIdx < %nsmid, the SM count or a little more) in PHASES
+// groups that start STAGGER_NS apart (__nanosleep), and their SMs keep that offset: at 1728x32768
+// float32 on an H200, 114.3-114.5 us against 116.6-116.8 in step (interleaved, four runs;
+// docs/performance.md); wider or finer spreads than ~3 us gained less.
 #include "common/softmax.cuh"
 
 using cb::kPack;  // elements in a 16-byte pack: 4 floats or 8 halves
@@ -55,6 +66,12 @@ extern "C" __global__ void __launch_bounds__(1024)
 softmax_block_reg(const elem_t* __restrict__ x, elem_t* __restrict__ out, float* partials,
                   long long rows, long long cols, int chunks) {
   __shared__ float scratch[32];
+  if (STAGGER_NS > 0) {
+    unsigned sms;
+    asm("mov.u32 %0, %%nsmid;" : "=r"(sms));
+    const unsigned phase = blockIdx.x % PHASES;
+    if (blockIdx.x < sms && phase > 0) __nanosleep(phase * STAGGER_NS);
+  }
   const elem_t* row = x + (long long)blockIdx.x * cols;
   elem_t* dst = out + (long long)blockIdx.x * cols;
   constexpr long long kStep = 1024LL * kPack;  // elements one pack a thread covers
