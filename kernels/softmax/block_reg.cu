@@ -8,7 +8,7 @@
 //     PHASES: [4, 2, 8]
 //   requires: {max_cols: 32768, cols_multiple_of: 8}   # whole 16-byte packs in every dtype
 //   dtypes: [float32, float16, bfloat16]
-//   about: a block of 1024 threads per row held in registers (up to 8 float4 a thread, 32768 floats a row), one read and one write, for rows too long for shared memory
+//   about: a block of 1024 threads per row held in registers (up to 8 float4 a thread, 32768 floats a row), one read and one write, for rows too long for shared memory; the first wave starts staggered (STAGGER_NS) so the SMs do not load and store in step
 //
 // block_uncached reads a long row twice (the online max and sum, then the write pass);
 // holding it in registers instead reads it once. 32768 floats over 1024 threads is 32 a
