@@ -92,7 +92,9 @@ class Softmax(RowOp):
         elif launch.grid == "row_block_smem":
             grid, shared = rows, 4 * cols
         elif launch.grid == "row_block_hybrid":
-            packs = 1 << max(0, math.ceil(cols * itemsize / 16 / launch.block) - 1).bit_length()
+            # the kernel's own dispatch: a thread's 16-byte packs, rounded up to a power of two
+            per_thread = -(-(cols * itemsize // 16) // launch.block)
+            packs = 1 << max(0, per_thread - 1).bit_length()
             grid = rows
             shared = max(0, packs - variant.value("REG_PACKS", 8)) * launch.block * 16
         elif launch.grid in ("split", "tiles"):
