@@ -65,52 +65,37 @@ __device__ __forceinline__ void softmax_hybrid_row(const elem_t* __restrict__ ro
     const int j = threadIdx.x + BLOCK * p;
     v[p].raw = j < nv ? cb::load16(&src[j]) : make_uint4(0, 0, 0, 0);
   }
+  // pack p of this thread, from its register or its shared slot (p is unrolled: no branch)
+  auto pack = [&](int p) {
+    if (p < kReg) return v[p];
+    cb::Vec<elem_t> w;
+    w.raw = shared[(p - kReg) * BLOCK + threadIdx.x];
+    return w;
+  };
+  auto here = [&](int p) { return threadIdx.x + BLOCK * p < nv; };
   float m = -INFINITY;
 #pragma unroll
-  for (int p = 0; p < kReg; ++p)
-    if (threadIdx.x + BLOCK * p < nv) m = fmaxf(m, cb::hreduce<cb::Max>(v[p]));
+  for (int p = 0; p < kReg; ++p)  // the register packs while the shared ones still land
+    if (here(p)) m = fmaxf(m, cb::hreduce<cb::Max>(v[p]));
   cp_async_wait_all();  // this thread's shared packs have landed
 #pragma unroll
-  for (int p = 0; p < kShared; ++p) {
-    if (threadIdx.x + BLOCK * (kReg + p) < nv) {
-      cb::Vec<elem_t> w;
-      w.raw = shared[p * BLOCK + threadIdx.x];
-      m = fmaxf(m, cb::hreduce<cb::Max>(w));
-    }
-  }
+  for (int p = kReg; p < kPacks; ++p)
+    if (here(p)) m = fmaxf(m, cb::hreduce<cb::Max>(pack(p)));
   float s = 0.0f;  // this thread's sum of exp(x - m), m its own max (-inf: no packs, sum 0)
   if (m != -INFINITY) {
 #pragma unroll
-    for (int p = 0; p < kReg; ++p)
-      if (threadIdx.x + BLOCK * p < nv) s += cb::pack_exp_sum(v[p], m);
-#pragma unroll
-    for (int p = 0; p < kShared; ++p) {
-      if (threadIdx.x + BLOCK * (kReg + p) < nv) {
-        cb::Vec<elem_t> w;
-        w.raw = shared[p * BLOCK + threadIdx.x];
-        s += cb::pack_exp_sum(w, m);
-      }
-    }
+    for (int p = 0; p < kPacks; ++p)
+      if (here(p)) s += cb::pack_exp_sum(pack(p), m);
   }
   const cb::MaxSum all = cb::block_combine(cb::MaxSum{m, s}, scratch);
   const float inv = 1.0f / all.sum;
   uint4* out = reinterpret_cast<uint4*>(dst);
 #pragma unroll
-  for (int p = 0; p < kReg; ++p) {
-    const int j = threadIdx.x + BLOCK * p;
-    if (j < nv) {
-      cb::pack_normalize(v[p], all.max, inv);
-      out[j] = v[p].raw;
-    }
-  }
-#pragma unroll
-  for (int p = 0; p < kShared; ++p) {
-    const int j = threadIdx.x + BLOCK * (kReg + p);
-    if (j < nv) {
-      cb::Vec<elem_t> w;
-      w.raw = shared[p * BLOCK + threadIdx.x];
+  for (int p = 0; p < kPacks; ++p) {
+    if (here(p)) {
+      cb::Vec<elem_t> w = pack(p);
       cb::pack_normalize(w, all.max, inv);
-      out[j] = w.raw;
+      out[threadIdx.x + BLOCK * p] = w.raw;
     }
   }
 }
