@@ -545,6 +545,27 @@ def test_the_ceilings_ops_are_right_on_odd_sizes(runner, op, n):
     assert not bad
 
 
+@pytest.mark.parametrize("n", [1, 3, 4, 1027, 65537, 3 * 1024 * 11 + 5, (1 << 22) + 1])
+def test_the_bulk_copy_is_right_at_every_configuration(runner, n):
+    """stream_copy bulk (sm_90): a body of whole 16-byte vectors in CHUNK-byte bulk copies
+    (the last chunk short; some blocks with no chunk, some with more than STAGES), the rest
+    element by element, at every configuration of its space."""
+    from cudabench.kernels import BUILTIN_KERNELS, discover
+    from cudabench.ops import get_op
+    from cudabench.runner import CaseJob
+    from cudabench.space import grid
+
+    (bulk,) = [v for v in discover("stream_copy", [BUILTIN_KERNELS])[0] if v.name == "bulk"]
+    configured = tuple(grid(bulk, dict(bulk.params)))
+    assert len(configured) > 20
+    job = CaseJob(Case("stream_copy", (n,)), configured, tuple(get_op("stream_copy").baselines()), ONCE)
+    rows = runner.run_job(job)
+    if all(r.status is Status.N_A for r in rows if r.variant == "bulk"):
+        pytest.skip("bulk copies need sm_90")
+    bad = [(r.label, r.status.value, r.error) for r in rows if r.status is not Status.OK]
+    assert not bad
+
+
 def test_ceilings_on_the_gpu(tmp_path, monkeypatch):
     monkeypatch.setenv("CUDABENCH_CEILINGS", str(tmp_path / "c.json"))
     result = CliRunner().invoke(app, ["ceilings", *QUICK, "-o", str(tmp_path / "m")])
