@@ -39,6 +39,7 @@ FMA_THREADS = 1 << 24  # the FMA ceiling's threads (34 GFLOP: about half a milli
 # The configurations each mix is measured at, by variant (the best row is the ceiling): the
 # persistent grid-stride loop (vec4) and a block per tile (tile; stream_read has no tile form:
 # its block sums end in one atomicAdd each, which a grid of 10^5 blocks would queue on).
+# A variant not named here (stream_copy's bulk, the TMA copy) runs at its header defaults.
 STREAM_GRIDS = {
     "vec4": {"UNROLL": (1, 4, 8), "GRID_K": (0, 4)},
     "tile": {"UNROLL": (1, 2), "STREAM_LOADS": (0, 1)},  # write has no loads to hint

@@ -137,8 +137,10 @@ def test_ceilings_measures_keeps_and_then_shows_what_it_kept(tmp_path, fake_env)
               for r in doc["rows"] if r["op"] == "stream_copy"]  # fmt: skip
     copies = {(v, p.get("UNROLL"), p.get("GRID_K"), p.get("STREAM_LOADS")) for v, p in params}
     assert copies == {("vec4", u, k, None) for u in "148" for k in "04"} | {
-        ("tile", u, None, s) for u in "12" for s in "01"} | {("memcpy", None, None, None)}
-    assert len(copies) == len(params)  # both layouts, each configuration of its grid once
+        ("tile", u, None, s) for u in "12" for s in "01"} | {
+        ("bulk", None, "2", None),  # at its defaults: the ceilings' grids do not name it
+        ("memcpy", None, None, None)}
+    assert len(copies) == len(params)  # every layout, each configuration of its grid once
     assert doc["meta"]["ceilings"]["read_gbps"] == entry.read_gbps
     again = runner.invoke(app, ["ceilings"], env=fake_env)
     assert again.exit_code == 0 and "kept from" in " ".join(again.stdout.split())
