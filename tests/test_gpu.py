@@ -203,7 +203,8 @@ def test_softmax_block_hybrid_is_right_at_every_register_share(runner, shape, dt
 
 
 # softmax `block_reg` with its first wave started in step and staggered (rows of up to 32768
-# columns; the delay must change nothing but when a block starts)
+# columns; the delay must change nothing but when a block starts; float32 keeps each
+# exponential in place of its element, 16 bits compute them again)
 @pytest.mark.parametrize("shape, dtype", CLUSTER_CASES,
                          ids=[f"{'x'.join(map(str, s))}-{d}" for s, d in CLUSTER_CASES])
 def test_softmax_block_reg_is_right_staggered_or_not(runner, shape, dtype):
