@@ -45,6 +45,25 @@ __device__ __forceinline__ void pack_normalize(Vec<elem_t>& v, float m, float in
   for (int e = 0; e < kPack; ++e) v.set(e, __expf(v.get(e) - m) * inv);
 }
 
+// The same two passes with one exponential an element: x -> exp(x - m) in place while summing,
+// then the write pass only scales. For packs of floats (16-bit packs would round each
+// exponential before the scaling; they keep the pair above).
+__device__ __forceinline__ float pack_exp_sum_in_place(Vec<elem_t>& v, float m) {
+  float s = 0.0f;
+#pragma unroll
+  for (int e = 0; e < kPack; ++e) {
+    const float ex = __expf(v.get(e) - m);
+    v.set(e, ex);
+    s += ex;
+  }
+  return s;
+}
+
+__device__ __forceinline__ void pack_scale(Vec<elem_t>& v, float inv) {
+#pragma unroll
+  for (int e = 0; e < kPack; ++e) v.set(e, v.get(e) * inv);
+}
+
 __device__ __forceinline__ MaxSum warp_combine(MaxSum v) {
 #pragma unroll
   for (int offset = 16; offset > 0; offset >>= 1) {

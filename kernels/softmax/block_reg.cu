@@ -25,7 +25,8 @@
 // groups that start STAGGER_NS apart (__nanosleep), and their SMs keep that offset: at 1728x32768
 // float32 on an H200, 114.3-114.5 us against 116.6-116.8 in step (interleaved, four runs;
 // docs/performance.md); wider or finer spreads than ~3.5 us gained less. 8 groups 500 ns
-// apart, with the exponentials kept, 113.4 us against 113.8-114.0 at 4 x 1000 (five runs).
+// apart, with the exponentials kept: 113.4 us in five of six interleaved runs, against
+// 113.8-114.0 at 4 x 1000 in the same runs.
 #include "common/softmax.cuh"
 
 using cb::kPack;  // elements in a 16-byte pack: 4 floats or 8 halves
@@ -34,26 +35,10 @@ using cb::kPack;  // elements in a 16-byte pack: 4 floats or 8 halves
 // registers of 4 floats); the max and the sum of exponentials are taken in float. In float32
 // each exp(x - m) replaces its x, so the store pass only scales: one exponential an element,
 // not two. The SM computes them with no loads of its own in flight, between the row's last
-// load and its first store, so halving them shortened every row: 113.4 against 114.3 us at
-// 1728x32768 on an H200 (docs/performance.md). In 16 bits a pack holds halves, which would
+// load and its first store, so halving them shortened the run: 113.4 against 114.2-114.3 us
+// at 1728x32768 on an H200 (docs/performance.md). In 16 bits a pack holds halves, which would
 // round the exponentials before the scaling, so they are computed again for the store.
 constexpr bool kKeepExp = sizeof(elem_t) == 4;
-
-__device__ __forceinline__ float exp_sum_in_place(cb::Vec<elem_t>& v, float m) {
-  float s = 0.0f;
-#pragma unroll
-  for (int e = 0; e < kPack; ++e) {
-    const float ex = __expf(v.get(e) - m);
-    v.set(e, ex);
-    s += ex;
-  }
-  return s;
-}
-
-__device__ __forceinline__ void scale_in_place(cb::Vec<elem_t>& v, float inv) {
-#pragma unroll
-  for (int e = 0; e < kPack; ++e) v.set(e, v.get(e) * inv);
-}
 
 template <int kPacks>
 __device__ __forceinline__ void softmax_block_row(const elem_t* __restrict__ row,
@@ -72,13 +57,13 @@ __device__ __forceinline__ void softmax_block_row(const elem_t* __restrict__ row
   float s = 0.0f;
 #pragma unroll
   for (int p = 0; p < kPacks; ++p)
-    if (threadIdx.x + 1024LL * p < nv) s += kKeepExp ? exp_sum_in_place(v[p], m) : cb::pack_exp_sum(v[p], m);
+    if (threadIdx.x + 1024LL * p < nv) s += kKeepExp ? cb::pack_exp_sum_in_place(v[p], m) : cb::pack_exp_sum(v[p], m);
   const float inv = 1.0f / cb::block_reduce<cb::Sum>(s, scratch);
 #pragma unroll
   for (int p = 0; p < kPacks; ++p) {
     const long long j = threadIdx.x + 1024LL * p;
     if (j < nv) {
-      if (kKeepExp) scale_in_place(v[p], inv);
+      if (kKeepExp) cb::pack_scale(v[p], inv);
       else cb::pack_normalize(v[p], m, inv);
       cb::store16(dst + j * kPack, v[p].raw);
     }
