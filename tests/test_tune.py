@@ -90,7 +90,7 @@ def test_param_option_and_grid():
     variant = parse_header(FLOAT4, "reduce")
     configs = grid(variant, {"BLOCK": (128, 512), "LOADS": (2, 8)})
     assert [v.launches[0].block for v in configs] == [128, 128, 512, 512]
-    assert {dict(v.values)["ITEMS"] for v in configs} == {64}  # the others at their default
+    assert {dict(v.values)["ITEMS"] for v in configs} == {32}  # the others at their default
     with pytest.raises(SpaceError, match="did you mean LOADS"):
         grid(variant, {"LODS": (2,)})
     with pytest.raises(SpaceError, match="multiple of 32"):
@@ -305,7 +305,7 @@ def test_tune_end_to_end_saves_plots_and_keeps_every_configuration(tmp_path):
 
 def test_a_narrowed_search_plots_only_what_it_searched(tmp_path):
     """Seed 001's sweep: GRID_K varies, the rest pinned off their defaults. The header's
-    default (ITEMS=64, GRID_K=0) is timed in the final round but is not a point of the
+    default (ITEMS=32, GRID_K=0) is timed in the final round but is not a point of the
     sweep, so the figure is time against GRID_K, not a heat map with an ITEMS axis."""
     out = tmp_path / "res"
     result = cli("tune", "reduce", "-v", "float4", "-s", "2^16", "-p", "GRID_K=1,2,4",
@@ -315,7 +315,7 @@ def test_a_narrowed_search_plots_only_what_it_searched(tmp_path):
     assert "exhaustive: 3 configurations measured" in result.stderr
     assert "plot (time against GRID_K)" in result.stderr
     _, rows = read_results(next(out.glob("*.json")))
-    assert any("ITEMS=64" in r.params for r in rows if not r.is_baseline)  # the default: timed
+    assert any("ITEMS=32" in r.params for r in rows if not r.is_baseline)  # the default: timed
 
 
 @pytest.mark.nvcc

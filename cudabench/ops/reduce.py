@@ -31,8 +31,10 @@ WARP_ROW_MAX_COLS = 1024
 # or 8 16-bit rows; cb::kWarpRows).
 WARP_ROW_BYTES = 16
 # ITEMS: a block segment gives each thread at least this many elements: fewer blocks for
-# small inputs, so that combining the block partials stays cheap (a sweep of 4..256 on an
-# H200, docs/performance.md, found 64 best for 2^20 and 1000003 elements).
+# small inputs, so that combining the block partials stays cheap. 64 here is for the variants
+# that do not declare ITEMS (atomic, shared: a sweep of 4..256 on an H200 found 64 best for
+# their 2^20 and 1000003 sums); float4, shuffle and reduce_max's x4 declare 32 first, the best
+# of 16/32/64 over 1-D sums of 2^20..2^26 and 1000003 (docs/performance.md, fifth pass).
 MIN_ELEMENTS_PER_THREAD = 64
 # GRID_K: long rows, blocks per SM the split rows fill (grid = k x SMs, seed 001's "tail
 # effect"); 0 (the default): as many as are resident at once (the occupancy).

@@ -6,7 +6,7 @@
 //   params:                  # kernels/common/reduce.cuh and ops/reduce.py read these
 //     BLOCK: [256, 128, 512, 1024]
 //     WARP_ROW_BYTES: [16, 8, 32]       # short rows: rows a warp takes x element size
-//     ITEMS: [64, 16, 32, 128, 256]     # long rows: elements a thread, at least
+//     ITEMS: [32, 16, 64, 128, 256]     # long rows: elements a thread, at least
 //     GRID_K: [0, 1, 2, 4, 8, 16, 32]   # long rows: blocks per SM (0: the occupancy)
 //     LOADS: [4, 2, 8]                  # long rows: loads in flight a thread
 //   dtypes: [float32, float16, bfloat16]
