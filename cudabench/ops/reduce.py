@@ -32,8 +32,8 @@ WARP_ROW_MAX_COLS = 1024
 WARP_ROW_BYTES = 16
 # ITEMS: a block segment gives each thread at least this many elements: fewer blocks for
 # small inputs, so that combining the block partials stays cheap. 64 here is for the variants
-# that do not declare ITEMS (atomic, shared: a sweep of 4..256 on an H200 found 64 best for
-# their 2^20 and 1000003 sums); float4, shuffle and reduce_max's x4 declare 32 first, the best
+# that do not declare ITEMS (atomic, shared; a sweep of 4..256 of atomic's 2^20 sum on an H200
+# found 64 best); float4 and shuffle (reduce and reduce_max) and x4 declare 32 first, the best
 # of 16/32/64 over 1-D sums of 2^20..2^26 and 1000003 (docs/performance.md, fifth pass).
 MIN_ELEMENTS_PER_THREAD = 64
 # GRID_K: long rows, blocks per SM the split rows fill (grid = k x SMs, seed 001's "tail
