@@ -16,6 +16,7 @@ part=${1:?sweep, profile, tests, seeds or targets}
 # warps stalled per issued instruction, by reason (the `targets` part)
 STALLS=$(for r in long_scoreboard lg_throttle barrier drain short_scoreboard mio_throttle \
   math_pipe_throttle wait membar; do printf 'smsp__average_warps_issue_stalled_%s_per_issue_active.ratio,' $r; done)
+stalls() { cb profile "$@" --metrics "${STALLS%,}"; }  # `cudabench profile` with the stall ratios
 {
   nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem --format=csv
   date -u
@@ -36,18 +37,18 @@ STALLS=$(for r in long_scoreboard lg_throttle barrier drain short_scoreboard mio
       timeout ${TESTS_TIMEOUT:-900} python3 -m pytest -q -p no:cacheprovider tests/test_gpu.py -k "${TESTS:-issue_14 or cluster or catalogue or every_builtin or 16_bit or backend_made_later}"
       ;;
     targets)  # docs/performance.md, "Issue 14 in one page": cold, one launch each (2^20 hot)
-      cb profile softmax -s 442368x128 -v warp_xor --metrics "${STALLS%,}" -o "$OUT/softmax_rows"
-      cb profile softmax -s 1728x32768 -v block_reg --metrics "${STALLS%,}" -o "$OUT/softmax_long"
-      cb profile softmax -s 2^28 -v online_tile --metrics "${STALLS%,}" -o "$OUT/softmax_1d"
-      cb profile reduce_scale -s 442368x128 -v warp --metrics "${STALLS%,}" -o "$OUT/reduce_scale"
-      cb profile transpose -s 8192x8192 -v vec --metrics "${STALLS%,}" -o "$OUT/transpose"
-      cb profile reduce -s 2^30 -s 442368x128 -v float4 --metrics "${STALLS%,}" -o "$OUT/reduce"
-      cb profile reduce -s 2^20 -v float4 --hot --metrics "${STALLS%,}" -o "$OUT/reduce_hot"
+      stalls softmax -s 442368x128 -v warp_xor -o "$OUT/softmax_rows"
+      stalls softmax -s 1728x32768 -v block_reg -o "$OUT/softmax_long"
+      stalls softmax -s 2^28 -v online_tile -o "$OUT/softmax_1d"
+      stalls reduce_scale -s 442368x128 -v warp -o "$OUT/reduce_scale"
+      stalls transpose -s 8192x8192 -v vec -o "$OUT/transpose"
+      stalls reduce -s 2^30 -s 442368x128 -v float4 -o "$OUT/reduce"
+      stalls reduce -s 2^20 -v float4 --hot -o "$OUT/reduce_hot"
       for op in add sigmoid relu; do
-        cb profile $op -s 2^28 -v float4 --metrics "${STALLS%,}" -o "$OUT/$op"
+        stalls $op -s 2^28 -v float4 -o "$OUT/$op"
       done
-      cb profile gemv -s 16384x16384 -v vec4 --metrics "${STALLS%,}" -o "$OUT/gemv"
-      cb profile sgemm -s 4096x4096x4096 -v warptile --metrics "${STALLS%,}" -o "$OUT/sgemm"
+      stalls gemv -s 16384x16384 -v vec4 -o "$OUT/gemv"
+      stalls sgemm -s 4096x4096x4096 -v warptile -o "$OUT/sgemm"
       # what the card reads of the 442368x128 row sums' 226 MB: a 1-D sum and a plain read of the same bytes
       for mode in hot cold; do
         cb run reduce -s 56623104 -s 442368x128 -v float4 --interleave --$mode -o "$OUT/read_$mode"
