@@ -12,7 +12,7 @@ against the FMA ceiling.
 
 The ceilings are kept per (GPU model, driver, memory clock) in a JSON file (results/
 ceilings.json, or $CUDABENCH_CEILINGS; "off" turns the column off), read through schema.py
-like a results file. This module is the arithmetic and the file; sweep.py runs the
+like a results file. This module is the arithmetic and the file; calibration.py runs the
 measurement.
 """
 

@@ -72,3 +72,21 @@ class StopAfter:
         self.seen += 1
         if self.seen == self.rows:
             raise KeyboardInterrupt
+
+
+def fake_session(backend=None):  # type: ignore[no-untyped-def]
+    """A session in this process on the fake backend (what the session gives every door)."""
+    from cudabench.backends.fake import FakeBackend
+    from cudabench.session import InProcess, Session
+
+    return Session.open(InProcess(backend=backend or FakeBackend()))
+
+
+def run_in_process(tmp_path: Path, work, listener=None, db=None, tag="", backend=None):  # type: ignore[no-untyped-def]
+    """Run a plan through a fake in-process session; returns the (unfinished) Sweep. `db`
+    records the run in that history database."""
+    with fake_session(backend) as session:
+        sweep = session.start(work.op_label, work.timing, "test", output=tmp_path,
+                              db=db, record=db is not None, tag=tag, listener=listener)
+        sweep.run(work.jobs)
+        return sweep
