@@ -106,14 +106,6 @@ def cut(records: Sequence[KernelRecord], sample_id: int, launches: int,
     return [launch_time(mine[i:i + per]) for i in range(0, len(mine), per)]
 
 
-def samples_of(kernels: Iterable[KernelRecord], external: Mapping[int, int], sample_id: int,
-               launches: int, kernels_per_launch: int | None = None) -> list[LaunchTime]:  # fmt: skip
-    """The per-launch times of the sample timed under external id `sample_id`: its kernels
-    (correlation id -> external id through `external`), cut as `cut` does."""
-    return cut(by_sample(kernels, external).get(sample_id, []), sample_id, launches,
-               kernels_per_launch)  # fmt: skip
-
-
 def launch_times(kernels: Iterable[KernelRecord], external: Mapping[int, int],
                  samples: Sequence[tuple[int, int]]) -> list[LaunchTime]:  # fmt: skip
     """Every launch of a measurement, in order: `samples` lists (external id, launches) of

@@ -145,10 +145,6 @@ class Case:
     def id(self) -> str:
         return f"{self.shape_text}/{self.dtype}"
 
-    @property
-    def elements(self) -> int:
-        return math.prod(self.shape)
-
 
 @dataclass(frozen=True)
 class TimingOptions:

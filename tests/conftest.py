@@ -90,3 +90,33 @@ def run_in_process(tmp_path: Path, work, listener=None, db=None, tag="", backend
                               db=db, record=db is not None, tag=tag, listener=listener)
         sweep.run(work.jobs)
         return sweep
+
+
+@pytest.fixture(scope="session", autouse=True)
+def compiled_catalogue(request: pytest.FixtureRequest) -> None:
+    """On a GPU run: every catalogue variant compiled, in every dtype it declares, by parallel
+    nvcc processes before the first test, so the GPU tests share one filled compile cache
+    instead of each compiling its variants one after another. Nothing on a GPU-free run."""
+    gpu_tests = [i for i in request.session.items if "gpu" in i.keywords]
+    if not gpu_tests or not gpu_available() or not shutil.which("nvcc"):
+        return
+    import os
+    from concurrent.futures import ThreadPoolExecutor
+
+    import cupy
+
+    from cudabench.compile import CompileError, compile_variant
+    from cudabench.kernels import BUILTIN_KERNELS, discover
+    from cudabench.ops import OPS
+
+    arch = f"sm_{cupy.cuda.Device(0).compute_capability}"  # "90" -> sm_90, as DeviceInfo.arch
+    work = [(v, d) for op in OPS for v in discover(op, [BUILTIN_KERNELS])[0] for d in v.dtypes]
+
+    def build(item):  # type: ignore[no-untyped-def]
+        try:
+            compile_variant(item[0], arch, item[1])
+        except CompileError:
+            pass  # the test that runs it says so, as a row
+
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 4) as pool:
+        list(pool.map(build, work))
