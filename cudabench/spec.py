@@ -160,7 +160,8 @@ class TimingOptions:
     batch_target_us: float = 2000.0  # a batch of short launches lasts about this long
     # The clock (cupti_clock.TIMERS): "events" (CUDA events around each sample), "cupti"
     # (CUPTI's kernel records), "both" (CUPTI's time, the events' beside it) or "auto" (CUPTI
-    # where it can start, else events). Events stay the default: docs/performance.md, issue 13
+    # where it can start, else events). Events stay the default: docs/performance.md, "The
+    # kernel clock against Nsight Compute"
     timer: str = "events"
 
     @property

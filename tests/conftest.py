@@ -44,6 +44,13 @@ def write_kernel(folder: Path, name: str, body: str, header: str = "") -> Path:
     return path
 
 
+@pytest.fixture(scope="session")
+def catalogue_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One compile cache for the tests that compile the whole catalogue (each kernel's own
+    compile test, then the README's `cudabench check`), so the catalogue is compiled once."""
+    return tmp_path_factory.mktemp("catalogue-cache")
+
+
 @pytest.fixture
 def kernel_dir(tmp_path: Path) -> Path:
     return tmp_path / "my_kernels"
