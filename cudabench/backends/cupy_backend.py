@@ -123,8 +123,9 @@ def no_gpu_reason(exc: BaseException) -> str:
     driver that is too old (CUDA says "insufficient" for both)."""
     text = str(exc)
     if "InsufficientDriver" in text and not driver_present():
-        return ("no NVIDIA driver found (libcuda.so.1 does not load): `run` and `profile` need "
-                "a GPU and its driver; list, check, compare and report work without one")
+        return ("no NVIDIA driver found (libcuda.so.1 does not load): run, tune, ceilings and "
+                "profile need a GPU and its driver; list, check, compare, report and history "
+                "work without one")
     if "InsufficientDriver" in text:
         return (f"the NVIDIA driver is older than CUDA {cp.cuda.runtime.runtimeGetVersion()} "
                 "(this CuPy's runtime) needs: update the driver or install the CuPy of an "

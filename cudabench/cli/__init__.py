@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Annotated, Any, Optional
 
 import typer
+import typer.core
 from rich.markup import escape
 
 from cudabench import __version__
@@ -22,12 +23,32 @@ from cudabench.cli import (
 from cudabench.cli.common import err, fail_usage
 from cudabench.errors import UsageError
 
+class _WholeSummaries(typer.core.TyperGroup):
+    """A command list that gives each command's first sentence whole, wrapped to the
+    terminal, where click cuts it with "..." to fit one line."""
+
+    def format_commands(self, ctx: typer.Context, formatter: Any) -> None:
+        rows = []
+        for name in self.list_commands(ctx):
+            command = self.get_command(ctx, name)
+            if command is not None and not command.hidden:
+                rows.append((name, command.get_short_help_str(limit=10_000)))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
 app = typer.Typer(
     name="cudabench",
+    cls=_WholeSummaries,
     no_args_is_help=True,
     add_completion=True,
     pretty_exceptions_enable=False,
-    context_settings={"help_option_names": ["-h", "--help"]},
+    # Plain help: rich's option tables cut long names, metavars and paths with "…" at 80
+    # columns, and read `pip install -e '.[cluster]'` in a help text as markup (printing
+    # '.'). Click's formatter wraps every word instead, and prints text as written.
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
 )
 
 
@@ -70,7 +91,7 @@ for name, command in [
     ("history", history_cmd.history_command), ("import", history_cmd.import_command),
 ]:
     app.command(name)(one_line(command))
-app.add_typer(cluster_cmd.app, name="cluster")
+app.add_typer(cluster_cmd.app, name="cluster", cls=_WholeSummaries)
 
 
 try:  # typer 0.2x vendors click; older typers use click itself

@@ -9,7 +9,7 @@ from typing import Annotated, Optional
 import typer
 from rich.table import Table
 
-from cudabench.cli.common import DbOption, err, fail_usage, out
+from cudabench.cli.common import DbOption, err, error_line, fail_usage, out
 from cudabench.cli.compare_cmd import parse_threshold
 from cudabench.compare import DEFAULT_THRESHOLD, Verdict, verdict_for
 from cudabench.history import History, HistoryError, RunInfo
@@ -166,7 +166,7 @@ def import_command(
             imported += 1
             rows_in += len(rows)
     for line in bad:
-        err.print(f"[bold red]error:[/] {line}", soft_wrap=True)
+        err.print(error_line(line), soft_wrap=True)
     err.print(f"imported {imported} run(s), {rows_in} row(s) into {history.path}"
               + (f"; {skipped} already there" if skipped else ""), soft_wrap=True, markup=False)
     if bad:

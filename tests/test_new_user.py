@@ -1,0 +1,276 @@
+"""Issue 32, "what a new user still hits": each test names its item. GPU-free (the fake
+backend or files written here)."""
+
+import dataclasses
+import json
+import os
+import stat
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from cudabench.backends.fake import FAKE_DEVICE
+from cudabench.cli import app
+from cudabench.compare import find_pair, find_run
+from cudabench.results import (
+    ResultsError,
+    is_results_file,
+    read_results,
+    refuse_overwrite_stem,
+    result_stem,
+    stem_file,
+    write_results,
+)  # fmt: skip
+from cudabench.spec import ResultRow, RunMeta, Status, TimingOptions
+
+runner = CliRunner()
+META = RunMeta(device=FAKE_DEVICE, timing_mode="hot", command="cudabench run reduce",
+               started="2026-11-21T22:00:00+00:00", cudabench_version="0.1.0",
+               cupy_version="14.2.0", nvcc_version="13.0.88", git_sha="", timing=TimingOptions())
+
+
+def row(variant, time_us, op="reduce", shape="1024", baseline=False):
+    samples = tuple(time_us * (1 + 0.001 * i) for i in range(-5, 6))
+    moved = 4 * 1024 + 4
+    return ResultRow(op, shape, "float32", variant, Status.OK, time_us=time_us,
+                     samples_us=samples, is_baseline=baseline, bytes_moved=moved,
+                     gbps=moved / (time_us * 1e-6) / 1e9)
+
+
+def one_line_error(result, *needles):
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output and (
+        result.exception is None or isinstance(result.exception, SystemExit))
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    for needle in needles:
+        assert needle in lines[0], lines[0]
+    return lines[0]
+
+
+# ---------------------------------------------------------------- 1: default runs by metadata
+
+
+@pytest.fixture
+def results_folder(tmp_path, monkeypatch):
+    """What a first GPU run leaves: each run's rows, the ceilings run measured with it (same
+    start), the ceilings and tuning files; names that sort in the wrong order."""
+    folder = tmp_path / "results"
+    early = dataclasses.replace(META, started="2026-11-21T22:00:00+00:00")
+    late = dataclasses.replace(META, started="2026-11-21T23:00:00+00:00")
+    ceil = [row("vec4", 10.0, op="stream_read"), row("cupy", 11.0, op="stream_read", baseline=True)]
+    for meta, stamp, t in ((early, "20261121T220000", 50.0), (late, "20261121T230000", 70.0)):
+        write_results(folder / f"{stamp}_reduce", meta, [row("float4", t), row("cupy", 100.0, baseline=True)])
+        write_results(folder / f"{stamp}_ceilings",
+                      dataclasses.replace(meta, command="cudabench ceilings"), ceil)
+    # a run named to sort last but started first: never the newest
+    write_results(folder / "zz_old_reduce", dataclasses.replace(META, started="2026-11-20T10:00:00+00:00"),
+                  [row("float4", 10.0), row("cupy", 100.0, baseline=True)])
+    (folder / "ceilings.json").write_text(json.dumps({"version": 1, "entries": []}))
+    (folder / "tuning.json").write_text(json.dumps({"version": 1, "entries": {}}))
+    monkeypatch.chdir(tmp_path)
+    return folder
+
+
+def test_1_compare_and_report_pick_runs_by_their_metadata(results_folder):
+    a, b = find_pair(results_folder)
+    assert (a.name, b.name) == ("20261121T220000_reduce.json", "20261121T230000_reduce.json")
+    assert find_run(results_folder).name == "20261121T230000_reduce.json"
+    result = runner.invoke(app, ["compare", "--json"])
+    assert result.exit_code == 0, result.output
+    verdicts = {r["variant"]: r["verdict"] for r in json.loads(result.stdout)}
+    assert verdicts == {"float4": "SLOWER", "cupy": "SAME"}
+    shown = runner.invoke(app, ["report", "-f", "csv"])
+    assert shown.exit_code == 0 and "float4" in shown.stdout and "stream_read" not in shown.stdout
+
+
+def test_1_no_earlier_run_of_the_same_kind_is_one_line(tmp_path, monkeypatch):
+    folder = tmp_path / "results"
+    write_results(folder / "1_reduce", META, [row("float4", 50.0)])
+    write_results(folder / "2_ceilings", dataclasses.replace(
+        META, command="cudabench ceilings", started="2026-11-21T23:00:00+00:00"),
+        [row("vec4", 10.0, op="stream_read")])
+    (folder / "ceilings.json").write_text("{}")
+    monkeypatch.chdir(tmp_path)
+    one_line_error(runner.invoke(app, ["compare"]), "no earlier run like the newest", "2_ceilings")
+
+
+# ---------------------------------------------------------------- 3: an OK row needs its time
+
+
+def test_3_an_ok_row_without_a_time_is_refused(tmp_path):
+    path = write_results(tmp_path / "b", META, [row("float4", 50.0)])[1]
+    doc = json.loads(path.read_text())
+    doc["rows"][0]["time_us"] = None
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ResultsError, match=r"rows\[0\]\.time_us: an OK row needs its time"):
+        read_results(path)
+    one_line_error(runner.invoke(app, ["report", str(path)]), "rows[0].time_us")
+    good = write_results(tmp_path / "a", META, [row("float4", 50.0)])[1]
+    one_line_error(runner.invoke(app, ["compare", str(good), str(path), "--fail-on-regression"]),
+                   "rows[0].time_us")
+    # profile's rows (method ncu) are untimed by design and still read
+    doc["rows"][0]["method"] = "ncu"
+    path.write_text(json.dumps(doc))
+    assert read_results(path)[1][0].time_us is None
+
+
+# ---------------------------------------------------------------- 4: report's output errors
+
+
+@pytest.fixture
+def one_run(tmp_path):
+    return write_results(tmp_path / "run", META, [row("float4", 50.0, shape="1024"),
+                                                  row("cupy", 100.0, shape="1024", baseline=True)])[1]
+
+
+def test_4_report_output_errors_are_one_line(one_run, tmp_path, monkeypatch):
+    one_line_error(runner.invoke(app, ["report", str(one_run), "-f", "csv", "-o",
+                                       str(tmp_path / "no" / "such" / "r.csv")]), "no such folder")
+    one_line_error(runner.invoke(app, ["report", str(one_run), "-f", "csv", "-o", str(tmp_path)]),
+                   "is a folder")
+
+    def refuse(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(Path, "write_text", refuse)  # a read-only folder (root ignores chmod)
+    one_line_error(runner.invoke(app, ["report", str(one_run), "-f", "csv", "-o",
+                                       str(tmp_path / "r.csv")]), "Permission denied")
+
+
+@pytest.mark.parametrize("option", ["--plot", "--roofline"])
+def test_4_plots_into_a_folder_that_cannot_be_written_are_one_line(one_run, tmp_path,
+                                                                   monkeypatch, option):
+    import matplotlib.figure
+
+    def refuse(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", refuse)
+    one_line_error(runner.invoke(app, ["report", str(one_run), option, str(tmp_path / "p.png")]),
+                   option, "Permission denied")
+    monkeypatch.undo()
+    one_line_error(runner.invoke(app, ["report", str(one_run), option, str(tmp_path)]),
+                   option, "folder")
+
+
+# ---------------------------------------------------------------- 5: never overwrite results
+
+
+def test_5_report_never_replaces_a_results_file_unless_forced(one_run):
+    before = one_run.read_text()
+    one_line_error(runner.invoke(app, ["report", str(one_run), "-f", "csv", "-o", str(one_run)]),
+                   str(one_run), "--force")
+    other = one_run.with_suffix(".csv")  # the run's own CSV is a results file too
+    one_line_error(runner.invoke(app, ["report", str(one_run), "-f", "markdown", "-o",
+                                       str(other)]), "--force")
+    assert one_run.read_text() == before
+    report = one_run.parent / "report.md"
+    for _ in range(2):  # a report file is not a results file: writing it again is fine
+        assert runner.invoke(app, ["report", str(other), "-f", "markdown", "-o", str(report)]).exit_code == 0
+    forced = runner.invoke(app, ["report", str(one_run), "-f", "csv", "-o", str(one_run), "--force"])
+    assert forced.exit_code == 0 and one_run.read_text().startswith("op,")
+
+
+def test_5_refuse_overwrite_stem(tmp_path):
+    stem = tmp_path / "keep"
+    refuse_overwrite_stem(stem)  # nothing there yet
+    write_results(stem, META, [row("float4", 50.0)])
+    with pytest.raises(ResultsError, match=r"keep\.json is an existing results file.*--force"):
+        refuse_overwrite_stem(stem)
+    refuse_overwrite_stem(stem, force=True)
+    (tmp_path / "notes.json").write_text('{"hello": 1}')
+    assert not is_results_file(tmp_path / "notes.json") and is_results_file(stem_file(stem, ".csv"))
+
+
+# ---------------------------------------------------------------- 8: user text printed literally
+
+
+def test_8_bracketed_text_is_printed_as_written(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    one_line_error(runner.invoke(app, ["report", "[x].json"]), "[x].json")
+    one_line_error(runner.invoke(app, ["run", "[x].yaml"], env={"CUDABENCH_BACKEND": "fake"}),
+                   "[x].yaml")
+    helped = runner.invoke(app, ["run", "--help"], env={"COLUMNS": "80"})
+    assert "pip install -e '.[cluster]'" in " ".join(helped.stdout.split())
+
+
+# ---------------------------------------------------------------- 11: the umask's file mode
+
+
+def test_11_results_files_follow_the_umask(tmp_path):
+    old = os.umask(0o022)
+    try:
+        paths = write_results(tmp_path / "run", META, [row("float4", 50.0)])
+        os.umask(0o027)
+        paths += write_results(tmp_path / "run2", META, [row("float4", 50.0)])
+    finally:
+        os.umask(old)
+    modes = [stat.S_IMODE(p.stat().st_mode) for p in paths]
+    assert modes == [0o644, 0o644, 0o640, 0o640]
+
+
+# ---------------------------------------------------------------- 12: gate notes and blame
+
+
+def test_12_a_run_compared_with_itself_is_said_and_fails_the_gate(one_run, tmp_path):
+    plain = runner.invoke(app, ["compare", str(one_run), str(one_run)])
+    assert plain.exit_code == 0 and "same run" in plain.stderr
+    gate = runner.invoke(app, ["compare", str(one_run), str(one_run.with_suffix(".csv")),
+                               "--fail-on-regression"])
+    assert gate.exit_code == 1 and "same run" in gate.stderr
+    copy = tmp_path / "copy.json"
+    copy.write_text(one_run.read_text())
+    assert runner.invoke(app, ["compare", str(one_run), str(copy), "--fail-above", "3%"]).exit_code == 1
+
+
+def test_12_fail_above_names_itself():
+    line = one_line_error(runner.invoke(app, ["compare", "--fail-above", "3x"]), "--fail-above '3x'")
+    assert "--threshold" not in line
+
+
+# ---------------------------------------------------------------- 13: help at 80 columns
+
+
+@pytest.mark.parametrize("command", [["run"], ["compare"], ["tune"], ["report"], ["history"],
+                                     ["cluster"], []])
+def test_13_help_is_not_cut_at_80_columns(command):
+    result = runner.invoke(app, [*command, "--help"], env={"COLUMNS": "80"})
+    assert result.exit_code == 0
+    text = result.stdout
+    assert "…" not in text and max(len(line) for line in text.splitlines()) <= 80
+    flat = " ".join(text.split())
+    # a command list gives each command's first sentence whole, never cut with "..."
+    if command == ["cluster"]:
+        assert "its host and GPU (model, SMs," in flat and "SMs,..." not in flat
+    if command == []:
+        assert flat.count("...") == flat.count("[ARGS]...")
+
+
+def test_13_the_no_driver_line_names_every_gpu_command():
+    pytest.importorskip("cupy")
+    from cudabench.backends import cupy_backend
+
+    line = cupy_backend.no_gpu_reason(RuntimeError("cudaErrorInsufficientDriver"))
+    if "no NVIDIA driver" in line:
+        for name in ("run", "tune", "ceilings", "profile"):
+            assert name in line
+
+
+# ---------------------------------------------------------------- 15: odd files and paths
+
+
+def test_15_deep_json_dev_null_and_dotted_stems(tmp_path):
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(ResultsError, match="nested too deep"):
+        read_results(deep)
+    one_line_error(runner.invoke(app, ["report", str(deep)]), "nested too deep")
+    with pytest.raises(ResultsError, match="not a folder or a regular file"):
+        result_stem(Path("/dev/null"), "reduce", "2026-11-21T22:00:00")
+    stem = result_stem(tmp_path / "bench_v1.2.json", "reduce", "t")
+    assert stem.name == "bench_v1.2"
+    written = write_results(stem, META, [row("float4", 50.0)])
+    assert [p.name for p in written] == ["bench_v1.2.csv", "bench_v1.2.json"]
+    assert read_results(tmp_path / "bench_v1.2.json")[1][0].variant == "float4"
