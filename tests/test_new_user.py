@@ -274,3 +274,169 @@ def test_15_deep_json_dev_null_and_dotted_stems(tmp_path):
     written = write_results(stem, META, [row("float4", 50.0)])
     assert [p.name for p in written] == ["bench_v1.2.csv", "bench_v1.2.json"]
     assert read_results(tmp_path / "bench_v1.2.json")[1][0].variant == "float4"
+
+
+# ---------------------------------------------------------------- 2: Ctrl-C stops check
+
+_SLOW_NVCC = """#!/bin/sh
+if [ "$1" = "--version" ]; then echo "Cuda compilation tools, release 13.0, V13.0.88"; exit 0; fi
+echo $$ >> "{pids}"
+exec sleep 120
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:  # a zombie is dead
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.parametrize("terminal", [True, False], ids=["terminal-ctrl-c", "sigint-to-main"])
+def test_2_ctrl_c_stops_check_at_once(tmp_path, terminal):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    pids = tmp_path / "pids"
+    nvcc = tmp_path / "nvcc"
+    nvcc.write_text(_SLOW_NVCC.format(pids=pids))
+    nvcc.chmod(0o755)
+    env = {**os.environ, "CUDABENCH_NVCC": str(nvcc), "CUDABENCH_CACHE": str(tmp_path / "cache"),
+           "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    proc = subprocess.Popen([sys.executable, "-m", "cudabench", "check", "reduce", "-j", "2"],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)  # its own group: the "terminal" below
+    try:
+        deadline = time.monotonic() + 60
+        while (not pids.exists() or len(pids.read_text().split()) < 2) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        started = [int(p) for p in pids.read_text().split()]
+        assert len(started) == 2
+        begin = time.monotonic()
+        if terminal:
+            os.killpg(proc.pid, signal.SIGINT)  # as a terminal's Ctrl-C: the whole group
+        else:
+            os.kill(proc.pid, signal.SIGINT)
+        out, errors = proc.communicate(timeout=30)
+        took = time.monotonic() - begin
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode == 130, errors
+    assert took < 10
+    assert "COMPILE_ERROR" not in out + errors and "Traceback" not in errors
+    assert "interrupted" in errors
+    assert len(pids.read_text().split()) == 2  # nothing queued started afterwards
+    time.sleep(0.2)
+    assert not any(_alive(pid) for pid in started)  # the running compiles were stopped
+
+
+# ---------------------------------------------------------------- 7: the right diagnosis
+
+
+def test_7_an_nvcc_that_writes_no_cubin_is_not_a_cache_problem(tmp_path, monkeypatch):
+    fake = tmp_path / "nvcc"
+    fake.write_text("#!/bin/sh\necho 'hello from a wrapper'\nexit 0\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("CUDABENCH_NVCC", str(fake))
+    monkeypatch.setenv("CUDABENCH_CACHE", str(tmp_path / "cache"))
+    from cudabench import compile as compile_module
+
+    compile_module.nvcc_version.cache_clear()
+    try:
+        line = one_line_error(runner.invoke(app, ["check", "reduce", "-j", "1"]), "wrote no cubin",
+                              "is it nvcc?")
+    finally:
+        compile_module.nvcc_version.cache_clear()
+    assert "compile cache" not in line
+    monkeypatch.setenv("CUDABENCH_NVCC", str(tmp_path))
+    one_line_error(runner.invoke(app, ["check", "reduce"]), "is a folder")
+
+
+def test_7_history_reads_a_database_it_cannot_write(tmp_path):
+    """As another user (nobody) on a database in a folder it cannot write."""
+    import shutil
+    import subprocess
+    import sys
+    import tempfile
+
+    if os.geteuid() != 0 or not shutil.which("setpriv"):
+        pytest.skip("needs root and setpriv, to read as another user (nobody)")
+    from cudabench.history import History
+
+    folder = Path(tempfile.mkdtemp(prefix="cudabench-ro-"))
+    try:
+        os.chmod(folder, 0o755)
+        db = folder / "h.db"
+        with History(db) as history:
+            run = history.add_run(META, tag="t")
+            history.add_row(run, row("float4", 50.0))
+        os.chmod(db, 0o644)
+        before = sorted(p.name for p in folder.iterdir())
+        env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(Path(__file__).resolve().parent.parent),
+               "HOME": str(folder)}
+        nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+        probe = subprocess.run([*nobody, "touch", str(folder / "probe")], capture_output=True,
+                               check=False)
+        if probe.returncode == 0:
+            pytest.skip("the folder is writable by nobody here")
+        proc = subprocess.run([*nobody, sys.executable, "-m", "cudabench", "history", "reduce",
+                               "--db", str(db)], env=env, capture_output=True, text=True,
+                              cwd=folder, timeout=120, check=False)  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        assert "float4" in proc.stdout and "50.00" in proc.stdout
+        assert sorted(p.name for p in folder.iterdir()) == before  # nothing created
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_7_history_creates_no_database_as_a_side_effect(tmp_path, monkeypatch):
+    monkeypatch.delenv("CUDABENCH_DB")
+    monkeypatch.chdir(tmp_path)
+    one_line_error(runner.invoke(app, ["history", "reduce"]), "no history database at")
+    one_line_error(runner.invoke(app, ["compare", "--against", "last"]), "no history database at")
+    assert list(tmp_path.iterdir()) == []
+
+
+# ---------------------------------------------------------------- 19: Ctrl-C at the start
+
+
+def test_19_ctrl_c_while_the_cli_loads_is_one_line_and_130():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "class Interrupt:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'cudabench.cli.tune_cmd':\n"
+        "            raise KeyboardInterrupt\n"
+        "sys.meta_path.insert(0, Interrupt())\n"
+        "from cudabench.cli import main\n"
+        "main(['list'])\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False,
+                          env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)})
+    assert proc.returncode == 130 and proc.stderr.strip() == "interrupted"
+
+
+def test_19_ctrl_c_at_the_start_of_run_is_one_line_and_130(monkeypatch, capsys):
+    from cudabench.cli import main, run_cmd
+
+    def interrupt(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(run_cmd, "plan", interrupt)
+    monkeypatch.setenv("CUDABENCH_BACKEND", "fake")
+    with pytest.raises(SystemExit) as info:
+        main(["run", "reduce", "-s", "7"])
+    assert info.value.code == 130
+    assert capsys.readouterr().err.strip() == "interrupted"

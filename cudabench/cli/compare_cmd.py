@@ -155,7 +155,7 @@ def _from_history(ref: str, run: Path | None,
                   db: Path | None) -> tuple[tuple[str, Any], tuple[str, Any]]:  # fmt: skip
     """(A, B) for --against: B the given results file or the newest run in the database, A
     the run `ref` names among the others. Each as (where it came from, (meta, rows))."""
-    with History(db).open() as history:
+    with History(db, readonly=True).open() as history:
         if run is not None:
             path_b = find_run(run)
             b = load(path_b)

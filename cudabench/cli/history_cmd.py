@@ -18,9 +18,9 @@ from cudabench.results import ResultsError, read_results
 from cudabench.shapes import ShapeError, parse_shape
 from cudabench.spec import ResultRow, RowKey, Status
 
-def _open(db: Path | None) -> History:
+def _open(db: Path | None, readonly: bool = False) -> History:
     try:
-        return History(db).open()
+        return History(db, readonly=readonly).open()
     except HistoryError as exc:
         fail_usage(str(exc))
 
@@ -95,7 +95,7 @@ def history_command(
     except UnknownName as exc:
         fail_usage(str(exc))
     value = parse_threshold(threshold)
-    with _open(db) as history:
+    with _open(db, readonly=True) as history:
         cases = _cases(history, op, variant, shape, dtype)
         series = []
         for key in cases:
