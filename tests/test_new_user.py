@@ -440,3 +440,53 @@ def test_19_ctrl_c_at_the_start_of_run_is_one_line_and_130(monkeypatch, capsys):
         main(["run", "reduce", "-s", "7"])
     assert info.value.code == 130
     assert capsys.readouterr().err.strip() == "interrupted"
+
+
+# ---------------------------------------------------------------- 9: every header mistake
+
+
+_THREE_MISTAKES = """\
+// cudabench:
+//   variant: mine
+//   entry: reduce_sum_mine
+//   block: 100
+//   grid: segments
+//   colour: blue
+//   init: sometimes
+//   about: three mistakes, each on its own line
+"""
+
+
+def test_9_check_reports_every_header_mistake_at_its_line(tmp_path, monkeypatch):
+    from cudabench.kernels import discover
+
+    folder = tmp_path / "k" / "reduce"
+    folder.mkdir(parents=True)
+    path = folder / "mine.cu"
+    path.write_text(_THREE_MISTAKES + "\n__global__ void reduce_sum_mine() {}\n")
+    _, problems = discover("reduce", [tmp_path / "k"])
+    assert sorted(p.split(": ")[0] for p in problems) == [f"{path}:4", f"{path}:6", f"{path}:7"]
+    assert any("block 100" in p for p in problems) and any("colour" in p for p in problems)
+    assert any("sometimes" in p for p in problems)
+    monkeypatch.setenv("CUDABENCH_NVCC", str(tmp_path / "no-nvcc"))  # stop before compiling
+    result = runner.invoke(app, ["check", "reduce", "--kernels", str(tmp_path / "k")])
+    for where in (f"{path}:4", f"{path}:6", f"{path}:7"):
+        assert f"error: {where}:" in result.stderr
+
+
+# ---------------------------------------------------------------- 10: --param values checked
+
+
+def test_10_param_values_are_checked_against_the_header():
+    from cudabench.kernels import BUILTIN_KERNELS, parse_header
+    from cudabench.space import SpaceError, grid
+
+    float4 = parse_header(BUILTIN_KERNELS / "reduce" / "float4.cu", "reduce")
+    for bad in ({"ITEMS": (0,)}, {"ITEMS": (10**9,)}, {"LOADS": (-4,)}):
+        with pytest.raises(SpaceError, match="outside"):
+            grid(float4, bad)
+    assert len(grid(float4, {"ITEMS": (8, 16), "GRID_K": (0, 3)})) == 4  # around the header's values
+    for value in ("0", "99999999"):
+        one_line_error(runner.invoke(app, ["run", "reduce", "-s", "2^20", "-v", "float4", "-p",
+                                           f"ITEMS={value}"], env={"CUDABENCH_BACKEND": "fake"}),
+                       f"--param ITEMS={value}: outside")
