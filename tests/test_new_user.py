@@ -490,3 +490,53 @@ def test_10_param_values_are_checked_against_the_header():
         one_line_error(runner.invoke(app, ["run", "reduce", "-s", "2^20", "-v", "float4", "-p",
                                            f"ITEMS={value}"], env={"CUDABENCH_BACKEND": "fake"}),
                        f"--param ITEMS={value}: outside")
+
+
+def test_5_the_hint_command_writes_elsewhere():
+    from cudabench.results import command_writing_elsewhere
+
+    command = "cudabench run add -s 1024 -o keep.json --force --tag 'a b'"
+    assert command_writing_elsewhere(command) == "cudabench run add -s 1024 --tag 'a b'"
+    assert command_writing_elsewhere("cudabench run add --output=x -okeep") == "cudabench run add"
+
+
+# ---------------------------------------------------------------- 16: the L2 flush is a step
+
+
+def test_16_sample_steps_put_the_flush_before_a_cold_launch():
+    from cudabench.backends.base import FLUSH, LAUNCH, RESET, SPIN, sample_steps
+
+    assert sample_steps(cold=True, single=True) == (FLUSH, LAUNCH)
+    assert sample_steps(cold=True, single=True, slow_caller=True, reset=True) == (RESET, FLUSH, SPIN, LAUNCH)
+    assert sample_steps(cold=False, single=True) == (SPIN, LAUNCH)
+    assert sample_steps(cold=False, single=False) == (LAUNCH,)
+
+
+@pytest.mark.parametrize("slow", [False, True])
+def test_16_the_cupy_backends_cold_sample_runs_its_flush(monkeypatch, slow):
+    """Without a GPU: the CuPy backend's sampler with its kernels stood in for, and the
+    sample's `before` (the untimed steps) run: a cold sample flushes, a hot one does not."""
+    pytest.importorskip("cupy")
+    from cudabench.backends import cupy_backend
+    from cudabench.backends.base import StepLog
+
+    ran = []
+
+    class Recorded:
+        def __init__(self, backend, call, batch, method, scope, graph=None, before=None):
+            self.before, self.method = before, method
+
+    backend = object.__new__(cupy_backend.CupyBackend)
+    backend.step_log = StepLog()
+    monkeypatch.setattr(cupy_backend, "_Sampler", Recorded)
+    monkeypatch.setattr(backend, "_host_us", lambda call: 1000.0 if slow else 1.0, raising=False)
+    monkeypatch.setattr(backend, "_hold", lambda us=0: lambda: ran.append("spin"), raising=False)
+    monkeypatch.setattr(backend, "_flusher", lambda: lambda: ran.append("flush"), raising=False)
+    cold = backend._sampler(lambda: None, 1, True, None, None)
+    cold.before()
+    assert ran == (["flush", "spin"] if slow else ["flush"])
+    assert backend.step_log.samples == [["flush", "spin"] if slow else ["flush"]]
+    ran.clear()
+    hot = backend._sampler(lambda: None, 1, False, None, None)
+    hot.before()
+    assert ran == ["spin"] and backend.step_log.samples[-1] == ["spin"]
