@@ -187,9 +187,7 @@ def on_cluster(client: Any, timeout_s: float, addresses: list[str], pin: bool = 
     jobs submitted at once were split 8 and 8 between two H200s whatever their lengths, and
     the sweep took 51.8 s where `--devices all` took 40.8 s (2026-11-23). Workers that left
     during the run (their jobs retried by Dask on the others) are added to `notes`."""
-    from distributed import as_completed
-
-    from distributed import KilledWorker
+    from distributed import KilledWorker, as_completed
 
     def execute(jobs: list[CaseJob], events: PoolEvents,
                 ready: Callable[[int], None] | None = None) -> None:  # fmt: skip
