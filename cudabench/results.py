@@ -13,7 +13,6 @@ import datetime as dt
 import json
 import math
 import os
-import shlex
 import subprocess
 import tempfile
 import typing
@@ -165,32 +164,6 @@ def refuse_overwrite(paths: Iterable[Path], force: bool = False, what: str = "re
 def refuse_overwrite_stem(stem: Path, force: bool = False) -> None:
     """refuse_overwrite for a run's `<stem>.csv` and `<stem>.json`."""
     refuse_overwrite([stem_file(stem, ".json"), stem_file(stem, ".csv")], force)
-
-
-def command_writing_elsewhere(command: str) -> str:
-    """A run's command line (meta.command, shlex-quoted) without its `--output`/`-o` and
-    `--force`: to suggest running it again (the profile hint) without replacing this run's
-    results files; the new run writes results/<time>_<op> of its own."""
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        return command
-    kept: list[str] = []
-    skip = False
-    for word in words:
-        if skip:
-            skip = False
-            continue
-        if word in ("-o", "--output"):
-            skip = True
-            continue
-        if word.startswith("--output=") or (word.startswith("-o") and len(word) > 2
-                                             and not word.startswith("--")):  # fmt: skip
-            continue
-        if word == "--force":
-            continue
-        kept.append(word)
-    return shlex.join(kept)
 
 
 def _umask() -> int:

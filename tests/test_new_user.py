@@ -492,14 +492,6 @@ def test_10_param_values_are_checked_against_the_header():
                        f"--param ITEMS={value}: outside")
 
 
-def test_5_the_hint_command_writes_elsewhere():
-    from cudabench.results import command_writing_elsewhere
-
-    command = "cudabench run add -s 1024 -o keep.json --force --tag 'a b'"
-    assert command_writing_elsewhere(command) == "cudabench run add -s 1024 --tag 'a b'"
-    assert command_writing_elsewhere("cudabench run add --output=x -okeep") == "cudabench run add"
-
-
 # ---------------------------------------------------------------- 16: the L2 flush is a step
 
 
