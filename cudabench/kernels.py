@@ -263,7 +263,7 @@ def parse_header(path: Path, op: str, text: str | None = None) -> KernelVariant:
     problems.raise_any()
     return KernelVariant(
         op=op,
-        name=name,
+        name=str(name),
         path=str(path),
         launches=launches,
         about=" ".join(raw["about"].split()),

@@ -371,7 +371,7 @@ class WorkerPool:
         kind = message[0] if isinstance(message, tuple) and message else None
         if kind == "started" and len(message) == 3 and message[1] == worker.job:
             worker.current = message[2]
-            baselines = states[worker.job].job.baselines
+            baselines = states[message[1]].job.baselines
             worker.deadline = (time.monotonic() + self.timeout_s
                                + worker.allowance(message[2], baselines, self.startup_s))
             worker.warm.add("job")

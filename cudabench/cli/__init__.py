@@ -41,14 +41,14 @@ class _WholeSummaries(typer.core.TyperGroup):
     terminal, where click cuts it with "..." to fit one line; and a Ctrl-C that a command
     did not handle itself is one line, exit 130 (typer would exit 130 without a word)."""
 
-    def invoke(self, ctx: typer.Context) -> Any:
+    def invoke(self, ctx: Any) -> Any:
         try:
             return super().invoke(ctx)
         except KeyboardInterrupt:
             err.print("interrupted", markup=False)
             raise typer.Exit(130) from None
 
-    def format_commands(self, ctx: typer.Context, formatter: Any) -> None:
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
         rows = []
         for name in self.list_commands(ctx):
             command = self.get_command(ctx, name)

@@ -93,6 +93,8 @@ def check_command(
                     cancel_compiles()
                     pool.shutdown(wait=True, cancel_futures=True)
                     fail_usage(str(exc))
+                if outcome is None:  # cancelled: only a Ctrl-C cancels
+                    raise KeyboardInterrupt
                 outcomes.append(outcome)
                 name = f"{operation.name} {variant.name} {d} {a}"
                 progress.update(task, advance=1, description=name)

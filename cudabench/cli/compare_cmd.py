@@ -91,17 +91,20 @@ def compare_command(
             else:
                 out.print(matrix_table(matrix, meta))
             return
+        path_a: str | Path
+        path_b: str | Path
         if against is not None:
             if run_b is not None:
                 fail_usage("--against judges one run (RUN_A, or the newest in the history)")
             (path_a, (meta_a, rows_a)), (path_b, (meta_b, rows_b)) = _from_history(against, run_a, db)
         else:
             if run_a is None and run_b is None:
-                path_a, path_b = find_pair(RESULTS_DIR)
+                file_a, file_b = find_pair(RESULTS_DIR)
             else:
-                path_a = find_run(run_a) if run_a else find_pair(RESULTS_DIR)[0]
-                path_b = find_run(run_b) if run_b else find_run(RESULTS_DIR)
-            (meta_a, rows_a), (meta_b, rows_b) = load(path_a), load(path_b)
+                file_a = find_run(run_a) if run_a else find_pair(RESULTS_DIR)[0]
+                file_b = find_run(run_b) if run_b else find_run(RESULTS_DIR)
+            (meta_a, rows_a), (meta_b, rows_b) = load(file_a), load(file_b)
+            path_a, path_b = file_a, file_b
         if not ignore_device:
             check_comparable(meta_a, meta_b)
     except (ResultsError, CompareError, HistoryError) as exc:
