@@ -185,9 +185,13 @@ class RunFile:
 
     @property
     def kind(self) -> str:
-        """The command that made it: `run`, `ceilings`, `tune`, `profile`..."""
+        """The command that made it: `run`, `ceilings`, `tune`, `profile`... (the CLI's
+        `cudabench run ...` and the API's `cudabench.run(...)` alike)."""
         words = self.command.split()
-        return words[1] if len(words) > 1 and words[0].endswith("cudabench") else (words or [""])[0]
+        first = words[0] if words else ""
+        if first.startswith("cudabench."):
+            return first[len("cudabench."):].split("(")[0]
+        return words[1] if len(words) > 1 and first.endswith("cudabench") else first
 
     @property
     def order(self) -> tuple[str, bool, float]:

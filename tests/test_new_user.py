@@ -85,6 +85,16 @@ def test_1_compare_and_report_pick_runs_by_their_metadata(results_folder):
     assert shown.exit_code == 0 and "float4" in shown.stdout and "stream_read" not in shown.stdout
 
 
+def test_1_a_runs_kind_is_its_command_from_the_cli_or_the_api(tmp_path):
+    from cudabench.compare import RunFile
+
+    def kind(command):
+        return RunFile(tmp_path / "x.json", "t", command, frozenset()).kind
+
+    assert kind("cudabench run reduce -s 7") == kind("cudabench.run('reduce', shapes=['7'])") == "run"
+    assert kind("cudabench ceilings") == "ceilings" and kind("/usr/bin/cudabench tune x") == "tune"
+
+
 def test_1_no_earlier_run_of_the_same_kind_is_one_line(tmp_path, monkeypatch):
     folder = tmp_path / "results"
     write_results(folder / "1_reduce", META, [row("float4", 50.0)])
