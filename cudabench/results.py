@@ -23,6 +23,7 @@ from typing import Any
 import pandas as pd
 
 from cudabench import __version__
+from cudabench.errors import UsageError
 from cudabench.schema import SchemaError, read_record
 from cudabench.spec import ProfileMetrics, ResultRow, RunMeta, Status
 
@@ -30,8 +31,9 @@ FORMAT_VERSION = 1
 RESULTS_DIR = Path("results")
 
 
-class ResultsError(ValueError):
-    """A file that is not a cudabench results file, or a path that cannot be written."""
+class ResultsError(UsageError):
+    """A file that is not a cudabench results file, or a path that cannot be written: the
+    user's to fix, so one line and exit 2 wherever it escapes (errors.UsageError)."""
 
 
 def git_sha(folder: Path | None = None) -> str:

@@ -279,6 +279,8 @@ def test_15_deep_json_dev_null_and_dotted_stems(tmp_path):
     one_line_error(runner.invoke(app, ["report", str(deep)]), "nested too deep")
     with pytest.raises(ResultsError, match="not a folder or a regular file"):
         result_stem(Path("/dev/null"), "reduce", "2026-11-21T22:00:00")
+    one_line_error(runner.invoke(app, ["run", "reduce", "-s", "7", "-v", "float4", "-o", "/dev/null"],
+                                 env={"CUDABENCH_BACKEND": "fake"}), "/dev/null", "not a folder")
     stem = result_stem(tmp_path / "bench_v1.2.json", "reduce", "t")
     assert stem.name == "bench_v1.2"
     written = write_results(stem, META, [row("float4", 50.0)])
