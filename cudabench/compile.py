@@ -75,6 +75,7 @@ def interruptible() -> Iterator[None]:
         yield
     finally:
         _ISOLATE = False
+        _CANCELLED.clear()  # a cancel ends with the block: later compiles run
 
 
 def cancel_compiles() -> None:

@@ -544,3 +544,14 @@ def test_16_the_cupy_backends_cold_sample_runs_its_flush(monkeypatch, slow):
     hot = backend._sampler(lambda: None, 1, False, None, None)
     hot.before()
     assert ran == ["spin"] and backend.step_log.samples[-1] == ["spin"]
+
+
+def test_2_a_cancel_ends_with_its_check(tmp_path, monkeypatch):
+    """cancel_compiles stops the compiles of its `check` only: later ones run."""
+    from cudabench import compile as compile_module
+
+    with compile_module.interruptible():
+        compile_module.cancel_compiles()
+        with pytest.raises(compile_module.CompileCancelled):
+            compile_module._run_nvcc(["true", "x"])
+    assert compile_module._run_nvcc(["true", "x"])[0] == 0
