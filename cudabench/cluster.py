@@ -9,8 +9,13 @@ asks for the resource `GPU=1`, so a worker runs one at a time on its GPU (start 
 hands the job to a cudabench worker pool of one GPU (pool.py), kept for the worker's life:
 a kernel that crashes or hangs kills that child process, never the Dask worker, and is a
 row as on one host. Rows come back as each task ends and are saved by the sweep as today.
-A Dask worker that is lost has its tasks retried elsewhere (Dask's `retries`); Ctrl-C
-cancels the futures and keeps every finished row. Kernel sources travel inside the jobs
+A Dask worker that is lost (a kernel that takes its node down) has its task run again
+elsewhere by the scheduler, up to its `distributed.scheduler.allowed-failures` lost workers
+(ALLOWED_FAILURES for `--cluster local`; a remote scheduler's own setting otherwise), then
+Dask gives up (KilledWorker) and the job's variants run one task each, so that only the
+killer's row is lost. Dask's `retries`, which would re-run a task that *raised*, is not
+used: a job that raises is ERROR rows at once. Ctrl-C cancels the futures and keeps every
+finished row. Kernel sources travel inside the jobs
 (the variants' paths must exist on every node: a shared checkout), and each node compiles
 with its own nvcc and cache.
 
@@ -31,7 +36,12 @@ from cudabench.runner import CaseJob, job_failed
 from cudabench.spec import DeviceInfo, ResultRow, Status
 
 CONNECT_TIMEOUT_S = 10
-RETRIES = 2  # a job whose Dask worker died runs again elsewhere, twice at most
+# How many workers a task may take down before the scheduler gives up on it (KilledWorker):
+# distributed.scheduler.allowed-failures, set for the schedulers cudabench starts itself
+# (`--cluster local`); a remote scheduler uses its own (Dask's default is 3). This, not a
+# task's `retries` (which re-runs a task whose function raised), is what re-runs a lost
+# worker's job.
+ALLOWED_FAILURES = 2
 
 
 class ClusterError(RuntimeError):
@@ -101,19 +111,23 @@ def connect(address: str, fake_workers: int | None = None) -> Any:
     except ImportError:
         raise ClusterError("--cluster needs Dask distributed: pip install -e '.[cluster]'") from None
     try:
+        import dask
+
         if address == "local":
             if fake_workers is not None:
-                cluster = LocalCluster(n_workers=fake_workers, threads_per_worker=1,
-                                       processes=True, resources={"GPU": 1},
-                                       dashboard_address=None)  # fmt: skip
+                with dask.config.set({"distributed.scheduler.allowed-failures": ALLOWED_FAILURES}):
+                    cluster = LocalCluster(n_workers=fake_workers, threads_per_worker=1,
+                                           processes=True, resources={"GPU": 1},
+                                           dashboard_address=None)  # fmt: skip
             else:
                 try:
                     from dask_cuda import LocalCUDACluster
                 except ImportError:
                     raise ClusterError("--cluster local on GPUs needs dask-cuda (one worker "
                                        "per GPU): pip install -e '.[cluster]'") from None  # fmt: skip
-                cluster = LocalCUDACluster(threads_per_worker=1, resources={"GPU": 1},
-                                           dashboard_address=None)  # fmt: skip
+                with dask.config.set({"distributed.scheduler.allowed-failures": ALLOWED_FAILURES}):
+                    cluster = LocalCUDACluster(threads_per_worker=1, resources={"GPU": 1},
+                                               dashboard_address=None)  # fmt: skip
             return Client(cluster)
         return Client(address, timeout=f"{CONNECT_TIMEOUT_S}s")
     except ClusterError:
@@ -161,9 +175,11 @@ def on_cluster(client: Any, timeout_s: float, addresses: list[str], pin: bool = 
     Tasks are pinned to those addresses only with `pin` (the cluster's GPUs differ and the
     run uses one model's): a worker that dies and is restarted by its nanny comes back at a
     new address, so pinned tasks can never run there, and once every pinned worker is gone
-    they would wait forever. Unpinned, Dask retries a lost worker's task on any worker, and
-    gives up on a task that kills worker after worker (KilledWorker): its job becomes CRASH
-    rows and the run goes on.
+    they would wait forever. Unpinned, the scheduler runs a lost worker's task again on any
+    worker (up to its allowed-failures), and gives up on a task that kills worker after worker
+    (KilledWorker): its job's variants then go out one task each, so the variant that takes
+    the node down is the one CRASH row (a one-variant job that is given up on is CRASH rows
+    itself) and the others' rows arrive. A task that raises is not run again: ERROR rows.
 
     Only as many tasks are in flight as there are workers; the next job goes out when one
     ends, so an idle GPU takes the next job as on one host. Dask places a task with resource
@@ -171,41 +187,60 @@ def on_cluster(client: Any, timeout_s: float, addresses: list[str], pin: bool = 
     jobs submitted at once were split 8 and 8 between two H200s whatever their lengths, and
     the sweep took 51.8 s where `--devices all` took 40.8 s (2026-11-23). Workers that left
     during the run (their jobs retried by Dask on the others) are added to `notes`."""
-    from distributed import as_completed
+    from distributed import KilledWorker, as_completed
 
     def execute(jobs: list[CaseJob], events: PoolEvents,
                 ready: Callable[[int], None] | None = None) -> None:  # fmt: skip
-        pending = list(range(len(jobs)))[::-1]  # popped from the end: first job first
-        futures: dict[Any, int] = {}
+        # (job index, the job or a part of it), popped from the end: first job first
+        pending: list[tuple[int, CaseJob]] = [(i, job) for i, job in enumerate(jobs)][::-1]
+        futures: dict[Any, tuple[int, CaseJob]] = {}
+        found: dict[int, list[ResultRow]] = {}  # each job's rows so far
+        parts = {i: 1 for i in range(len(jobs))}  # each job's tasks not yet ended
+        readied: set[int] = set()
         running = as_completed()
 
         def submit_next() -> None:
-            index = pending.pop()
-            if ready is not None:
+            index, job = pending.pop()
+            if ready is not None and index not in readied:
                 ready(index)
-            future = client.submit(run_job, jobs[index], timeout_s, resources={"GPU": 1},
-                                    retries=RETRIES, pure=False,
+                readied.add(index)
+            future = client.submit(run_job, job, timeout_s, resources={"GPU": 1}, pure=False,
                                     workers=addresses if pin else None,
                                     allow_other_workers=False)  # fmt: skip
-            futures[future] = index
+            futures[future] = (index, job)
             running.add(future)
 
         for _ in range(min(max(len(addresses), 1), len(pending))):
             submit_next()
         try:
             for future in running:
-                index = futures[future]
+                index, job = futures[future]
                 try:
                     rows = future.result()
-                except Exception as exc:  # Dask gave up: the job's workers kept dying
-                    rows = job_failed(jobs[index], Status.CRASH,
+                except KilledWorker as exc:  # the job took down worker after worker
+                    names = [v.label for v in job.variants] + list(job.baselines)
+                    if len(names) > 1:  # find the one that does: each variant alone
+                        parts[index] += len(names) - 1
+                        pending.extend((index, _only(job, n)) for n in reversed(names))
+                        submit_next()
+                        continue
+                    rows = job_failed(job, Status.CRASH,
                                       f"the cluster gave up on this job ({type(exc).__name__}: "
                                       f"{exc})")  # fmt: skip
+                except Exception as exc:  # the task raised: a bug, not a lost node; once
+                    rows = job_failed(job, Status.ERROR, f"the job's task raised "
+                                      f"{type(exc).__name__}: {exc}")  # fmt: skip
                 if pending:
                     submit_next()  # before the rows are saved: the GPU is not kept waiting
                 for row in rows:
                     events.row(index, row)
-                events.job_done(index, rows)
+                found.setdefault(index, []).extend(rows)
+                parts[index] -= 1
+                if not parts[index]:
+                    order = {n: i for i, n in enumerate([v.label for v in jobs[index].variants]
+                                                        + list(jobs[index].baselines))}  # fmt: skip
+                    events.job_done(index, sorted(found.pop(index),
+                                                  key=lambda r: order.get(r.label, len(order))))
         except KeyboardInterrupt:
             client.cancel(list(futures))
             raise
@@ -214,9 +249,15 @@ def on_cluster(client: Any, timeout_s: float, addresses: list[str], pin: bool = 
         if left and notes is not None:
             notes.append(f"{len(left)} worker(s) left the cluster during the run "
                          f"({', '.join(left)}); Dask ran their unfinished jobs again on the "
-                         "others (a job it gave up on is CRASH rows)")  # fmt: skip
+                         "others (a variant that kept taking workers down is a CRASH row)")  # fmt: skip
 
     return execute
+
+
+def _only(job: CaseJob, name: str) -> CaseJob:
+    """The job restricted to one variant or baseline (by its label)."""
+    return dataclasses.replace(job, variants=tuple(v for v in job.variants if v.label == name),
+                               baselines=tuple(b for b in job.baselines if b == name))
 
 
 def fake_worker_count() -> int | None:

@@ -17,8 +17,8 @@ A status change (e.g. OK -> FAIL) is its own verdict and sorts first.
 from __future__ import annotations
 
 import dataclasses
-
 import enum
+import json
 import math
 import statistics
 from dataclasses import dataclass
@@ -174,17 +174,96 @@ def check_comparable(meta_a: RunMeta, meta_b: RunMeta) -> None:
         )
 
 
-def find_run(path: Path | None, index: int = -1) -> Path:
-    """A results file from a path: a .json/.csv file, or the newest run in a folder."""
-    if path is not None and path.is_file():
-        return path
+@dataclass(frozen=True)
+class RunFile:
+    """A results file in a folder, as its own metadata describes it (never its name)."""
+
+    path: Path
+    started: str  # meta.started, ISO 8601 UTC
+    command: str  # meta.command
+    ops: frozenset[str]  # the ops of its rows
+
+    @property
+    def kind(self) -> str:
+        """The command that made it: `run`, `ceilings`, `tune`, `profile`... (the CLI's
+        `cudabench run ...` and the API's `cudabench.run(...)` alike)."""
+        words = self.command.split()
+        first = words[0] if words else ""
+        if first.startswith("cudabench."):
+            return first[len("cudabench."):].split("(")[0]
+        return words[1] if len(words) > 1 and first.endswith("cudabench") else first
+
+    @property
+    def order(self) -> tuple[str, bool, float]:
+        """Newest last: by start; a run and the ceilings measured first as its part share
+        their start, and the run itself counts as the newer."""
+        try:
+            mtime = self.path.stat().st_mtime
+        except OSError:
+            mtime = 0.0
+        return (self.started, self.kind != "ceilings", mtime)
+
+    def describe(self) -> str:
+        return f"{self.path} ({self.kind} of {', '.join(sorted(self.ops)) or 'no rows'}, {self.started})"
+
+
+def run_file(path: Path) -> RunFile | None:
+    """The file's metadata summary, or None when it is not a cudabench results file (the
+    ceilings and tuning files, a foreign JSON, a damaged file)."""
+    try:
+        doc = json.loads(path.read_text())
+        meta, rows = doc["meta"], doc["rows"]
+        started, command = meta["started"], meta["command"]
+        if not (isinstance(started, str) and isinstance(command, str) and isinstance(rows, list)):
+            return None
+        ops = frozenset(r["op"] for r in rows if isinstance(r, dict) and isinstance(r.get("op"), str))
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError, KeyError, TypeError):
+        return None
+    return RunFile(path, started, command, ops)
+
+
+def run_files(folder: Path) -> list[RunFile]:
+    """The cudabench results files in `folder`, oldest first by their own metadata."""
+    found = [run_file(p) for p in folder.glob("*.json") if p.is_file()]
+    return sorted((f for f in found if f is not None), key=lambda f: f.order)
+
+
+def _folder(path: Path | None) -> Path:
     folder = path if path is not None else RESULTS_DIR
     if not folder.is_dir():
         raise ResultsError(f"{folder}: no such results file or folder")
-    runs = sorted(folder.glob("*.json"))
+    return folder
+
+
+def find_run(path: Path | None, index: int = -1) -> Path:
+    """A results file from a path: a .json/.csv file, or the newest run in a folder (by the
+    files' metadata: their start time; files that are not runs, such as ceilings.json and
+    tuning.json, are not candidates)."""
+    if path is not None and path.is_file():
+        return path
+    folder = _folder(path)
+    runs = run_files(folder)
     if not runs or len(runs) < -index:
         raise ResultsError(f"{folder}: not enough cudabench results files (found {len(runs)})")
-    return runs[index]
+    return runs[index].path
+
+
+def find_pair(folder: Path | None = None) -> tuple[Path, Path]:
+    """compare's default (A, B): B the newest run in the folder, A the newest earlier run of
+    the same kind (the same command, and the same ops if any earlier run has them, else
+    some op in common). ResultsError when there is no such pair."""
+    folder = _folder(folder)
+    runs = run_files(folder)
+    if not runs:
+        raise ResultsError(f"{folder}: not enough cudabench results files (found 0)")
+    newest = runs[-1]
+    earlier = [r for r in runs[:-1] if r.kind == newest.kind]
+    chosen = ([r for r in earlier if r.ops == newest.ops]
+              or [r for r in earlier if r.ops & newest.ops])  # fmt: skip
+    if not chosen:
+        raise ResultsError(f"{folder}: no earlier run like the newest, {newest.describe()}, to "
+                           "compare it with; name the two files (compare A.json B.json)")
+    return chosen[-1].path, newest.path
 
 
 def load(path: Path) -> tuple[RunMeta, list[ResultRow]]:

@@ -15,14 +15,18 @@ arch, the dtype, the entries, the flags (the definitions among them) and nvcc's 
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import tempfile
+import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,6 +49,82 @@ class ToolchainError(CompileError):
 
 class NvccMissing(ToolchainError):
     """No nvcc on PATH, or $CUDABENCH_NVCC names no executable."""
+
+
+class CompileCancelled(Exception):
+    """The compile was stopped (Ctrl-C in `check`): no outcome, neither OK nor an error."""
+
+
+# The nvcc processes under way, so that `cancel_compiles` can stop them (check's Ctrl-C).
+_RUNNING: set[subprocess.Popen[str]] = set()
+_LOCK = threading.Lock()
+_CANCELLED = threading.Event()
+_ISOLATE = False  # inside interruptible(): nvcc in its own session
+
+
+@contextlib.contextmanager
+def interruptible() -> Iterator[None]:
+    """Compiles started inside (from any thread) run nvcc in its own session, so that a
+    terminal's Ctrl-C reaches cudabench alone, not nvcc (which would die mid-compile and read
+    as a COMPILE_ERROR); cudabench then calls `cancel_compiles`. Outside, nvcc stays in its
+    caller's process group (a worker killed with its group takes its nvcc with it)."""
+    global _ISOLATE
+    _CANCELLED.clear()
+    _ISOLATE = True
+    try:
+        yield
+    finally:
+        _ISOLATE = False
+        _CANCELLED.clear()  # a cancel ends with the block: later compiles run
+
+
+def cancel_compiles() -> None:
+    """Stop every nvcc under way (with its children: cicc, ptxas) and make the compiles not
+    yet started raise CompileCancelled at once."""
+    with _LOCK:
+        _CANCELLED.set()
+        running = list(_RUNNING)
+    for proc in running:
+        _kill(proc)
+
+
+def _kill(proc: subprocess.Popen[str]) -> None:
+    try:
+        if _ISOLATE:
+            os.killpg(proc.pid, signal.SIGKILL)
+        else:
+            proc.kill()
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _run_nvcc(cmd: list[str]) -> tuple[int, str, str]:
+    """Run nvcc; (exit status, stdout, stderr). CompileCancelled after cancel_compiles."""
+    if _CANCELLED.is_set():
+        raise CompileCancelled(cmd[-1])
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            stdin=subprocess.DEVNULL, start_new_session=_ISOLATE)  # fmt: skip
+    with _LOCK:
+        _RUNNING.add(proc)
+        if _CANCELLED.is_set():
+            _kill(proc)
+    try:
+        try:
+            out, errors = proc.communicate(timeout=COMPILE_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            _kill(proc)
+            proc.communicate()
+            raise
+        except BaseException:
+            _kill(proc)
+            proc.wait()
+            raise
+    finally:
+        with _LOCK:
+            _RUNNING.discard(proc)
+    if _CANCELLED.is_set():
+        raise CompileCancelled(cmd[-1])
+    return proc.returncode, out, errors
 
 
 @dataclass(frozen=True)
@@ -74,6 +154,9 @@ def nvcc_path() -> str:
     chosen = os.environ.get("CUDABENCH_NVCC")
     if chosen:
         path = Path(chosen)
+        if path.is_dir():
+            raise NvccMissing(f"CUDABENCH_NVCC={chosen}: is a folder; name the nvcc program "
+                              f"itself (e.g. {path / 'nvcc'})")
         if not path.is_file():
             raise NvccMissing(f"CUDABENCH_NVCC={chosen}: no such file")
         if not os.access(path, os.X_OK):
@@ -252,15 +335,20 @@ def compile_variant(variant: KernelVariant, arch: str, dtype: str = "float32") -
                 "-o", str(out), str(target),
             ]  # fmt: skip
             try:
-                proc = subprocess.run(cmd, capture_output=True, text=True, timeout=COMPILE_TIMEOUT_S)
+                returncode, stdout, stderr = _run_nvcc(cmd)
             except subprocess.TimeoutExpired as exc:
                 raise CompileError(f"{variant.path}: nvcc ran past {COMPILE_TIMEOUT_S} s") from exc
             except OSError as exc:  # nvcc vanished or cannot be executed
                 raise NvccMissing(f"{cmd[0]}: cannot run: {exc.strerror}") from exc
-            if proc.returncode != 0:
+            if returncode != 0:
                 config = f" [{variant.params_text}]" if variant.values else ""
-                raise CompileError(_diagnostics(proc.stderr) + config)
-            resources = parse_ptxas(proc.stderr + proc.stdout)
+                raise CompileError(_diagnostics(stderr) + config)
+            if not out.is_file():  # exit 0 and no cubin: not nvcc (a wrapper, a wrong path)
+                said = " | ".join(ln.strip() for ln in (stdout + stderr).splitlines() if ln.strip())
+                raise ToolchainError(
+                    f"{cmd[0]} exited 0 but wrote no cubin (is it nvcc? set CUDABENCH_NVCC to "
+                    f"the CUDA toolkit's nvcc){': ' + said[:160] if said else ''}")
+            resources = parse_ptxas(stderr + stdout)
             # write-then-rename: a concurrent or killed compile never leaves half a cubin
             try:
                 tmp_cubin = folder / f".{key}.{os.getpid()}.cubin"

@@ -123,13 +123,16 @@ def _run_info(r: tuple[Any, ...]) -> RunInfo:
 class History:
     """An open database: `open()` it (creating or migrating), add runs and rows, query."""
 
-    def __init__(self, path: Path | None = None) -> None:
+    def __init__(self, path: Path | None = None, readonly: bool = False) -> None:
         self.path = db_path(path)
+        self.readonly = readonly  # for readers (history, compare --against): never writes
         self.db: sqlite3.Connection | None = None
 
     # ------------------------------------------------------------------ opening
 
     def open(self) -> History:
+        if self.readonly:
+            return self._open_readonly()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
@@ -145,6 +148,62 @@ class History:
         except OSError as exc:
             raise HistoryError(f"history database {self.path}: {exc.strerror}") from None
         return self
+
+    def _open_readonly(self) -> History:
+        """Open for reading only: creates nothing (no folder, no file, no schema) and needs
+        no write access, so a database in a read-only folder, or someone else's, reads. A
+        WAL database whose folder cannot hold the reader's shared-memory file is read as
+        immutable. HistoryError (one line) if there is none, or it is not one cudabench can
+        read as it is."""
+        if not self.path.is_file():
+            raise HistoryError(f"no history database at {self.path} yet (every `cudabench run` "
+                               "adds its rows there; --db or CUDABENCH_DB names another)")
+        uri = self.path.resolve().as_uri()
+        last: sqlite3.Error | None = None
+        for mode in ("?mode=ro", "?mode=ro&immutable=1"):
+            db = None
+            try:
+                db = sqlite3.connect(uri + mode, uri=True, timeout=BUSY_TIMEOUT_MS / 1000,
+                                     isolation_level=None)  # fmt: skip
+                db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+                found = db.execute(
+                    "SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+            except sqlite3.OperationalError as exc:  # cannot open: try again as immutable
+                if db is not None:
+                    db.close()
+                last = exc
+                if "no such table" in str(exc):
+                    break
+                continue
+            except sqlite3.DatabaseError as exc:
+                if db is not None:
+                    db.close()
+                last = exc
+                break
+            version = int(found[0]) if found else 0
+            if version < SCHEMA_VERSION:  # upgrade it first, where it can be written
+                db.close()
+                try:
+                    History(self.path).open().close()
+                except HistoryError:
+                    pass
+                else:
+                    return self._open_readonly()
+            if version != SCHEMA_VERSION:
+                db.close()
+                newer = version > SCHEMA_VERSION
+                raise HistoryError(
+                    f"history database {self.path}: schema version {version} is "
+                    + (f"newer than this cudabench's ({SCHEMA_VERSION}); upgrade cudabench or "
+                       "use another --db" if newer else
+                       f"older than this cudabench's ({SCHEMA_VERSION}); any `cudabench run` or "
+                       "`cudabench import` with write access upgrades it"))  # fmt: skip
+            self.db = db
+            return self
+        if last is not None and "no such table" in str(last):
+            raise HistoryError(f"history database {self.path}: not a cudabench history "
+                               "database (no schema); use --db / CUDABENCH_DB for another")
+        raise HistoryError(f"history database {self.path}: cannot read it ({last})")
 
     def _migrate(self) -> None:
         db = self._db()

@@ -53,7 +53,35 @@ DEVICE_REQUIREMENTS = ("min_sm",)
 
 
 class KernelHeaderError(ValueError):
-    """A .cu file whose header cannot serve; the message names file and line."""
+    """A .cu file whose header cannot serve; the message names file and line. `problems`
+    holds every mistake found in the header, each at its own line (the message is the
+    first)."""
+
+    def __init__(self, message: str, problems: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.problems = list(problems or [message])
+
+
+class _Problems:
+    """The mistakes of one header, collected so that `check` reports every one at its
+    line instead of the first: `attempt(fn, ...)` runs one independent check."""
+
+    def __init__(self) -> None:
+        self.found: list[str] = []
+
+    def attempt(self, fn: Any, *args: Any, default: Any = None) -> Any:
+        try:
+            return fn(*args)
+        except OtherOp:
+            raise
+        except KernelHeaderError as exc:
+            self.found += exc.problems
+            return default
+
+    def raise_any(self) -> None:
+        if self.found:
+            found = list(dict.fromkeys(self.found))
+            raise KernelHeaderError(found[0], found)
 
 
 class OtherOp(KernelHeaderError):
@@ -104,30 +132,44 @@ def _launch(raw: object, at: _Where, parent: Any, parent_key: str, rules: tuple[
         raise KernelHeaderError(f"{at(parent, parent_key)}: header needs {missing} "
                                 "(entry, block, grid)")  # fmt: skip
     entry, block, grid = raw["entry"], raw["block"], raw["grid"]
-    if not isinstance(entry, str) or not _ENTRY.match(entry.strip()):
-        raise KernelHeaderError(f"{at(raw, 'entry')}: entry {entry!r} is not a C identifier "
-                                "or a template instantiation like kernel<T, 4>")  # fmt: skip
-    entry = " ".join(entry.split())
-    block_param = ""
-    if isinstance(block, str):  # `block: BLOCK`: a parameter's values are the block sizes
-        if block not in params:
-            raise KernelHeaderError(f"{at(raw, 'block')}: block {block!r} is neither a number "
-                                    f"nor a parameter {_unknown(block, params)}")  # fmt: skip
-        block_param, sizes = block, params[block]
-    else:
-        sizes = (block,)
-    for size in sizes:
-        if not isinstance(size, int) or isinstance(size, bool) or not 1 <= size <= 1024:
-            raise KernelHeaderError(f"{at(raw, 'block')}: block {size!r} must be an integer 1..1024")
-        if size % 32:
-            raise KernelHeaderError(f"{at(raw, 'block')}: block {size} must be a multiple of 32 "
-                                    "(whole warps)")  # fmt: skip
-    if not isinstance(grid, str) or not _NAME.match(grid):
-        raise KernelHeaderError(f"{at(raw, 'grid')}: grid {grid!r} must name one of the op's "
-                                "grid rules")  # fmt: skip
-    if grid not in rules:
-        raise KernelHeaderError(f"{at(raw, 'grid')}: {op} has no grid rule {_unknown(grid, rules)}")
-    return Launch(entry=entry, block=sizes[0], grid=grid, block_param=block_param)
+    problems = _Problems()
+
+    def check_entry() -> str:
+        if not isinstance(entry, str) or not _ENTRY.match(entry.strip()):
+            raise KernelHeaderError(f"{at(raw, 'entry')}: entry {entry!r} is not a C identifier "
+                                    "or a template instantiation like kernel<T, 4>")  # fmt: skip
+        return " ".join(entry.split())
+
+    def check_block() -> tuple[str, tuple[int, ...]]:
+        block_param = ""
+        if isinstance(block, str):  # `block: BLOCK`: a parameter's values are the block sizes
+            if block not in params:
+                raise KernelHeaderError(f"{at(raw, 'block')}: block {block!r} is neither a "
+                                        f"number nor a parameter {_unknown(block, params)}")  # fmt: skip
+            block_param, sizes = block, params[block]
+        else:
+            sizes = (block,)
+        for size in sizes:
+            if not isinstance(size, int) or isinstance(size, bool) or not 1 <= size <= 1024:
+                raise KernelHeaderError(f"{at(raw, 'block')}: block {size!r} must be an integer 1..1024")
+            if size % 32:
+                raise KernelHeaderError(f"{at(raw, 'block')}: block {size} must be a multiple "
+                                        "of 32 (whole warps)")  # fmt: skip
+        return block_param, sizes
+
+    def check_grid() -> None:
+        if not isinstance(grid, str) or not _NAME.match(grid):
+            raise KernelHeaderError(f"{at(raw, 'grid')}: grid {grid!r} must name one of the op's "
+                                    "grid rules")  # fmt: skip
+        if grid not in rules:
+            raise KernelHeaderError(f"{at(raw, 'grid')}: {op} has no grid rule {_unknown(grid, rules)}")
+
+    entry_text = problems.attempt(check_entry)
+    checked = problems.attempt(check_block)
+    problems.attempt(check_grid)
+    problems.raise_any()
+    block_param, sizes = checked
+    return Launch(entry=entry_text, block=sizes[0], grid=grid, block_param=block_param)
 
 
 def header_op(path: Path, text: str | None = None) -> str | None:
@@ -161,60 +203,67 @@ def parse_header(path: Path, op: str, text: str | None = None) -> KernelVariant:
         raise KernelHeaderError(f"{where}: header is not valid YAML: {problem}") from exc
     if not isinstance(raw, dict):
         raise KernelHeaderError(f"{at()}: header must be 'key: value' lines")
-    for key in raw:
-        if key not in _KEYS:
-            raise KernelHeaderError(f"{at(raw, key)}: unknown header key {_unknown(key, _KEYS)}")
     from cudabench.ops import OPS, get_op
 
     declared = raw.get("op")
-    if declared is not None:
-        if not isinstance(declared, str) or declared not in OPS:
-            raise KernelHeaderError(f"{at(raw, 'op')}: unknown op {_unknown(declared, OPS)}")
-        if declared != op:
-            raise OtherOp(f"{at(raw, 'op')}: a {declared} kernel, not {op}")
+    if isinstance(declared, str) and declared in OPS and declared != op:
+        raise OtherOp(f"{at(raw, 'op')}: a {declared} kernel, not {op}")
+    problems = _Problems()  # every mistake below is reported, each at its own line
+    for key in raw:
+        if key not in _KEYS:
+            problems.found.append(f"{at(raw, key)}: unknown header key {_unknown(key, _KEYS)}")
+    if declared is not None and (not isinstance(declared, str) or declared not in OPS):
+        problems.found.append(f"{at(raw, 'op')}: unknown op {_unknown(declared, OPS)}")
     operation = get_op(op)
     rules = tuple(operation.grid_rules)
     requirements = tuple(operation.requirements) + DEVICE_REQUIREMENTS
     for key in ("variant", "about"):
         if not isinstance(raw.get(key), str) or not raw[key].strip():
-            raise KernelHeaderError(f"{at(raw, key)}: header needs '{key}: <text>'")
-    name = raw["variant"]
-    if not _NAME.match(name):
-        raise KernelHeaderError(f"{at(raw, 'variant')}: variant name {name!r} must be a plain "
-                                "identifier")  # fmt: skip
-    params = _params(raw, at)
+            problems.found.append(f"{at(raw, key)}: header needs '{key}: <text>'")
+    name = raw.get("variant")
+    if isinstance(name, str) and name.strip() and not _NAME.match(name):
+        problems.found.append(f"{at(raw, 'variant')}: variant name {name!r} must be a plain "
+                              "identifier")  # fmt: skip
+    before = len(problems.found)
+    params = problems.attempt(_params, raw, at, default={})
+    params_ok = len(problems.found) == before
     single = [k for k in _LAUNCH_KEYS if k in raw]
+    launches: tuple[Launch, ...] = ()
     if "launches" in raw:
         if single:
-            raise KernelHeaderError(f"{at(raw, single[0])}: write either launches or "
-                                    "entry/block/grid")  # fmt: skip
+            problems.found.append(f"{at(raw, single[0])}: write either launches or "
+                                  "entry/block/grid")  # fmt: skip
         if not isinstance(raw["launches"], list) or not raw["launches"]:
-            raise KernelHeaderError(f"{at(raw, 'launches')}: launches must be a non-empty list")
-        launches = tuple(_launch(item, at, raw, "launches", rules, op, params)
-                         for item in raw["launches"])  # fmt: skip
+            problems.found.append(f"{at(raw, 'launches')}: launches must be a non-empty list")
+        else:
+            launches = tuple(problems.attempt(_launch, item, at, raw, "launches", rules, op, params)
+                             for item in raw["launches"])  # fmt: skip
     else:
         fields = type(raw)({k: raw[k] for k in _LAUNCH_KEYS if k in raw})
         fields.lines = getattr(raw, "lines", {})  # type: ignore[attr-defined]
-        launches = (_launch(fields, at, raw, "variant", rules, op, params),)
+        launches = (problems.attempt(_launch, fields, at, raw, "variant", rules, op, params),)
     init = raw.get("init", "none")
     if init not in _INITS:
-        raise KernelHeaderError(f"{at(raw, 'init')}: init {_unknown(init, _INITS)} is not one of "
-                                f"{list(_INITS)}")  # fmt: skip
+        problems.found.append(f"{at(raw, 'init')}: init {_unknown(init, _INITS)} is not one of "
+                              f"{list(_INITS)}")  # fmt: skip
     requires = raw.get("requires", {}) or {}
     if not isinstance(requires, dict) or not all(
         isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool)
         for k, v in requires.items()
     ):
-        raise KernelHeaderError(f"{at(raw, 'requires')}: requires must map names to integers")
+        problems.found.append(f"{at(raw, 'requires')}: requires must map names to integers")
+        requires = {}
     for key in requires:
         if key not in requirements:
             known = _unknown(key, requirements) if requirements else f"{key!r} ({op} checks none)"
-            raise KernelHeaderError(f"{at(requires, key)}: {op} cannot check requires {known}")
-    dtypes = _dtypes(raw, at)
-    constraints = _constraints(raw, at, params)
+            problems.found.append(f"{at(requires, key)}: {op} cannot check requires {known}")
+    dtypes = problems.attempt(_dtypes, raw, at, default=("float32",))
+    constraints = (problems.attempt(_constraints, raw, at, params, default=()) if params_ok
+                   else ())  # constraints over parameters that failed would only echo them
+    problems.raise_any()
     return KernelVariant(
         op=op,
-        name=name,
+        name=str(name),
         path=str(path),
         launches=launches,
         about=" ".join(raw["about"].split()),
@@ -239,21 +288,27 @@ def _params(raw: Any, at: _Where) -> dict[str, tuple[int, ...]]:
         raise KernelHeaderError(f"{at(raw, 'params')}: params must map names to lists of "
                                 "integers, e.g. {BLOCK: [256, 128, 512]}")  # fmt: skip
     found: dict[str, tuple[int, ...]] = {}
+    problems: list[str] = []
     for name, values in value.items():
         where = at(value, name)
         if not isinstance(name, str) or not _PARAM.match(name) or name.startswith("CB_"):
-            raise KernelHeaderError(f"{where}: parameter {name!r} must be a C macro name "
-                                    "(letters, digits, _), not starting with CB_")  # fmt: skip
+            problems.append(f"{where}: parameter {name!r} must be a C macro name "
+                            "(letters, digits, _), not starting with CB_")  # fmt: skip
+            continue
         if isinstance(values, int) and not isinstance(values, bool):
             values = [values]
         if not isinstance(values, list) or not values or not all(
             isinstance(v, int) and not isinstance(v, bool) for v in values
         ):
-            raise KernelHeaderError(f"{where}: parameter {name} needs a list of integers "
-                                    f"(got {values!r})")  # fmt: skip
+            problems.append(f"{where}: parameter {name} needs a list of integers "
+                            f"(got {values!r})")  # fmt: skip
+            continue
         if len(set(values)) != len(values):
-            raise KernelHeaderError(f"{where}: parameter {name} lists a value twice: {values}")
+            problems.append(f"{where}: parameter {name} lists a value twice: {values}")
+            continue
         found[name] = tuple(values)
+    if problems:
+        raise KernelHeaderError(problems[0], problems)
     return found
 
 
@@ -321,7 +376,7 @@ def discover(op: str, roots: Iterable[Path]) -> tuple[list[KernelVariant], list[
                     problems.append(f"{exc}, but it is in the folder {folder}")
                 continue
             except KernelHeaderError as exc:
-                problems.append(str(exc))
+                problems.extend(exc.problems)
                 continue
             if variant.name in variants:
                 first = variants[variant.name].path

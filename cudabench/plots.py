@@ -11,15 +11,29 @@ from typing import Any
 from cudabench.spec import ResultRow, RunMeta, Status, parse_params
 
 
+def save(fig: Any, path: Path, close: bool = True) -> None:
+    """Write the figure (its format from the suffix), creating the folder; closes it. A path
+    that cannot be written is a ValueError with one line (the callers' usage error), not an
+    OSError traceback."""
+    import matplotlib.pyplot as plt
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.is_dir():
+            raise IsADirectoryError(21, "is a folder, not an image file")
+        fig.savefig(path, dpi=120)
+    except OSError as exc:
+        raise ValueError(f"cannot write {path}: {exc.strerror or exc}") from None
+    finally:
+        if close:
+            plt.close(fig)
+
+
 def plot_run(rows: list[ResultRow], meta: RunMeta, path: Path, shape: str | None = None) -> str:
     """Write the two-panel figure to `path` (the format from its suffix); returns the shape
     the bar chart shows. Raises ValueError when no row has a throughput to plot."""
-    import matplotlib.pyplot as plt
-
     fig, shape = draw_run(rows, meta, shape)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save(fig, path)
     return shape
 
 
@@ -141,9 +155,7 @@ def plot_roofline(rows: list[ResultRow], meta: RunMeta, path: Path) -> int:
     if none:
         skipped = sorted({name.split(" ")[0] for name in none})
         fig.text(0.01, 0.005, f"not placed (no arithmetic): {', '.join(skipped)}", fontsize=7)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save(fig, path)
     return len(points)
 
 
@@ -198,9 +210,7 @@ def plot_tuning(rows: list[ResultRow], names: tuple[str, ...], path: Path, title
         drew = f"time against {name}"
     ax.set_title(title, fontsize=9)
     fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save(fig, path)
     return drew
 
 
@@ -229,8 +239,7 @@ def plot_history(series: list[tuple[Any, list[tuple[Any, ResultRow]]]], path: Pa
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7)
     fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
     try:
-        fig.savefig(path, dpi=120)
+        save(fig, path, close=False)
     finally:
         plt.close(fig)

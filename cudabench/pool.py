@@ -66,6 +66,18 @@ class _Worker:
     current: str | None = None  # the variant under way (no row yet)
     deadline: float | None = None
     dying: bool = False  # it sent a CRASH row and will exit
+    # Start-up it has paid: "job" once a job of it has started a row (the first job's set-up
+    # allocates on the GPU), and each library baseline once it has returned a row (the first
+    # call imports the library and starts its CUDA state: torch, 10 s and more)
+    warm: set[str] = field(default_factory=set)
+
+    def allowance(self, name: str | None, baselines: tuple[str, ...], startup_s: float) -> float:
+        """Seconds added to a row's timeout for the start-up it pays: a worker's start-up
+        never counts against a row. Kernels under test get none (a planted spinning kernel
+        is killed at --timeout), only the first job's set-up and a library's first call."""
+        if name is None:
+            return 0.0 if "job" in self.warm else startup_s
+        return startup_s if name in baselines and name not in self.warm else 0.0
 
     def tail(self, lines: int = 3) -> str:
         """The last lines it printed, for the row of a worker that died."""
@@ -322,7 +334,8 @@ class WorkerPool:
                         ready(index)
                         readied.add(index)
                     worker.job, worker.current, worker.dying = index, None, False
-                    worker.deadline = time.monotonic() + self.timeout_s
+                    worker.deadline = (time.monotonic() + self.timeout_s
+                                       + worker.allowance(None, job.baselines, self.startup_s))
                     worker.outbox.send(("job", index, job))
             busy = [w for w in self.workers.values() if w.job is not None]
             if not busy:  # cannot happen: every failure records a row or requeues the rest
@@ -358,10 +371,14 @@ class WorkerPool:
         kind = message[0] if isinstance(message, tuple) and message else None
         if kind == "started" and len(message) == 3 and message[1] == worker.job:
             worker.current = message[2]
-            worker.deadline = time.monotonic() + self.timeout_s
+            baselines = states[message[1]].job.baselines
+            worker.deadline = (time.monotonic() + self.timeout_s
+                               + worker.allowance(message[2], baselines, self.startup_s))
+            worker.warm.add("job")
             events.started(states[worker.job].job.case, message[2], worker.device)
         elif kind == "row" and len(message) == 3 and isinstance(message[2], ResultRow):
             row = message[2]
+            worker.warm.add(row.label)  # its library, if a baseline, is loaded now
             record(worker, row)
             if row.status is Status.CRASH:
                 worker.dying = True

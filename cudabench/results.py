@@ -23,15 +23,17 @@ from typing import Any
 import pandas as pd
 
 from cudabench import __version__
+from cudabench.errors import UsageError
 from cudabench.schema import SchemaError, read_record
-from cudabench.spec import ProfileMetrics, ResultRow, RunMeta
+from cudabench.spec import ProfileMetrics, ResultRow, RunMeta, Status
 
 FORMAT_VERSION = 1
 RESULTS_DIR = Path("results")
 
 
-class ResultsError(ValueError):
-    """A file that is not a cudabench results file, or a path that cannot be written."""
+class ResultsError(UsageError):
+    """A file that is not a cudabench results file, or a path that cannot be written: the
+    user's to fix, so one line and exit 2 wherever it escapes (errors.UsageError)."""
 
 
 def git_sha(folder: Path | None = None) -> str:
@@ -107,22 +109,78 @@ def meta_dict(meta: RunMeta) -> dict[str, Any]:
 
 
 def result_stem(output: Path | None, op_label: str, started: str) -> Path:
-    """Where a run's files go: `--output` as a folder, or as a file stem (suffix dropped)."""
+    """Where a run's files go: `--output` as a folder, or as a file stem (suffix dropped).
+    ResultsError for a path that exists and is neither a folder nor a regular file (a
+    device such as /dev/null, a pipe): there is no `<it>.csv` to write beside it."""
     stamp = started.replace("-", "").replace(":", "")[:15]  # 20261121T221924
     name = f"{stamp}_{op_label}"
     if output is None:
         return RESULTS_DIR / name
+    if output.exists() and not output.is_dir() and not output.is_file():
+        raise ResultsError(f"--output {output}: not a folder or a regular file (results are a "
+                           "<stem>.csv and a <stem>.json; give a folder or a name like run.json)")
     if output.suffix in (".csv", ".json"):
-        return output.with_suffix("")
+        return output.with_name(output.name[: -len(output.suffix)])
     if output.exists() and not output.is_dir():
         return output
     return output / name
+
+
+def stem_file(stem: Path, suffix: str) -> Path:
+    """`<stem><suffix>`: the stem's name with the suffix added, never replacing a dot in it
+    (`bench_v1.2` -> `bench_v1.2.json`, where `with_suffix` would give `bench_v1.json`)."""
+    return stem.with_name(stem.name + suffix)
+
+
+def is_results_file(path: Path) -> bool:
+    """Whether `path` is a cudabench results file: a JSON document with `meta` and `rows`,
+    or a CSV whose header is a results CSV's (or that has such a JSON beside it)."""
+    try:
+        if not path.is_file():
+            return False
+        if path.suffix == ".csv":
+            with path.open(errors="replace") as handle:
+                first = handle.readline()
+            return first.startswith("op,shape,dtype,variant,status") or (
+                path.with_suffix(".json").is_file() and is_results_file(path.with_suffix(".json")))
+        with path.open("rb") as handle:
+            head = handle.read(4096).decode(errors="replace").lstrip()
+        return head.startswith("{") and '"meta"' in head
+    except OSError:
+        return False
+
+
+def refuse_overwrite(paths: Iterable[Path], force: bool = False, what: str = "results") -> None:
+    """ResultsError (one line naming the file and `--force`) if one of `paths` is an existing
+    results file and `force` is off: a run or a report never replaces a results file unless
+    asked."""
+    if force:
+        return
+    for path in paths:
+        if is_results_file(path):
+            raise ResultsError(f"{path} is an existing results file; writing the {what} there "
+                               "would replace it (pass --force to overwrite, or choose another "
+                               "--output)")
+
+
+def refuse_overwrite_stem(stem: Path, force: bool = False) -> None:
+    """refuse_overwrite for a run's `<stem>.csv` and `<stem>.json`."""
+    refuse_overwrite([stem_file(stem, ".json"), stem_file(stem, ".csv")], force)
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def _atomic_write(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
+        # mkstemp makes the file 0600; a results file is as readable as any other the user
+        # writes (the umask's say, as the history database's)
+        os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, "w") as handle:
             handle.write(text)
         os.replace(tmp, path)
@@ -144,7 +202,7 @@ def check_writable(stem: Path) -> None:
 
 def write_results(stem: Path, meta: RunMeta, rows: list[ResultRow]) -> tuple[Path, Path]:
     """Write `<stem>.csv` and `<stem>.json`; returns their paths."""
-    csv_path, json_path = stem.with_suffix(".csv"), stem.with_suffix(".json")
+    csv_path, json_path = stem_file(stem, ".csv"), stem_file(stem, ".json")
     _atomic_write(csv_path, rows_frame(rows).to_csv(index=False))
     _atomic_write(json_path, json.dumps(results_document(meta, rows), indent=1))
     return csv_path, json_path
@@ -162,8 +220,8 @@ def read_results(path: Path) -> tuple[RunMeta, list[ResultRow]]:
     """Read a `.json` results file back, checked field by field against the records'
     declared types (schema.py). Any problem is one ResultsError naming the file and the
     field. A `.csv` path reads the `.json` written beside it."""
-    json_path = path.with_suffix(".json")
-    shown = path if path.suffix == ".json" else f"{path} (its {json_path.name})"
+    json_path = path.with_suffix(".json") if path.suffix == ".csv" else path
+    shown = path if json_path == path else f"{path} (its {json_path.name})"
     try:
         text = json_path.read_text()
     except FileNotFoundError as exc:
@@ -178,6 +236,9 @@ def read_results(path: Path) -> tuple[RunMeta, list[ResultRow]]:
         doc = json.loads(text)
     except ValueError as exc:
         raise ResultsError(f"{shown}: not JSON (truncated or not a results file): {exc}") from exc
+    except RecursionError:
+        raise ResultsError(f"{shown}: not a cudabench results file (JSON nested too deep to "
+                           "read)") from None
     return parse_document(doc, str(shown))
 
 
@@ -210,6 +271,10 @@ def _row(raw: Any, where: str) -> ResultRow:
         value = getattr(row, name)
         if value is not None and not 0 <= value < math.inf:
             raise SchemaError(f"{where}.{name}: {value!r} is not a finite number >= 0")
+    if row.status is Status.OK and row.time_us is None and row.method != "ncu":
+        # every timed OK row has a median; one without would read blank in a report and
+        # SAME in compare (`profile`'s rows, method ncu, are untimed by design)
+        raise SchemaError(f"{where}.time_us: an OK row needs its time (null here)")
     return row
 
 

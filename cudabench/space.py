@@ -156,9 +156,22 @@ def parse_param_option(text: str) -> tuple[str, tuple[int, ...]]:
     return name, tuple(dict.fromkeys(values))
 
 
+RANGE_FACTOR = 16  # --param may reach this many times a parameter's largest declared value
+
+
+def allowed_range(values: tuple[int, ...]) -> tuple[int, int]:
+    """The values `--param` may give a parameter the header declares `values` for: from 1
+    (or the smallest declared, where that is 0 or less: GRID_K's 0, "the occupancy") up to
+    RANGE_FACTOR times the largest. Beyond the header's own values, so that a sweep can look
+    around them (ITEMS=8 beside 16..256), but never 0 where the header has no 0 (a grid
+    rule would divide by it) nor an absurd size."""
+    return min(min(values), 1), max(max(values), 1) * RANGE_FACTOR
+
+
 def check_overrides(variant: KernelVariant, overrides: dict[str, tuple[int, ...]]) -> None:
     """--param values a variant can take: names its header declares (did-you-mean when not),
-    and, for a parameter that is the block size, whole warps from 32 to 1024. SpaceError."""
+    values within the declared ones' range (allowed_range), and, for a parameter that is the
+    block size, whole warps from 32 to 1024. SpaceError."""
     declared = dict(variant.params)
     for name in overrides:
         if name not in declared:
@@ -167,6 +180,14 @@ def check_overrides(variant: KernelVariant, overrides: dict[str, tuple[int, ...]
             known = ", ".join(declared) or "none"
             raise SpaceError(f"--param {name}: {variant.name} has no parameter {name!r} "
                              f"(it has: {known}){closest(name, list(declared))}")  # fmt: skip
+    for name, values in overrides.items():
+        lo, hi = allowed_range(declared[name])
+        bad = [v for v in values if not lo <= v <= hi]
+        if bad:
+            listed = ", ".join(map(str, declared[name]))
+            raise SpaceError(f"--param {name}={bad[0]}: outside {lo}..{hi}, the range "
+                             f"{variant.name}'s header allows for {name} (its values {listed}; "
+                             f"from {lo} up to {RANGE_FACTOR}x the largest)")  # fmt: skip
     for launch in variant.launches:
         bad = [b for b in overrides.get(launch.block_param, ()) if not (32 <= b <= 1024 and b % 32 == 0)]
         if launch.block_param and bad:

@@ -126,14 +126,56 @@ def test_a_job_that_keeps_killing_workers_is_a_crash_row_and_the_rest_run(tmp_pa
         "//   grid: segments\n//   about: takes its node down every time\n"))  # fmt: skip
     env = {"CUDABENCH_BACKEND": "fake", "CUDABENCH_FAKE_DEVICES": "2",
            "CUDABENCH_FAKE_KILL_ALWAYS": "1"}  # fmt: skip
-    result = runner.invoke(app, ["run", "reduce", "-s", "7", "-v", "killer", "--kernels",
-                                 str(kernels), "--cluster", "local", *QUICK,
-                                 "-o", str(tmp_path / "out")], env=env)  # fmt: skip
+    result = runner.invoke(app, ["run", "reduce", "-s", "7", "-s", "64x129", "-v", "killer",
+                                 "-v", "float4", "--kernels", str(kernels), "--cluster", "local",
+                                 *QUICK, "-o", str(tmp_path / "out")], env=env)  # fmt: skip
     assert result.exit_code == 1, result.output
     assert "Traceback" not in result.output
     rows = json.loads(next((tmp_path / "out").glob("*.json")).read_text())["rows"]
-    assert {r["variant"]: r["status"] for r in rows} == {"killer": "CRASH", "cupy": "CRASH"}
-    assert "the cluster gave up on this job" in rows[0]["error"]
+    statuses = {(r["shape"], r["variant"]): r["status"] for r in rows}
+    assert statuses == {(shape, name): "CRASH" if name == "killer" else "OK"
+                        for shape in ("7", "64x129") for name in ("killer", "float4", "cupy")}
+    killed = [r for r in rows if r["variant"] == "killer"]
+    assert all("the cluster gave up on this job" in r["error"] for r in killed)
+
+
+def test_a_job_whose_task_raises_is_error_rows_at_once(monkeypatch, tmp_path):
+    """A task that raises (a bug, not a lost node) is not run again (Dask's `retries` would):
+    its job is ERROR rows, once."""
+    from distributed import Client, LocalCluster
+
+    from cudabench import cluster
+    from cudabench.plan import plan
+
+    calls = tmp_path / "calls"  # the task travels as a copy: it counts in a file
+
+    def raises(job, timeout_s):
+        with open(calls, "a") as handle:
+            handle.write(job.case.shape_text + "\n")
+        raise RuntimeError("planted")
+
+    monkeypatch.setattr(cluster, "run_job", raises)
+    jobs = plan("reduce", ["7"], ["float4"], None, None, min_samples=2, min_time_s=0.0,
+                max_time_s=0.01, warmup=0).jobs
+    done = {}
+
+    class Events:
+        def started(self, case, name, device):
+            pass
+
+        def row(self, index, row):
+            pass
+
+        def job_done(self, index, rows):
+            done[index] = rows
+
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, resources={"GPU": 1},
+                      dashboard_address=None) as local, Client(local) as client:  # fmt: skip
+        addresses = list(client.scheduler_info()["workers"])
+        cluster.on_cluster(client, 10.0, addresses)(jobs, Events())
+    assert calls.read_text().split() == ["7"]  # once: not retried
+    assert [(r.variant, r.status.value) for r in done[0]] == [("float4", "ERROR"), ("cupy", "ERROR")]
+    assert "RuntimeError: planted" in done[0][0].error
 
 
 @pytest.mark.parametrize("visible, device", [

@@ -576,3 +576,54 @@ def test_ceilings_on_the_gpu(tmp_path, monkeypatch):
 
     (entry,) = ceilings.load(tmp_path / "c.json")
     assert 0 < entry.copy_gbps and 0 < entry.read_gbps and entry.fma_gflops > 0
+
+
+_READ_ALL = r"""
+extern "C" __global__ void read_all(const float4* x, long long count, float* sink) {
+  float total = 0.0f;
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < count;
+       i += (long long)gridDim.x * blockDim.x) {
+    const float4 v = x[i];
+    total += (v.x + v.y) + (v.z + v.w);
+  }
+  if (total < 0.0f) sink[0] = total;  // never (the input is ones): keeps the loads
+}
+"""
+
+
+def test_a_cold_sample_of_an_l2_resident_input_is_slower_than_a_hot_one():
+    """Issue 32 item 16: the flush is a recorded step of every cold sample, and it works: an
+    input that fits in L2 (half its size) reads from L2 when hot and from DRAM when cold.
+    Both single launches, so the flush is the only difference."""
+    import statistics
+
+    import cupy as cp
+    import numpy as np
+
+    from cudabench.backends.base import FLUSH, LAUNCH, SPIN, StepLog
+    from cudabench.backends.cupy_backend import CupyBackend
+
+    backend = CupyBackend(0)
+    info = backend.device_info()
+    x = cp.ones(info.l2_bytes // 2 // 4, dtype=cp.float32)
+    sink = cp.zeros(1, dtype=cp.float32)
+    kernel = cp.RawKernel(_READ_ALL, "read_all")
+    count = np.int64(x.size // 4)
+
+    def call():
+        kernel((info.sm_count * 8,), (256,), (x, count, sink))
+
+    def median_us(cold):
+        backend.step_log = StepLog()
+        sampler = backend.sampler(call, 1, cold)
+        for _ in range(3):
+            sampler()
+        backend.step_log = StepLog()
+        times = [sampler() * 1e3 for _ in range(30)]
+        return statistics.median(times), backend.step_log.samples
+
+    hot, hot_steps = median_us(False)
+    cold, cold_steps = median_us(True)
+    assert all(steps == [SPIN, LAUNCH] for steps in hot_steps)
+    assert all(steps[0] == FLUSH and steps[-1] == LAUNCH for steps in cold_steps)
+    assert cold > 1.3 * hot, f"cold {cold:.2f} us vs hot {hot:.2f} us: the flush did not evict"

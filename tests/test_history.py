@@ -5,7 +5,6 @@ planted regression, and corrupt or newer databases as one line."""
 from __future__ import annotations
 
 import json
-import multiprocessing
 import random
 import sqlite3
 from pathlib import Path
@@ -79,27 +78,58 @@ def test_interrupted_run_keeps_its_rows(tmp_path):
     assert not run.complete and len(history.load(run.id)[1]) == 2
 
 
-def _writer(path: str, index: int) -> None:
-    with History(Path(path)) as history:
-        run = history.add_run(meta(f"2026-11-23T10:00:{index:02d}+00:00"), tag=f"w{index}")
-        for i in range(40):
-            history.add_row(run, timed(f"v{i}", 10.0 + i, seed=i))
-
-
 def test_two_writers_at_once_lose_nothing(tmp_path):
+    """Deterministic: the second writer tries to write while the first holds an open write
+    transaction (it commits only after the second has started its write), so a database
+    without WAL and a busy timeout fails here every time, not 6 runs in 7."""
+    import threading
+    import time
+
     path = tmp_path / "h.db"
-    History(path).open().close()
-    context = multiprocessing.get_context("spawn")
-    procs = [context.Process(target=_writer, args=(str(path), i)) for i in range(2)]
-    for proc in procs:
-        proc.start()
-    for proc in procs:
-        proc.join(60)
-    assert [p.exitcode for p in procs] == [0, 0]
+    first = History(path).open()
+    opened, holding, attempting = threading.Event(), threading.Event(), threading.Event()
+    outcome: dict[str, object] = {}
+
+    def write_second() -> None:
+        second = History(path).open()  # its own connection, made in its thread
+        opened.set()
+        holding.wait(30)
+        try:
+            attempting.set()
+            begin = time.monotonic()
+            run = second.add_run(meta("2026-11-23T10:00:01+00:00"), tag="w1")
+            outcome["waited"] = time.monotonic() - begin
+            for i in range(40):
+                second.add_row(run, timed(f"v{i}", 10.0 + i, seed=i))
+        except (sqlite3.Error, HistoryError) as exc:  # "database is locked": what this tests
+            outcome["error"] = exc
+        finally:
+            second.close()
+
+    thread = threading.Thread(target=write_second)
+    thread.start()
+    assert opened.wait(30)
+    first.db.execute("BEGIN IMMEDIATE")  # type: ignore[union-attr]
+    run = first.add_run(meta("2026-11-23T10:00:00+00:00"), tag="w0")
+    for i in range(20):
+        first.add_row(run, timed(f"v{i}", 10.0 + i, seed=i))
+    holding.set()
+    assert attempting.wait(30)
+    time.sleep(0.5)  # the second writer is blocked on our lock by now
+    with sqlite3.connect(path, timeout=5) as reader:  # WAL: a reader is not blocked meanwhile
+        assert reader.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 0
+    first.db.execute("COMMIT")  # type: ignore[union-attr]
+    for i in range(20, 40):
+        first.add_row(run, timed(f"v{i}", 10.0 + i, seed=i))
+    thread.join(60)
+    first.close()
+    assert "error" not in outcome, outcome.get("error")
+    assert outcome["waited"] > 0.2  # it waited for the lock instead of failing
     with History(path) as history:
         runs = history.runs()
         assert sorted(r.tag for r in runs) == ["w0", "w1"]
         assert all(len(history.load(r.id)[1]) == 40 for r in runs)
+        assert history.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"  # type: ignore[union-attr]
 
 
 def test_migration_from_schema_1_keeps_rows(tmp_path):

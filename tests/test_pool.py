@@ -1,6 +1,7 @@
 """The worker pool with the fake backend in real worker processes: a worker that crashes,
 dies, hangs or sends garbage costs one row, never the sweep."""
 
+import os
 import time
 
 import pytest
@@ -143,3 +144,68 @@ def test_gpus_are_counted_without_a_cuda_context(monkeypatch):
     assert visible_gpu_count_list() is None
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "-1")
     assert visible_gpu_count_list() is None
+
+
+_SLOW_FIRST_LIBRARY_CALL = '''
+"""Loaded at the start of every worker (PYTHONPATH): the reduce baseline's first call in a
+process takes SLOW seconds, as torch's import and CUDA start-up do in a fresh worker."""
+import importlib.abc
+import importlib.machinery
+import os
+import sys
+import time
+
+SLOW = float(os.environ.get("CUDABENCH_TEST_SLOW_FIRST_LIBRARY_CALL", "0"))
+
+
+class _Hook(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name != "cudabench.ops.reduce":
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        run = spec.loader.exec_module
+
+        def exec_module(module):
+            run(module)
+            original = module.Reduce.baselines
+            first = [True]
+
+            def baselines(self):
+                found = original(self)
+                library = found["cupy"]
+
+                def slow_once(inputs):
+                    if first[0]:
+                        first[0] = False
+                        time.sleep(SLOW)
+                    return library(inputs)
+
+                return {**found, "cupy": slow_once}
+
+            module.Reduce.baselines = baselines
+
+        spec.loader.exec_module = exec_module
+        return spec
+
+
+if SLOW:
+    sys.meta_path.insert(0, _Hook())
+'''
+
+
+def test_a_fresh_workers_start_up_never_costs_a_library_row(tmp_path, monkeypatch):
+    """Issue 32 item 6: after a hanging kernel's worker is killed, the fresh worker's first
+    library call (torch's import and CUDA start-up, here a planted 2.5 s) is not timed
+    against the row's --timeout (1.5 s): the library rows are OK, the hang still TIMEOUT."""
+    (tmp_path / "sitecustomize.py").write_text(_SLOW_FIRST_LIBRARY_CALL)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
+        p for p in (str(tmp_path), os.environ.get("PYTHONPATH")) if p))  # fmt: skip
+    monkeypatch.setenv("CUDABENCH_TEST_SLOW_FIRST_LIBRARY_CALL", "2.5")
+    events, started = sweep([job((8, 64), variant("float4"), variant("stuck", "fake_hang")),
+                             job((9,), variant("float4"))], timeout_s=1.5)
+    rows = events.by_name()
+    assert rows[("8x64", "stuck")].status is Status.TIMEOUT
+    assert rows[("8x64", "cupy")].status is Status.OK, rows[("8x64", "cupy")].error  # fresh worker
+    assert rows[("9", "cupy")].status is Status.OK and rows[("9", "float4")].status is Status.OK
+    assert started == 2

@@ -16,6 +16,44 @@ from cudabench.spec import Clocks, DeviceInfo, KernelVariant
 Scope = Callable[[], AbstractContextManager[Any]]
 
 
+# The steps of one timed sample, in the order they run. The untimed preparation comes first:
+# RESET (the input restored for an in-place kernel), FLUSH (cold: L2 emptied of the input),
+# SPIN (the GPU held busy so that the events bracket the launches alone); then LAUNCH, the
+# timed calls between the events.
+RESET, FLUSH, SPIN, LAUNCH = "reset", "flush", "spin", "launch"
+
+
+def sample_steps(cold: bool, single: bool, slow_caller: bool = False,
+                 reset: bool = False) -> tuple[str, ...]:
+    """What a sample runs, by the timing mode: a cold sample flushes L2 before its launch
+    (the flush also holds the GPU; a slow caller spins after it as well), a hot single
+    launch spins first, a hot batch (a graph or a loop) launches at once. Every backend
+    builds its samples from this, and records the steps it ran in a StepLog when given one:
+    the seam tests observe (a cold sample whose flush was dropped shows no FLUSH)."""
+    steps = [RESET] if reset else []
+    if cold:
+        steps += [FLUSH, SPIN] if slow_caller else [FLUSH]
+    elif single:
+        steps.append(SPIN)
+    return (*steps, LAUNCH)
+
+
+class StepLog:
+    """The steps each timed sample ran (`Backend.step_log`, None by default): one list a
+    sample, as `sample_steps` names them. For tests; the backends record when it is set."""
+
+    def __init__(self) -> None:
+        self.samples: list[list[str]] = []
+
+    def begin(self) -> None:
+        self.samples.append([])
+
+    def step(self, name: str) -> None:
+        if not self.samples:
+            self.begin()
+        self.samples[-1].append(name)
+
+
 class BackendUnavailable(RuntimeError):
     """No usable GPU, driver or CuPy; the message is the one line the user sees."""
 
@@ -54,6 +92,8 @@ class Sampler(Protocol):
 class Backend(Protocol):
     name: str
     xp: Any  # the array module: cupy or numpy
+    # A backend may also have `step_log: StepLog | None`: when set, each sample records the
+    # steps it ran (sample_steps); tests set it to observe, e.g., a cold sample's flush.
 
     def device_info(self) -> DeviceInfo: ...
 

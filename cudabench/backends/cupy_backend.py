@@ -40,7 +40,10 @@ except ImportError as exc:  # pragma: no cover - depends on the machine
         "CuPy is not installed: pip install -e '.[cuda13]' (or '.[cuda12]'), see README"
     ) from exc
 
-from cudabench.backends.base import BackendUnavailable, KernelCrash, Loaded, Scope
+from cudabench.backends.base import (
+    FLUSH, LAUNCH, RESET, SPIN, BackendUnavailable, KernelCrash, Loaded, Scope, StepLog,
+    sample_steps,
+)  # fmt: skip
 from cudabench.compile import compile_variant
 from cudabench.ops.base import dims
 from cudabench.cupti_clock import KernelClockUnavailable, LaunchTime, launch_times
@@ -123,8 +126,9 @@ def no_gpu_reason(exc: BaseException) -> str:
     driver that is too old (CUDA says "insufficient" for both)."""
     text = str(exc)
     if "InsufficientDriver" in text and not driver_present():
-        return ("no NVIDIA driver found (libcuda.so.1 does not load): `run` and `profile` need "
-                "a GPU and its driver; list, check, compare and report work without one")
+        return ("no NVIDIA driver found (libcuda.so.1 does not load): run, tune, ceilings and "
+                "profile need a GPU and its driver; list, check, compare, report and history "
+                "work without one")
     if "InsufficientDriver" in text:
         return (f"the NVIDIA driver is older than CUDA {cp.cuda.runtime.runtimeGetVersion()} "
                 "(this CuPy's runtime) needs: update the driver or install the CuPy of an "
@@ -162,6 +166,7 @@ class CupyBackend:
         # held so that its id cannot be reused by another
         self._opted: dict[int, tuple[Any, int]] = {}
         self._nvml: Any = None  # (pynvml, handle) once opened; False where NVML is missing
+        self.step_log: StepLog | None = None  # tests: the steps each sample runs
 
     def activate(self) -> None:
         # a backend made later in this thread made its own stream current: CuPy's work for
@@ -345,13 +350,14 @@ class CupyBackend:
             if reset is not None:
                 reset()
             spin_us = max(SPIN_US, SPIN_PER_HOST * self._host_us(call))  # one untimed call
-            if not cold:
-                hold = self._hold(spin_us)
-            elif spin_us > SPIN_US:  # the flush holds the GPU too; a slow caller also spins
-                hold = _then(self._flusher(), self._hold(spin_us))
-            else:
-                hold = self._flusher()
-            return _Sampler(self, call, 1, "single", scope, before=_then(reset, hold))
+            steps = sample_steps(cold, single=True, slow_caller=spin_us > SPIN_US,
+                                 reset=reset is not None)  # fmt: skip
+            actions: dict[str, Callable[[], None]] = {RESET: reset or (lambda: None)}
+            if SPIN in steps:
+                actions[SPIN] = self._hold(spin_us)
+            if cold:  # the flush holds the GPU too; a slow caller also spins after it
+                actions[FLUSH] = self._flusher()
+            return _Sampler(self, call, 1, "single", scope, before=self._steps(steps, actions))
         try:
             self.stream.begin_capture()
             try:
@@ -360,7 +366,9 @@ class CupyBackend:
             finally:
                 graph = self.stream.end_capture()
             graph.upload(self.stream)
-            return _Sampler(self, call, batch, "graph", scope, graph=graph, before=reset)
+            steps = sample_steps(False, single=False, reset=reset is not None)
+            return _Sampler(self, call, batch, "graph", scope, graph=graph,
+                            before=self._steps(steps, {RESET: reset or (lambda: None)}))
         except _CUDA_ERRORS as exc:
             if "Capture" not in str(exc) and "capture" not in str(exc):
                 raise crash_from(exc) from exc
@@ -369,19 +377,27 @@ class CupyBackend:
         except Exception:  # a call that cannot be captured (e.g. it synchronizes)
             pass
         self.synchronize()
-        return _Sampler(self, call, batch, "loop", scope, before=reset)
+        steps = sample_steps(False, single=False, reset=reset is not None)
+        return _Sampler(self, call, batch, "loop", scope,
+                        before=self._steps(steps, {RESET: reset or (lambda: None)}))
 
+    def _steps(self, steps: tuple[str, ...],
+               actions: dict[str, Callable[[], None]]) -> Callable[[], None]:  # fmt: skip
+        """The untimed part of a sample: each step before the launch, in order, recorded in
+        `step_log` when one is set (the launch records itself). A step without an action is
+        a bug (KeyError), never silently skipped."""
+        before = [(name, actions[name]) for name in steps if name != LAUNCH]
 
-def _then(first: Callable[[], None] | None, second: Callable[[], None]) -> Callable[[], None]:
-    """`first` (an input restore), then `second` (the flush or the spin), as one hook."""
-    if first is None:
-        return second
+        def run() -> None:
+            log = self.step_log
+            if log is not None:
+                log.begin()
+            for name, action in before:
+                action()
+                if log is not None:
+                    log.step(name)
 
-    def both() -> None:
-        first()
-        second()
-
-    return both
+        return run
 
 
 class _Sampler:
@@ -410,6 +426,8 @@ class _Sampler:
                 self.taken.append((sample_id, self.batch))
                 tag = self.clock.tag(sample_id)
             self.start.record(stream)
+            if self.backend.step_log is not None:
+                self.backend.step_log.step(LAUNCH)
             with self.scope(), tag:  # the NVTX ranges and the tag: around the launches only
                 if self.graph is not None:
                     self.graph.launch(stream)

@@ -7,27 +7,69 @@ traceback; a failed kernel is a row, and makes `run` exit 1 at the end.
 from __future__ import annotations
 
 import functools
+import os
 import sys
 from collections.abc import Callable
 from typing import Annotated, Any, Optional
 
-import typer
-from rich.markup import escape
 
-from cudabench import __version__
-from cudabench.cli import (
-    ceilings_cmd, check_cmd, cluster_cmd, compare_cmd, history_cmd, list_cmd, profile_cmd,
-    report_cmd, run_cmd, tune_cmd,
-)  # fmt: skip
-from cudabench.cli.common import err, fail_usage
-from cudabench.errors import UsageError
+def _interrupted() -> None:
+    """Ctrl-C before a command could take it (while the CLI's modules load): one line, 130."""
+    try:
+        sys.stderr.write("interrupted\n")
+        sys.stderr.flush()
+    finally:
+        os._exit(130)
+
+
+try:  # a Ctrl-C while typer, rich, pandas and the commands load is no traceback either
+    import typer
+    import typer.core
+
+    from cudabench import __version__
+    from cudabench.cli import (
+        ceilings_cmd, check_cmd, cluster_cmd, compare_cmd, history_cmd, list_cmd, profile_cmd,
+        report_cmd, run_cmd, tune_cmd,
+    )  # fmt: skip
+    from cudabench.cli.common import err, error_line, fail_usage
+    from cudabench.errors import UsageError
+except KeyboardInterrupt:  # pragma: no cover - timing; tests/test_new_user.py plays it
+    _interrupted()
+
+class _WholeSummaries(typer.core.TyperGroup):
+    """A command list that gives each command's first sentence whole, wrapped to the
+    terminal, where click cuts it with "..." to fit one line; and a Ctrl-C that a command
+    did not handle itself is one line, exit 130 (typer would exit 130 without a word)."""
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            err.print("interrupted", markup=False)
+            raise typer.Exit(130) from None
+
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        rows = []
+        for name in self.list_commands(ctx):
+            command = self.get_command(ctx, name)
+            if command is not None and not command.hidden:
+                rows.append((name, command.get_short_help_str(limit=10_000)))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
 
 app = typer.Typer(
     name="cudabench",
+    cls=_WholeSummaries,
     no_args_is_help=True,
     add_completion=True,
     pretty_exceptions_enable=False,
-    context_settings={"help_option_names": ["-h", "--help"]},
+    # Plain help: rich's option tables cut long names, metavars and paths with "…" at 80
+    # columns, and read `pip install -e '.[cluster]'` in a help text as markup (printing
+    # '.'). Click's formatter wraps every word instead, and prints text as written.
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
 )
 
 
@@ -70,7 +112,7 @@ for name, command in [
     ("history", history_cmd.history_command), ("import", history_cmd.import_command),
 ]:
     app.command(name)(one_line(command))
-app.add_typer(cluster_cmd.app, name="cluster")
+app.add_typer(cluster_cmd.app, name="cluster", cls=_WholeSummaries)
 
 
 try:  # typer 0.2x vendors click; older typers use click itself
@@ -88,7 +130,15 @@ def usage_line(exc: click.UsageError) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     """The `cudabench` command: typer's app, with usage errors as one line (exit 2) rather
-    than a framed box."""
+    than a framed box, and Ctrl-C anywhere (a command's start included) one line, exit 130."""
+    try:
+        _main(argv)
+    except KeyboardInterrupt:
+        err.print("interrupted", markup=False)
+        sys.exit(130)
+
+
+def _main(argv: list[str] | None) -> None:
     command = typer.main.get_command(app)
     try:
         code = command.main(args=argv, prog_name="cudabench", standalone_mode=False)
@@ -96,12 +146,11 @@ def main(argv: list[str] | None = None) -> None:
         print(exc.ctx.get_help() if exc.ctx else "")
         sys.exit(0)
     except click.UsageError as exc:
-        err.print(f"[bold red]error:[/] {escape(usage_line(exc))}", soft_wrap=True)
+        err.print(error_line(usage_line(exc)), soft_wrap=True)
         sys.exit(2)
     except click.ClickException as exc:  # a bad file argument and the like
-        err.print(f"[bold red]error:[/] {escape(' '.join(exc.format_message().split()))}",
-                  soft_wrap=True)  # fmt: skip
+        err.print(error_line(" ".join(exc.format_message().split())), soft_wrap=True)
         sys.exit(exc.exit_code)
-    except typer.Abort:
+    except typer.Abort:  # click's name for an EOF at a prompt
         sys.exit(130)
     sys.exit(code if isinstance(code, int) else 0)

@@ -18,9 +18,10 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from cudabench.cli.common import KERNELS_OPTION_HELP, catalogue, err, fail_usage, out
+from cudabench.cli.common import KERNELS_OPTION_HELP, catalogue, err, error_line, fail_usage, out
 from cudabench.compile import (
-    CompileError, Compiled, ToolchainError, compile_variant, nvcc_path, nvcc_version,
+    CompileCancelled, CompileError, Compiled, ToolchainError, cancel_compiles, compile_variant,
+    interruptible, nvcc_path, nvcc_version,
 )  # fmt: skip
 from cudabench.ops import OPS, UnknownName, get_op
 from cudabench.spec import KernelVariant
@@ -28,9 +29,12 @@ from cudabench.spec import KernelVariant
 DEFAULT_ARCHS = ["sm_80", "sm_90"]
 
 
-def _compile(variant: KernelVariant, arch: str, dtype: str) -> Compiled | CompileError:
+def _compile(variant: KernelVariant, arch: str, dtype: str) -> Compiled | CompileError | None:
+    """One compile's outcome (None: cancelled by Ctrl-C; ToolchainError is raised)."""
     try:
         return compile_variant(variant, arch, dtype)
+    except CompileCancelled:
+        return None
     except ToolchainError:
         raise
     except CompileError as exc:
@@ -59,7 +63,7 @@ def check_command(
             fail_usage(f"--arch {a!r} is not an arch like sm_90")
     found, problems = catalogue(ops, kernels, every_op=op is None)
     for problem in problems:
-        err.print(f"[red]error:[/] {escape(problem)}", soft_wrap=True)
+        err.print(error_line(problem, style="red"), soft_wrap=True)
     work = [(operation, v, d, a) for operation, variants in found for v in variants
             for d in v.dtypes for a in archs]  # every (variant, dtype) for every arch
     try:
@@ -74,22 +78,37 @@ def check_command(
     progress = Progress(TextColumn("compiling {task.description}"), BarColumn(),
                         MofNCompleteColumn(), TimeElapsedColumn(), console=err, transient=True,
                         disable=not err.is_terminal)  # fmt: skip
-    # threads are enough: each waits on its own nvcc process
-    with progress, ThreadPoolExecutor(max_workers=workers) as pool:
-        task = progress.add_task("", total=len(work))
-        futures = [pool.submit(_compile, v, a, d) for _, v, d, a in work]
-        for (operation, variant, d, a), future in zip(work, futures):
-            try:
-                outcome = future.result()
-            except ToolchainError as exc:
-                pool.shutdown(cancel_futures=True)
-                fail_usage(str(exc))
-            outcomes.append(outcome)
-            name = f"{operation.name} {variant.name} {d} {a}"
-            progress.update(task, advance=1, description=name)
-            if not err.is_terminal:
-                status = "COMPILE_ERROR" if isinstance(outcome, CompileError) else "ok"
-                err.print(f"{name}: {status}", markup=False)
+    # threads are enough: each waits on its own nvcc process. nvcc runs in its own session
+    # (interruptible), so a terminal's Ctrl-C reaches this process only: it stops every
+    # compile under way and the queued ones, reports nothing more and exits 130
+    pool = ThreadPoolExecutor(max_workers=workers)
+    try:
+        with interruptible(), progress:
+            task = progress.add_task("", total=len(work))
+            futures = [pool.submit(_compile, v, a, d) for _, v, d, a in work]
+            for (operation, variant, d, a), future in zip(work, futures):
+                try:
+                    outcome = future.result()
+                except ToolchainError as exc:
+                    cancel_compiles()
+                    pool.shutdown(wait=True, cancel_futures=True)
+                    fail_usage(str(exc))
+                if outcome is None:  # cancelled: only a Ctrl-C cancels
+                    raise KeyboardInterrupt
+                outcomes.append(outcome)
+                name = f"{operation.name} {variant.name} {d} {a}"
+                progress.update(task, advance=1, description=name)
+                if not err.is_terminal:
+                    status = "COMPILE_ERROR" if isinstance(outcome, CompileError) else "ok"
+                    err.print(f"{name}: {status}", markup=False)
+    except KeyboardInterrupt:
+        cancel_compiles()
+        pool.shutdown(wait=True, cancel_futures=True)
+        err.print(f"interrupted: {len(outcomes)} of {len(work)} compiles done; nothing more "
+                  "checked", markup=False, soft_wrap=True)  # fmt: skip
+        raise typer.Exit(130) from None
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
     failures = len(problems)
     for (operation, variant, d, a), outcome in zip(work, outcomes):
         if isinstance(outcome, CompileError):

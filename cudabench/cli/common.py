@@ -9,6 +9,7 @@ from typing import Annotated, Any, NoReturn, Optional
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
 from cudabench import plan
 from cudabench.kernels import discover, unassigned
@@ -52,9 +53,15 @@ GpuModelOption = Annotated[Optional[str], typer.Option(
     "needed when the cluster's GPUs differ.")]
 
 
+def error_line(message: str, label: str = "error:", style: str = "bold red") -> Text:
+    """`error: <message>` with only the label styled: the message (paths, user text such as
+    `[x].yaml` or `'.[cluster]'`) is printed as written, never read as rich markup."""
+    return Text.assemble((label, style), " ", message)
+
+
 def fail_usage(message: str) -> NoReturn:
     """Bad usage: one line on stderr, exit status 2."""
-    err.print(f"[bold red]error:[/] {message}", markup=True, soft_wrap=True)
+    err.print(error_line(message), soft_wrap=True)
     raise typer.Exit(2)
 
 

@@ -8,34 +8,37 @@ from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
+from rich.text import Text
 
 from cudabench.cli.common import DbOption, err, fail_usage, out
 from cudabench.compare import (
-    DEFAULT_THRESHOLD, CompareError, Pair, Verdict, check_comparable, compare_rows, find_run, load,
-    speedup_matrix,
+    DEFAULT_THRESHOLD, CompareError, Pair, Verdict, check_comparable, compare_rows, find_pair,
+    find_run, load, speedup_matrix,
 )  # fmt: skip
 from cudabench.report import compare_table, matrix_table
 from cudabench.history import History, HistoryError
 from cudabench.results import RESULTS_DIR, ResultsError
 
 
-def parse_threshold(text: str) -> float:
-    """`2%` or `0.02` -> 0.02."""
+def parse_threshold(text: str, option: str = "--threshold") -> float:
+    """`2%` or `0.02` -> 0.02; a bad value is a usage error naming `option`."""
     try:
         value = float(text[:-1]) / 100 if text.endswith("%") else float(text)
     except ValueError:
-        fail_usage(f"--threshold {text!r} is not a fraction like 2% or 0.02")
+        fail_usage(f"{option} {text!r} is not a fraction like 2% or 0.02")
     if not 0 <= value < 1:
-        fail_usage(f"--threshold {text!r} must be between 0% and 100%")
+        fail_usage(f"{option} {text!r} must be between 0% and 100%")
     return value
 
 
 def compare_command(
     run_a: Annotated[Optional[Path], typer.Argument(
-        help="Results file (.json/.csv) or folder (its newest run). Default: the older of "
-        "the two newest runs in results/.")] = None,
+        help="Results file (.json/.csv) or folder (its newest run). Default: the run before "
+        "B in results/ of the same kind (same command and ops), by the files' own start "
+        "times.")] = None,
     run_b: Annotated[Optional[Path], typer.Argument(
-        help="The run to judge against A. Default: the newest run in results/.")] = None,
+        help="The run to judge against A. Default: the newest run in results/ (by its "
+        "metadata; ceilings.json and tuning.json are not runs).")] = None,
     threshold: Annotated[str, typer.Option(
         help="Smallest change worth a verdict (e.g. 2% or 0.02).")] = f"{100 * DEFAULT_THRESHOLD:g}%",
     fail_on_regression: Annotated[bool, typer.Option(
@@ -68,8 +71,9 @@ def compare_command(
     a row of A is missing from B (unless --allow-missing) or no row matched at all; 2 for bad
     usage or runs that cannot be compared."""
     if fail_above is not None:
-        threshold, fail_on_regression = fail_above, True
-    value = parse_threshold(threshold)
+        value, fail_on_regression = parse_threshold(fail_above, "--fail-above"), True
+    else:
+        value = parse_threshold(threshold)
     try:
         if by is not None:
             if by != "variant":
@@ -87,18 +91,25 @@ def compare_command(
             else:
                 out.print(matrix_table(matrix, meta))
             return
+        path_a: str | Path
+        path_b: str | Path
         if against is not None:
             if run_b is not None:
                 fail_usage("--against judges one run (RUN_A, or the newest in the history)")
             (path_a, (meta_a, rows_a)), (path_b, (meta_b, rows_b)) = _from_history(against, run_a, db)
         else:
-            path_a = find_run(run_a) if run_a else find_run(RESULTS_DIR, -2)
-            path_b = find_run(run_b) if run_b else find_run(RESULTS_DIR, -1)
-            (meta_a, rows_a), (meta_b, rows_b) = load(path_a), load(path_b)
+            if run_a is None and run_b is None:
+                file_a, file_b = find_pair(RESULTS_DIR)
+            else:
+                file_a = find_run(run_a) if run_a else find_pair(RESULTS_DIR)[0]
+                file_b = find_run(run_b) if run_b else find_run(RESULTS_DIR)
+            (meta_a, rows_a), (meta_b, rows_b) = load(file_a), load(file_b)
+            path_a, path_b = file_a, file_b
         if not ignore_device:
             check_comparable(meta_a, meta_b)
     except (ResultsError, CompareError, HistoryError) as exc:
         fail_usage(str(exc))
+    same_run = _same_run(path_a, path_b, (meta_a, rows_a), (meta_b, rows_b))
     pairs = compare_rows(rows_a, rows_b, value, allow_mixed_timers)
     if as_json:
         out.print_json(json.dumps([{
@@ -115,19 +126,39 @@ def compare_command(
         out.print(compare_table(pairs, meta_a, meta_b, value))
     counts = {v: sum(p.verdict is v for p in pairs) for v in Verdict}
     err.print(", ".join(f"{n} {v.value}" for v, n in counts.items() if n), markup=False)
+    if same_run:
+        err.print(f"note: A and B are the same run ({same_run}): a run compared with itself "
+                  "shows nothing", soft_wrap=True, markup=False)
     if fail_on_regression:
         reasons = gate_failures(pairs, allow_missing)
+        if same_run:
+            reasons.insert(0, ("same run", "A and B are one run; compare it with another"))
         for reason in reasons:
-            err.print(f"[bold red]{reason[0]}:[/] {reason[1]}", soft_wrap=True)
+            err.print(Text.assemble((f"{reason[0]}:", "bold red"), " ", reason[1]),
+                      soft_wrap=True)
         if reasons:
             raise typer.Exit(1)
+
+
+def _same_run(path_a: Any, path_b: Any, a: Any, b: Any) -> str:
+    """Why A and B are one run ('' when they are not): the same file (or a run's .csv and
+    its .json), or two files with the same metadata and rows (a copy)."""
+    if isinstance(path_a, Path) and isinstance(path_b, Path):
+        try:
+            if path_a.with_suffix(".json").resolve() == path_b.with_suffix(".json").resolve():
+                return f"both {path_a.with_suffix('.json')}"
+        except OSError:
+            pass
+    if a == b:
+        return f"a copy: the same metadata, started {a[0].started}, and rows"
+    return ""
 
 
 def _from_history(ref: str, run: Path | None,
                   db: Path | None) -> tuple[tuple[str, Any], tuple[str, Any]]:  # fmt: skip
     """(A, B) for --against: B the given results file or the newest run in the database, A
     the run `ref` names among the others. Each as (where it came from, (meta, rows))."""
-    with History(db).open() as history:
+    with History(db, readonly=True).open() as history:
         if run is not None:
             path_b = find_run(run)
             b = load(path_b)

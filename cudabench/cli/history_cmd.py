@@ -9,7 +9,7 @@ from typing import Annotated, Optional
 import typer
 from rich.table import Table
 
-from cudabench.cli.common import DbOption, err, fail_usage, out
+from cudabench.cli.common import DbOption, err, error_line, fail_usage, out
 from cudabench.cli.compare_cmd import parse_threshold
 from cudabench.compare import DEFAULT_THRESHOLD, Verdict, verdict_for
 from cudabench.history import History, HistoryError, RunInfo
@@ -18,9 +18,9 @@ from cudabench.results import ResultsError, read_results
 from cudabench.shapes import ShapeError, parse_shape
 from cudabench.spec import ResultRow, RowKey, Status
 
-def _open(db: Path | None) -> History:
+def _open(db: Path | None, readonly: bool = False) -> History:
     try:
-        return History(db).open()
+        return History(db, readonly=readonly).open()
     except HistoryError as exc:
         fail_usage(str(exc))
 
@@ -95,7 +95,7 @@ def history_command(
     except UnknownName as exc:
         fail_usage(str(exc))
     value = parse_threshold(threshold)
-    with _open(db) as history:
+    with _open(db, readonly=True) as history:
         cases = _cases(history, op, variant, shape, dtype)
         series = []
         for key in cases:
@@ -166,7 +166,7 @@ def import_command(
             imported += 1
             rows_in += len(rows)
     for line in bad:
-        err.print(f"[bold red]error:[/] {line}", soft_wrap=True)
+        err.print(error_line(line), soft_wrap=True)
     err.print(f"imported {imported} run(s), {rows_in} row(s) into {history.path}"
               + (f"; {skipped} already there" if skipped else ""), soft_wrap=True, markup=False)
     if bad:

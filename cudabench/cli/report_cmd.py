@@ -11,7 +11,12 @@ import typer
 from cudabench.cli.common import err, fail_usage, out
 from cudabench.compare import find_run, load
 from cudabench.report import report_frame, report_html, report_markdown, results_table
-from cudabench.results import RESULTS_DIR, ResultsError, results_document
+from cudabench.results import (
+    RESULTS_DIR,
+    ResultsError,
+    refuse_overwrite,
+    results_document,
+)
 
 FORMATS = ("table", "markdown", "csv", "json", "html")
 
@@ -31,14 +36,21 @@ def report_command(
     shape: Annotated[Optional[str], typer.Option(
         "--shape", "-s", help="The shape of the bar chart (default: the largest).")] = None,
     output: Annotated[Optional[Path], typer.Option(
-        "--output", "-o", help="Write the report to this file instead of stdout.")] = None,
+        "--output", "-o", help="Write the report to this file instead of stdout (never over "
+        "a results file unless --force).")] = None,
+    force: Annotated[bool, typer.Option(
+        help="Let --output replace an existing results file.")] = False,
 ) -> None:
     """Show one run in the format asked, and draw its plots."""
     if format not in FORMATS:
         fail_usage(f"--format {format!r} is not one of {', '.join(FORMATS)}")
+    if format == "table" and output:
+        fail_usage("--output needs a file format (markdown, csv, json or html)")
     try:
         path = find_run(run) if run else find_run(RESULTS_DIR)
         meta, rows = load(path)
+        if output is not None:
+            check_output(output, force)
     except ResultsError as exc:
         fail_usage(str(exc))
     label = "+".join(dict.fromkeys(r.op for r in rows)) or "run"
@@ -49,7 +61,7 @@ def report_command(
             shown = plot_run(rows, meta, plot, shape)
         except ValueError as exc:
             fail_usage(f"--plot: {exc}")
-        err.print(f"plot: {plot} (bars: shape {shown})", markup=False)
+        err.print(f"plot: {plot} (bars: shape {shown})", markup=False, soft_wrap=True)
     if roofline is not None:
         try:
             from cudabench.plots import plot_roofline
@@ -57,10 +69,8 @@ def report_command(
             placed = plot_roofline(rows, meta, roofline)
         except ValueError as exc:
             fail_usage(f"--roofline: {exc}")
-        err.print(f"roofline: {roofline} ({placed} points)", markup=False)
+        err.print(f"roofline: {roofline} ({placed} points)", markup=False, soft_wrap=True)
     if format == "table":
-        if output:
-            fail_usage("--output needs a file format (markdown, csv, json or html)")
         out.print(results_table(rows, meta, label))
         return
     text = {
@@ -70,7 +80,20 @@ def report_command(
         "html": lambda: report_html(rows, meta, label, str(plot) if plot else None),
     }[format]()
     if output:
-        output.write_text(text)
-        err.print(f"report: {output}", markup=False)
+        try:
+            output.write_text(text)
+        except OSError as exc:
+            fail_usage(f"--output {output}: cannot write: {exc.strerror or exc}")
+        err.print(f"report: {output}", markup=False, soft_wrap=True)
     else:
         print(text, end="")
+
+
+def check_output(output: Path, force: bool) -> None:
+    """Before any work: --output must be a file in an existing folder, and not an existing
+    results file (the run being reported, or another) unless --force. ResultsError."""
+    if output.is_dir():
+        raise ResultsError(f"--output {output}: is a folder; name a file (e.g. report.md)")
+    if not output.parent.is_dir():
+        raise ResultsError(f"--output {output}: no such folder {output.parent}")
+    refuse_overwrite([output], force, what="report")
