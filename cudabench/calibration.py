@@ -19,6 +19,7 @@ from cudabench import ceilings
 from cudabench.errors import SweepError
 from cudabench.history import History, HistoryError
 from cudabench.plan import plan
+from cudabench.results import stem_file
 from cudabench.space import grid
 from cudabench.spec import Ceilings, RunMeta, TimingOptions
 from cudabench.sweep import Listener, Sweep
@@ -29,8 +30,8 @@ if TYPE_CHECKING:
 
 def calibrate(session: Session, size: int | None = None, output: Path | None = None,
               listener: Listener | None = None, command: str = "cudabench ceilings",
-              timing: TimingOptions | None = None,
-              started: str | None = None) -> tuple[Ceilings, Sweep]:  # fmt: skip
+              timing: TimingOptions | None = None, started: str | None = None,
+              force: bool = False) -> tuple[Ceilings, Sweep]:  # fmt: skip
     """Measure this GPU's ceilings on the session's executor, timed as `timing` says (hot, by
     events, whatever it asks of those: the ceilings are DRAM rates). Returns the ceilings (kept
     in the ceilings file unless $CUDABENCH_CEILINGS is off) and the finished Sweep. SweepError
@@ -50,9 +51,9 @@ def calibrate(session: Session, size: int | None = None, output: Path | None = N
         c for v in job.variants for c in grid(v, ceilings.variant_grid(v))))
         for job in jobs]  # fmt: skip
     done = session.new_sweep("ceilings", jobs[0].timing, command, output=output,
-                             listener=listener, started=started)  # fmt: skip
+                             listener=listener, started=started, force=force)  # fmt: skip
     done.run(jobs)
-    json_path = done.stem.with_suffix(".json")
+    json_path = stem_file(done.stem, ".json")
     try:
         found = ceilings.from_rows(done.rows, session.info, done.meta.started, str(json_path))
     except ceilings.CeilingsError as exc:
@@ -115,4 +116,4 @@ def use_ceilings(session: Session, meta: RunMeta, recalibrate: bool = False,
         return using(None, f"not measured: {exc}")
     found = done.meta.ceilings
     return using(found, f"this GPU's ceilings measured now ({why}), rows in "
-                        f"{done.stem.with_suffix('.json')}")
+                        f"{stem_file(done.stem, '.json')}")

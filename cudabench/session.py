@@ -38,18 +38,22 @@ from cudabench.executors import (
 from cudabench.history import History, HistoryError
 from cudabench.plan import Plan, apply_tuned
 from cudabench.pool import WorkerPool
-from cudabench.results import ResultsError, check_writable, git_sha, now_utc, result_stem
+from cudabench.results import (
+    ResultsError, check_writable, git_sha, now_utc, refuse_overwrite_stem, result_stem,
+)  # fmt: skip
 from cudabench.spec import Ceilings, DeviceInfo, ResultRow, RunMeta, TimingOptions
 from cudabench.sweep import Listener, Sweep
 
 __all__ = ["Cluster", "InProcess", "Local", "Session", "Where", "parse_devices", "results_stem"]
 
 
-def results_stem(output: Path | None, label: str, started: str) -> Path:
+def results_stem(output: Path | None, label: str, started: str, force: bool = False) -> Path:
     """Where a run's files go (`--output` a folder or a file stem; default results/); a
-    SweepError if that folder cannot be written."""
+    SweepError if that folder cannot be written, or if an earlier run's results file is
+    there (unless `force`)."""
     stem = result_stem(output, label, started)
     try:
+        refuse_overwrite_stem(stem, force)
         check_writable(stem)
     except ResultsError as exc:
         raise SweepError(str(exc)) from None
@@ -118,11 +122,11 @@ class Session:
     def new_sweep(self, label: str, timing: TimingOptions, command: str, *,
                   output: Path | None = None, listener: Listener | None = None,
                   history: History | None = None, tag: str = "", started: str | None = None,
-                  ceilings: Ceilings | None = None) -> Sweep:  # fmt: skip
+                  ceilings: Ceilings | None = None, force: bool = False) -> Sweep:  # fmt: skip
         """A sweep of its own on this executor (the ceilings' measurement inside a run uses
         one): results stem and metadata, no database unless given."""
         started = started or now_utc()
-        stem = results_stem(output, label, started)
+        stem = results_stem(output, label, started, force)
         meta = self._meta(timing, command, started)
         if ceilings is not None:
             meta = dataclasses.replace(meta, ceilings=ceilings)
@@ -132,14 +136,14 @@ class Session:
               output: Path | None = None, db: Path | None = None, record: bool = True,
               tag: str = "", ceilings: bool = False, recalibrate: bool = False,
               listener: Listener | None = None, announce: Callable[[str], None] | None = None,
-              started: str | None = None) -> Sweep:  # fmt: skip
+              started: str | None = None, force: bool = False) -> Sweep:  # fmt: skip
         """Open the command's run and return its Sweep: the results stem (SweepError if it
         cannot be written), the metadata, the history database `db` (default results/
         cudabench.db; none with `record=False`), and with `ceilings` the ceilings its
         `% ceiling` column uses (measured first when none are kept: `announce` says so, the
-        progress goes to `listener`)."""
+        progress goes to `listener`). `force`: let `output` replace an earlier run's files."""
         started = started or now_utc()
-        stem = results_stem(output, label, started)  # refused before anything runs
+        stem = results_stem(output, label, started, force)  # refused before anything runs
         if record:
             try:
                 self.history = History(db).open()
@@ -172,9 +176,10 @@ class Session:
 
     def calibrate(self, size: int | None = None, output: Path | None = None,
                   listener: Listener | None = None, command: str = "cudabench ceilings",
-                  timing: TimingOptions | None = None) -> tuple[Ceilings, Sweep]:  # fmt: skip
+                  timing: TimingOptions | None = None,
+                  force: bool = False) -> tuple[Ceilings, Sweep]:  # fmt: skip
         """Measure this GPU's ceilings now (calibration.calibrate)."""
-        return calibrate(self, size, output, listener, command, timing)
+        return calibrate(self, size, output, listener, command, timing, force=force)
 
     def _meta(self, timing: TimingOptions, command: str, started: str) -> RunMeta:
         """The run's metadata, marked incomplete until the last row is in; the clock is the

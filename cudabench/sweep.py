@@ -19,7 +19,7 @@ from cudabench import ceilings
 from cudabench.errors import SweepError
 from cudabench.history import History, HistoryError
 from cudabench.pool import PoolError
-from cudabench.results import write_results
+from cudabench.results import stem_file, write_results
 from cudabench.runner import CaseJob
 from cudabench.spec import Case, ResultRow, RunMeta
 
@@ -154,8 +154,8 @@ class Sweep:
             self.executor.execute(jobs, Events(), ready)
         except KeyboardInterrupt:
             self.save()  # complete: false
-            raise Interrupted(self.rows, self.stem.with_suffix(".json")) from None
+            raise Interrupted(self.rows, stem_file(self.stem, ".json")) from None
         except PoolError as exc:
             self.save()
-            raise SweepFailed(str(exc), self.rows, self.stem.with_suffix(".json")) from None
+            raise SweepFailed(str(exc), self.rows, stem_file(self.stem, ".json")) from None
         return [self._done.get(offset + i, []) for i in range(len(jobs))]

@@ -168,6 +168,23 @@ def test_4_plots_into_a_folder_that_cannot_be_written_are_one_line(one_run, tmp_
 # ---------------------------------------------------------------- 5: never overwrite results
 
 
+QUICK_RUN = ["--min-samples", "2", "--min-time", "0", "--max-time", "0.01"]
+
+
+@pytest.mark.parametrize("command", [["run", "reduce", "-s", "7", "-v", "float4", *QUICK_RUN],
+                                     ["tune", "reduce", "-s", "7", "-v", "float4", "--budget", "2",
+                                      "--no-plot", "--no-save"]])
+def test_5_run_and_tune_never_replace_an_earlier_run_unless_forced(one_run, command, monkeypatch):
+    monkeypatch.setenv("CUDABENCH_BACKEND", "fake")
+    before = one_run.read_text()
+    refused = runner.invoke(app, [*command, "-o", str(one_run)])
+    one_line_error(refused, str(one_run), "--force")
+    assert one_run.read_text() == before  # nothing ran, nothing was written
+    forced = runner.invoke(app, [*command, "-o", str(one_run), "--force"])
+    assert forced.exit_code == 0, forced.output
+    assert one_run.read_text() != before
+
+
 def test_5_report_never_replaces_a_results_file_unless_forced(one_run):
     before = one_run.read_text()
     one_line_error(runner.invoke(app, ["report", str(one_run), "-f", "csv", "-o", str(one_run)]),

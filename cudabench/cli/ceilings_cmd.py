@@ -10,11 +10,12 @@ import typer
 
 from cudabench import ceilings
 from cudabench.cli.common import (
-    MaxTimeOption, MinSamplesOption, MinTimeOption, WarmupOption, err, fail_usage, out,
+    ForceOption, MaxTimeOption, MinSamplesOption, MinTimeOption, WarmupOption, err, fail_usage, out,
 )  # fmt: skip
 from cudabench.cli.render import command_line, error, note, progress_bar
 from cudabench.pool import DEFAULT_TIMEOUT_S
 from cudabench.report import ceilings_table
+from cudabench.results import stem_file
 from cudabench.session import Local, Session, parse_devices
 from cudabench.spec import TimingOptions
 
@@ -35,6 +36,7 @@ def ceilings_command(
     min_time: MinTimeOption = None,
     max_time: MaxTimeOption = None,
     warmup: WarmupOption = None,
+    force: ForceOption = False,
     output: Annotated[Optional[Path], typer.Option(
         "--output", "-o", help="Folder or file stem for the measurement's rows (default "
         "results/<timestamp>_ceilings.csv/.json).")] = None,
@@ -68,11 +70,12 @@ def ceilings_command(
                 note(f"{why}: measuring again")
             with progress_bar(None) as bar:
                 try:
-                    entry, done = session.calibrate(size, output, bar, command_line(ctx), timing)
+                    entry, done = session.calibrate(size, output, bar, command_line(ctx), timing,
+                                                    force=force)
                 except ceilings.CeilingsError as exc:  # a mix without a correct row
                     error(str(exc))
                     raise typer.Exit(1) from None
             rows = done.rows
-            err.print(f"results: {done.stem.with_suffix('.csv')}  {done.stem.with_suffix('.json')}"
+            err.print(f"results: {stem_file(done.stem, '.csv')}  {stem_file(done.stem, '.json')}"
                       f"\nkept in {path}", soft_wrap=True, markup=False)  # fmt: skip
     out.print(ceilings_table(entry, session.info, rows))

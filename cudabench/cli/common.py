@@ -32,6 +32,8 @@ ClusterOption = Annotated[Optional[str], typer.Option(
     help="Run on a Dask cluster instead of this host's GPUs: a scheduler address "
     "(tcp://host:8786; workers started with --resources GPU=1) or 'local' (one worker per GPU "
     "here, dask-cuda); each node compiles its own kernels. Needs pip install -e '.[cluster]'.")]
+ForceOption = Annotated[bool, typer.Option(
+    "--force", help="Let --output replace an earlier run's results files (refused otherwise).")]
 # How many samples a row takes (the stopping rule, measure.py): run's and ceilings' options.
 MinSamplesOption = Annotated[Optional[int], typer.Option(
     min=1, help="Samples per row at least (default 10).")]

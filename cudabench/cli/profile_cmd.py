@@ -20,7 +20,9 @@ from typing import Annotated, Optional
 
 import typer
 
-from cudabench.cli.common import KERNELS_OPTION_HELP, DbOption, TimerOption, err, fail_usage, out
+from cudabench.cli.common import (
+    KERNELS_OPTION_HELP, DbOption, ForceOption, TimerOption, err, fail_usage, out,
+)  # fmt: skip
 from cudabench.cli.render import (
     command_line, error, exit_with_summary, progress_bar, show_history_error, show_plan,
     show_run_notes,
@@ -34,7 +36,7 @@ from cudabench.ncu import (
     profile_command,
 )  # fmt: skip
 from cudabench.report import profile_table
-from cudabench.results import ResultsError, now_utc, read_results, write_results
+from cudabench.results import ResultsError, now_utc, read_results, stem_file, write_results
 from cudabench.spec import ProfileMetrics, ResultRow, RowKey, Status
 
 NO_KERNELS = "No kernels were profiled"
@@ -60,8 +62,7 @@ def _run_ncu(command: list[str], report: Path) -> None:
     refused = any(m.startswith("==ERROR==") for m in messages)
     if refused or not report.exists() or NO_KERNELS in output:
         lines = messages or output.strip().splitlines()[-10:] or [f"exit status {proc.returncode}"]
-        err.print(f"[bold red]error:[/] ncu did not profile the cases (exit status "
-                  f"{proc.returncode}):", soft_wrap=True)  # fmt: skip
+        error(f"ncu did not profile the cases (exit status {proc.returncode}):")
         for line in lines:
             err.print(f"  {line}", markup=False, soft_wrap=True)
         raise typer.Exit(1)
@@ -70,14 +71,13 @@ def _run_ncu(command: list[str], report: Path) -> None:
 def _read_report(ncu: str, report: Path, extra: list[str]) -> dict[tuple[str, str, str], ProfileMetrics]:
     proc = subprocess.run(import_command(ncu, report), capture_output=True, text=True)
     if proc.returncode != 0:
-        err.print(f"[bold red]error:[/] ncu could not read {report}: "
-                  f"{' '.join(ncu_messages(proc.stdout + proc.stderr)) or proc.stderr.strip()}",
-                  soft_wrap=True)  # fmt: skip
+        error(f"ncu could not read {report}: "
+              f"{' '.join(ncu_messages(proc.stdout + proc.stderr)) or proc.stderr.strip()}")
         raise typer.Exit(1)
     try:
         return metrics_by_case(parse_raw_csv(proc.stdout, extra), extra)
     except NcuError as exc:
-        err.print(f"[bold red]error:[/] {exc}", soft_wrap=True)
+        error(str(exc))
         raise typer.Exit(1) from None
 
 
@@ -125,6 +125,7 @@ def profile_command_cli(
         "(--cache-control all) and cudabench's own timing flushes L2 before each sample. "
         "Hot: neither.")] = True,
     timer: TimerOption = None,
+    force: ForceOption = False,
     tag: Annotated[str, typer.Option(
         help="A name for the timed run in the history database.")] = "",
     db: DbOption = None,
@@ -167,8 +168,8 @@ def profile_command_cli(
         if not print_command:
             fail_usage(str(exc))
         ncu_path = ncu or "ncu"
-    stem = results_stem(output, work.op_label, started)
-    report = stem.with_suffix(".ncu-rep")
+    stem = results_stem(output, work.op_label, started, force)
+    report = stem_file(stem, ".ncu-rep")
     scratch = Path(tempfile.gettempdir()) / f"cudabench-profile-{stem.name}"
     request = scratch / "request.pickle"
     child = [sys.executable, "-m", "cudabench.profiled", str(request)]
@@ -206,7 +207,7 @@ def profile_command_cli(
         with Session.open(Local((device,), timeout), work.timing.timer) as session:
             work = session.prepare(work, tuned=False)
             sweep = session.start(work.op_label, work.timing, command_line(ctx),
-                                  output=stem.with_suffix(".json"), db=db, tag=tag,
+                                  output=stem_file(stem, ".json"), db=db, tag=tag, force=True,
                                   started=started)  # fmt: skip
             show_history_error(session)
             with progress_bar(work.rows_expected) as bar:

@@ -14,7 +14,7 @@ from typing import Any, NoReturn
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from cudabench.cli.common import err
+from cudabench.cli.common import err, error_line
 from cudabench.plan import Plan
 from cudabench.report import failure_summary
 from cudabench.session import Session
@@ -31,8 +31,7 @@ def note(text: str) -> None:
 
 def error(text: str) -> None:
     """One red `error:` line on stderr; the text printed literally."""
-    err.print("[bold red]error:[/] ", end="", soft_wrap=True)
-    err.print(text, soft_wrap=True, markup=False)
+    err.print(error_line(text), soft_wrap=True)
 
 
 def show_plan(work: Plan, notes: bool = True) -> None:

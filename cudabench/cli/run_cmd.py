@@ -10,8 +10,8 @@ from typing import Annotated, Optional
 import typer
 
 from cudabench.cli.common import (
-    KERNELS_OPTION_HELP, ClusterOption, DbOption, GpuModelOption, MaxTimeOption, MinSamplesOption,
-    MinTimeOption, TimerOption, WarmupOption, err, out,
+    KERNELS_OPTION_HELP, ClusterOption, DbOption, ForceOption, GpuModelOption, MaxTimeOption,
+    MinSamplesOption, MinTimeOption, TimerOption, WarmupOption, err, out,
 )  # fmt: skip
 from cudabench.cli.render import (
     command_line, exit_with_summary, progress_bar, show_history_error, show_plan, show_run_notes,
@@ -70,6 +70,7 @@ def run_command(
     output: Annotated[Optional[Path], typer.Option(
         "--output", "-o", help="Folder for the result files, or a file stem "
         "(default results/<timestamp>_<op>.csv/.json).")] = None,
+    force: ForceOption = False,
     tag: Annotated[str, typer.Option(
         help="A name for this run in the history database (`cudabench history`, `compare "
         "--against TAG`).")] = "",
@@ -103,7 +104,7 @@ def run_command(
         show_plan(work)
         with progress_bar(None) as bar:  # the ceilings, when they are measured first
             sweep = session.start(work.op_label, work.timing, command_line(ctx), output=output,
-                                  db=db, tag=tag, ceilings=with_ceilings,
+                                  db=db, tag=tag, ceilings=with_ceilings, force=force,
                                   recalibrate=recalibrate, listener=bar,
                                   announce=bar.announce)  # fmt: skip
         show_history_error(session)

@@ -12,8 +12,8 @@ from rich.table import Table
 from cudabench import tuner
 from cudabench import tuning
 from cudabench.cli.common import (
-    KERNELS_OPTION_HELP, ClusterOption, DbOption, GpuModelOption, TimerOption, err, fail_usage,
-    out,
+    KERNELS_OPTION_HELP, ClusterOption, DbOption, ForceOption, GpuModelOption, TimerOption, err,
+    fail_usage, out,
 )  # fmt: skip
 from cudabench.cli.render import (
     command_line, error, progress_bar, show_history_error, show_plan, show_run_notes,
@@ -141,6 +141,7 @@ def tune_command(
     output: Annotated[Optional[Path], typer.Option(
         "--output", "-o", help="Folder or file stem for the results (default "
         "results/<timestamp>_tune_<op>.csv/.json/.png).")] = None,
+    force: ForceOption = False,
     tag: Annotated[str, typer.Option(
         help="A name for this search in the history database.")] = "",
     db: DbOption = None,
@@ -186,7 +187,7 @@ def tune_command(
         work = session.prepare(work, tuned=False)
         show_plan(work)
         sweep = session.start(label, work.timing, command_line(ctx), output=output, db=db,
-                              tag=tag)  # fmt: skip
+                              tag=tag, force=force)  # fmt: skip
         show_history_error(session)
         with progress_bar(total, len(session.devices) > 1) as bar:
             sweep.listener = bar
@@ -238,7 +239,7 @@ def _save(outcome: tuner.Outcome, info: DeviceInfo, results: Path) -> None:
     try:
         path = tuning.save(tuner.entry_of(outcome, info.name, str(results.resolve())))
     except tuning.TuningError as exc:
-        err.print(f"[red]error:[/] {exc}", soft_wrap=True)
+        error(str(exc))
         return
     err.print(f"saved to {path.resolve()}: `cudabench run {best.op} -s {best.shape}` now runs "
               f"{best.variant} at {best.params} on this GPU model", soft_wrap=True, markup=False)  # fmt: skip
