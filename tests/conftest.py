@@ -127,3 +127,14 @@ def compiled_catalogue(request: pytest.FixtureRequest) -> None:
 
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 4) as pool:
         list(pool.map(build, work))
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """With $CUDABENCH_TEST_LOG set: each test's phase, outcome and seconds appended as it
+    ends, so a GPU run cut off by a time limit still says where its time went."""
+    import os
+
+    path = os.environ.get("CUDABENCH_TEST_LOG")
+    if path and (report.when == "call" or report.outcome != "passed"):
+        with open(path, "a") as log:
+            log.write(f"{report.duration:8.2f} {report.outcome:7} {report.when:8} {report.nodeid}\n")
