@@ -83,6 +83,7 @@ def test_every_catalogue_variant_is_right_on_odd_shapes(runner, op, shape):
 
     variants, problems = discover(op, [BUILTIN_KERNELS])
     assert variants and not problems
+    variants = [v for v in variants if "float32" in v.dtypes]  # the 16-bit-only: below
     baselines = tuple(get_op(op).baselines())
     rows = runner.run_job(CaseJob(Case(op, shape), tuple(variants), baselines, ONCE))
     bad = [(r.variant, r.status.value, r.error) for r in rows if r.status not in (Status.OK, Status.N_A)]
