@@ -39,6 +39,26 @@ extern "C" __global__ void droptail(const float* x, float* out, float* partials,
 """
 
 
+def compiled_ahead(runner, variants, dtype="float32"):
+    """Every configuration of `variants` compiled by parallel nvcc processes before the job
+    runs: the runner then loads each from the compile cache instead of compiling one after
+    another (a test over every configuration of a space spent most of its time there)."""
+    import os
+    from concurrent.futures import ThreadPoolExecutor
+
+    from cudabench.compile import CompileError, compile_variant
+
+    def build(variant):
+        try:
+            compile_variant(variant, runner.device.arch, dtype)
+        except CompileError:
+            pass  # the job's row says so
+
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 4) as pool:
+        list(pool.map(build, [v for v in variants if dtype in v.dtypes]))
+    return tuple(variants)
+
+
 @pytest.fixture(scope="module")
 def runner():
     from cudabench.backends.cupy_backend import CupyBackend
@@ -152,6 +172,7 @@ def test_the_issue_14_variants_are_right_on_odd_shapes(runner, op, shape, dtype)
     chosen = [v for v in discover(op, [BUILTIN_KERNELS])[0] if v.name in NEW14[op] and dtype in v.dtypes]
     assert len(chosen) == len(NEW14[op])
     configured = tuple(c for v in chosen for c in ([v] if big else grid(v, NEW14[op][v.name])))
+    compiled_ahead(runner, configured, dtype)
     rows = runner.run_job(CaseJob(Case(op, shape, dtype), configured, (), ONCE))
     bad = [(r.label, r.status.value, r.error) for r in rows if r.status not in (Status.OK, Status.N_A)]
     assert not bad
@@ -174,7 +195,7 @@ def run_rows_variant(runner, name, space, shape, dtype):
     from cudabench.space import grid
 
     (v,) = [v for v in discover("softmax", [BUILTIN_KERNELS])[0] if v.name == name]
-    configured = grid(v, space)
+    configured = compiled_ahead(runner, grid(v, space), dtype)
     rows = runner.run_job(CaseJob(Case("softmax", shape, dtype), tuple(configured), (), ONCE))
     assert len(rows) == len(configured)
     whole_packs = shape[-1] % 8 == 0
@@ -213,6 +234,7 @@ def test_softmax_block_reg_is_right_staggered_or_not(runner, shape, dtype):
     assert run_rows_variant(runner, "block_reg", space, shape, dtype) == 4
 
 
+@pytest.mark.slow  # one of the few long ones: `-m 'gpu and not slow'` leaves it out
 def test_seed_000_pasted_as_printed_runs_as_a_template_entry(tmp_path):
     """Seed 000's BlockReduce kernel with only a header added, through the CLI."""
     import json
@@ -326,6 +348,7 @@ candidate(const float* __restrict__ x, float* __restrict__ out, float* partials,
 """
 
 
+@pytest.mark.slow  # one of the few long ones: `-m 'gpu and not slow'` leaves it out
 def test_compare_finds_a_planted_slower_variant(tmp_path):
     runs = {}
     for name, extra in (("fast", ""), ("slow", "  cb::reduce_short_rows<false>(x, out, rows, cols);"
@@ -362,6 +385,7 @@ def test_interleaved_run_times_every_variant(tmp_path):
     assert rows["float4"]["time_us"] < rows["cupy"]["time_us"]
 
 
+@pytest.mark.slow  # one of the few long ones: `-m 'gpu and not slow'` leaves it out
 def test_profile_profiles_one_launch_per_variant_and_counts_dram_bytes(tmp_path):
     import subprocess
     import sys
@@ -418,6 +442,7 @@ extern "C" __global__ void something_else(const float* x) {}"""),
 }
 
 
+@pytest.mark.slow  # one of the few long ones: `-m 'gpu and not slow'` leaves it out
 def test_planted_faults_in_one_sweep_beside_good_variants(tmp_path, kernel_dir):
     import subprocess
     import sys
@@ -539,7 +564,7 @@ def test_the_ceilings_ops_are_right_on_odd_sizes(runner, op, n):
     from cudabench.space import grid
 
     variants = discover(op, [BUILTIN_KERNELS])[0]
-    configured = tuple(c for v in variants for c in grid(v, variant_grid(v)))
+    configured = compiled_ahead(runner, [c for v in variants for c in grid(v, variant_grid(v))])
     from cudabench.ops import get_op
 
     rows = runner.run_job(CaseJob(Case(op, (n,)), configured, tuple(get_op(op).baselines()), ONCE))
@@ -560,7 +585,7 @@ def test_the_bulk_copy_is_right_at_every_configuration(runner, n):
     if runner.device.sm_version < 90:
         pytest.skip("bulk copies need sm_90")
     (bulk,) = [v for v in discover("stream_copy", [BUILTIN_KERNELS])[0] if v.name == "bulk"]
-    configured = tuple(grid(bulk, dict(bulk.params)))
+    configured = compiled_ahead(runner, grid(bulk, dict(bulk.params)))
     assert len(configured) > 20
     job = CaseJob(Case("stream_copy", (n,)), configured, tuple(get_op("stream_copy").baselines()), ONCE)
     rows = runner.run_job(job)
