@@ -270,7 +270,7 @@ class Runner:
         resources = {"registers": loaded.registers, "spill_bytes": loaded.spill_bytes}
         reset: Callable[[], None] | None = None
         if getattr(op, "in_place", False):  # the kernel works on `out`, a copy of the input
-            source = inputs[0]
+            source = inputs[getattr(op, "in_place_input", None) or 0]
             reset = lambda: self.backend.copy(out, source)  # noqa: E731
             reset()
         else:
@@ -454,7 +454,7 @@ def _problem(xp: Any, op: Op, case: Case, seed: int) -> tuple[tuple[Any, ...], A
     inputs = op.make_inputs(xp, case.shape, seed)
     if dtype.name != "float32":  # drawn in float32, then rounded once to the element type
         inputs = tuple(x.astype(dtype.array_type()) for x in inputs)
-    ref, tol = op.reference(xp, inputs)
+    ref, tol = op.expected(xp, inputs)
     return inputs, ref, output_tolerance(xp, dtype, ref, tol)
 
 

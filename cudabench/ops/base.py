@@ -98,8 +98,8 @@ class Op(Protocol):
 
     def make_inputs(self, xp: Any, shape: Shape, seed: int) -> tuple[Any, ...]: ...
 
-    def reference(self, xp: Any, inputs: tuple[Any, ...]) -> tuple[Any, Any]:
-        """(float64 reference, per-element tolerance), both shaped like the output."""
+    def expected(self, xp: Any, inputs: tuple[Any, ...]) -> tuple[Any, Any]:
+        """(float64 reference, per-element tolerance), both flat (the output's elements)."""
 
     def geometry(
         self, launch: Launch, variant: KernelVariant, shape: Shape, device: DeviceInfo,
@@ -116,7 +116,8 @@ class Op(Protocol):
         """Library calls a user would otherwise make: name -> f(inputs) -> output array."""
 
     # Optional (getattr with a default): `in_place = True` when the kernel overwrites its
-    # input (the runner hands it a copy as `out`, restored before every call it times), and
+    # input (`in_place_input`: which one, 0 by default; the runner hands it a copy as `out`,
+    # restored before every call it times), and
     # `flops(shape) -> int` for compute-bound ops (the table then shows GFLOP/s and % of the
     # fp32 peak), and `unused_params(shape) -> tuple[str, ...]`: the tunable parameters its
     # grid rules ignore at a shape (tune holds them at their default there).

@@ -71,7 +71,7 @@ class Elementwise:
             inputs.append(x)
         return tuple(inputs)
 
-    def reference(self, xp: Any, inputs: tuple[Any, ...]) -> tuple[Any, Any]:
+    def expected(self, xp: Any, inputs: tuple[Any, ...]) -> tuple[Any, Any]:
         ref = self.exact(xp, *(x.astype(xp.float64) for x in inputs)).reshape(-1)
         return ref, xp.maximum(self.ulps * UNIT_ROUNDOFF * xp.abs(ref), 1e-30)
 

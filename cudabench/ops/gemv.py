@@ -54,7 +54,7 @@ class Gemv:
         m, k = shape
         return uniform(xp, (m, k), seed), uniform(xp, (k,), seed + 1)
 
-    def reference(self, xp: Any, inputs: tuple[Any, ...]) -> tuple[Any, Any]:
+    def expected(self, xp: Any, inputs: tuple[Any, ...]) -> tuple[Any, Any]:
         a, x = inputs
         a64, x64 = a.astype(xp.float64), x.astype(xp.float64)
         ref = a64 @ x64

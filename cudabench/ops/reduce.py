@@ -113,7 +113,7 @@ class Reduce:
         x -= 1  # uniform in [-1, 1): negative values, never all zeros
         return (x,)
 
-    def reference(self, xp: Any, inputs: tuple[Any, ...]) -> tuple[Any, Any]:
+    def expected(self, xp: Any, inputs: tuple[Any, ...]) -> tuple[Any, Any]:
         (x,) = inputs
         n = x.shape[-1]
         ref = x.sum(axis=-1, dtype=xp.float64).reshape(-1)

@@ -38,7 +38,7 @@ class ReduceMax(Reduce):
         view[5::PLUS_INF_EVERY, (2 * cols) // 3] = xp.inf
         return (x,)
 
-    def reference(self, xp: Any, inputs: tuple[Any, ...]) -> tuple[Any, Any]:
+    def expected(self, xp: Any, inputs: tuple[Any, ...]) -> tuple[Any, Any]:
         (x,) = inputs
         ref = x.max(axis=-1).astype(xp.float64).reshape(-1)
         return ref, xp.full(ref.shape, 1e-30)  # exact: only equal values pass

@@ -32,7 +32,7 @@ class ReduceScale(RowOp):
     def make_inputs(self, xp: Any, shape: Shape, seed: int) -> tuple[Any, ...]:
         return (uniform(xp, shape, seed),)
 
-    def reference(self, xp: Any, inputs: tuple[Any, ...]) -> tuple[Any, Any]:
+    def expected(self, xp: Any, inputs: tuple[Any, ...]) -> tuple[Any, Any]:
         (x,) = inputs
         rows, cols = rows_cols(x.shape)
         x64 = x.reshape(rows, cols).astype(xp.float64)

@@ -66,7 +66,7 @@ class Sgemm:
         m, n, k = shape
         return uniform(xp, (m, k), seed), uniform(xp, (k, n), seed + 1)
 
-    def reference(self, xp: Any, inputs: tuple[Any, ...]) -> tuple[Any, Any]:
+    def expected(self, xp: Any, inputs: tuple[Any, ...]) -> tuple[Any, Any]:
         a, b = inputs
         a64, b64 = a.astype(xp.float64), b.astype(xp.float64)
         ref = (a64 @ b64).reshape(-1)

@@ -61,7 +61,7 @@ class Softmax(RowOp):
         view[::SHIFT_EVERY] += SHIFT
         return (x,)
 
-    def reference(self, xp: Any, inputs: tuple[Any, ...]) -> tuple[Any, Any]:
+    def expected(self, xp: Any, inputs: tuple[Any, ...]) -> tuple[Any, Any]:
         (x,) = inputs
         rows, cols = rows_cols(x.shape)
         x64 = x.reshape(rows, cols).astype(xp.float64)

@@ -67,7 +67,7 @@ def _memcpy(inputs: tuple[Any, ...]) -> Any:
 
 
 def _read_reference(xp: Any, inputs: tuple[Any, ...]) -> tuple[Any, Any]:
-    return reduce.OP.reference(xp, inputs[:1])  # a sum of n: reduce's one row, its bound
+    return reduce.OP.expected(xp, inputs[:1])  # a sum of n: reduce's one row, its bound
 
 
 def _write_reference(xp: Any, inputs: tuple[Any, ...]) -> tuple[Any, Any]:
@@ -144,7 +144,7 @@ class Stream:
             inputs.append(x)
         return tuple(inputs)
 
-    def reference(self, xp: Any, inputs: tuple[Any, ...]) -> tuple[Any, Any]:
+    def expected(self, xp: Any, inputs: tuple[Any, ...]) -> tuple[Any, Any]:
         return self.exact(xp, inputs)
 
     def geometry(self, launch: Launch, variant: KernelVariant, shape: Shape,
@@ -204,7 +204,7 @@ class Fma:
         x -= 3  # |x| < 3: x + 1 stays under 4, where adding 2^-10 is exact in float32
         return (x,)
 
-    def reference(self, xp: Any, inputs: tuple[Any, ...]) -> tuple[Any, Any]:
+    def expected(self, xp: Any, inputs: tuple[Any, ...]) -> tuple[Any, Any]:
         ref = inputs[0].astype(xp.float64).reshape(-1) + FMA_ITERS * FMA_STEP
         # Each step is exact when x is a multiple of its ulp near 4 (the inputs are); a few
         # ulps allow for any other x, and one FMA too few (2^-10) is still far outside.

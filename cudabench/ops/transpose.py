@@ -39,7 +39,7 @@ class Transpose(ReadWriteOnce):
     def make_inputs(self, xp: Any, shape: Shape, seed: int) -> tuple[Any, ...]:
         return (uniform(xp, shape, seed),)
 
-    def reference(self, xp: Any, inputs: tuple[Any, ...]) -> tuple[Any, Any]:
+    def expected(self, xp: Any, inputs: tuple[Any, ...]) -> tuple[Any, Any]:
         ref = xp.ascontiguousarray(inputs[0].T).astype(xp.float64).reshape(-1)
         return ref, xp.full(ref.shape, 1e-30)  # a copy: exact
 
