@@ -164,12 +164,13 @@ def parse_header(path: Path, op: str, text: str | None = None) -> KernelVariant:
     for key in raw:
         if key not in _KEYS:
             raise KernelHeaderError(f"{at(raw, key)}: unknown header key {_unknown(key, _KEYS)}")
-    from cudabench.ops import OPS, get_op
+    from cudabench.ops import all_ops, get_op
 
+    known = all_ops()
     declared = raw.get("op")
     if declared is not None:
-        if not isinstance(declared, str) or declared not in OPS:
-            raise KernelHeaderError(f"{at(raw, 'op')}: unknown op {_unknown(declared, OPS)}")
+        if not isinstance(declared, str) or declared not in known:
+            raise KernelHeaderError(f"{at(raw, 'op')}: unknown op {_unknown(declared, known)}")
         if declared != op:
             raise OtherOp(f"{at(raw, 'op')}: a {declared} kernel, not {op}")
     operation = get_op(op)
@@ -310,9 +311,7 @@ def discover(op: str, roots: Iterable[Path]) -> tuple[list[KernelVariant], list[
     header is a problem line and the others still load; a duplicate name is a problem too."""
     variants: dict[str, KernelVariant] = {}
     problems: list[str] = []
-    for root in roots:
-        in_op_folder = (root / op).is_dir()
-        folder = root / op if in_op_folder else root
+    for folder, in_op_folder in _folders(op, roots):
         for path in sorted(folder.glob("*.cu")):
             try:
                 variant = parse_header(path, op)
@@ -334,14 +333,32 @@ def discover(op: str, roots: Iterable[Path]) -> tuple[list[KernelVariant], list[
     return list(variants.values()), problems
 
 
+def _folders(op: str, roots: Iterable[Path]) -> list[tuple[Path, bool]]:
+    """Where `op`'s files are: each root's `<op>/` folder (or the root itself, a user folder
+    of loose files), then the folder of the op's own op.py (its --ops folder), each once.
+    The flag: the folder is the op's own (every file in it is the op's)."""
+    from cudabench.ops.registry import op_folder
+
+    found: dict[Path, tuple[Path, bool]] = {}
+    for root in roots:
+        in_op_folder = (root / op).is_dir()
+        folder = root / op if in_op_folder else root
+        found.setdefault(folder.resolve(), (folder, in_op_folder))
+    own = op_folder(op)
+    if own is not None:
+        found.setdefault(own.resolve(), (own, True))
+    return list(found.values())
+
+
 def unassigned(roots: Iterable[Path]) -> list[Path]:
     """Files directly in user folders (not in an op's folder) whose header names no op: a
     command over every op cannot tell which op they are for."""
-    from cudabench.ops import OPS
+    from cudabench.ops import all_ops
 
+    names = all_ops()
     found = []
     for root in roots:
-        if any((root / name).is_dir() for name in OPS) or root == BUILTIN_KERNELS:
+        if any((root / name).is_dir() for name in names) or root == BUILTIN_KERNELS:
             continue
         found += [p for p in sorted(root.glob("*.cu")) if header_op(p) is None]
     return found

@@ -36,7 +36,7 @@ from cudabench.compile import CompileError
 from cudabench.dtypes import get_dtype, output_tolerance
 from cudabench.measure import measure, measure_interleaved
 from cudabench.nvtx import nvtx_range
-from cudabench.ops import get_op
+from cudabench.ops import UnknownName, get_op, registry
 from cudabench.ops.base import Check, Op, check_output
 from cudabench.spec import (
     Case, Clocks, DeviceInfo, KernelVariant, Measurement, ResultRow, Status, TimingOptions,
@@ -48,12 +48,23 @@ NAN_POISON_BYTE = 0xFF  # 0xFFFFFFFF is a NaN in float32
 
 @dataclass(frozen=True)
 class CaseJob:
-    """One case and what to run on it."""
+    """One case and what to run on it. `op_file` is the op's op.py, so that a worker process,
+    which does not see the parent's --ops folders, loads the same op: left empty, it is
+    filled from the registry where the job is made (the parent)."""
 
     case: Case
     variants: tuple[KernelVariant, ...]
     baselines: tuple[str, ...]
     timing: TimingOptions
+    op_file: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.op_file:
+            object.__setattr__(self, "op_file", registry.op_file(self.case.op))
+
+    def op(self) -> Op:
+        """The job's op: loaded from its file, else found by name."""
+        return registry.load_op_file(self.op_file) if self.op_file else get_op(self.case.op)
 
 
 class Observer(Protocol):
@@ -117,7 +128,13 @@ class Runner:
 
     def run_job(self, job: CaseJob) -> list[ResultRow]:
         self.backend.activate()  # its stream current, whatever backend was made since
-        op = get_op(job.case.op)
+        try:
+            op = job.op()
+        except (registry.OpLoadError, UnknownName) as exc:  # every row says why
+            rows = job_failed(job, Status.ERROR, str(exc))
+            for row in rows:
+                self.observer.finished(row)
+            return rows
         case = job.case
         names = [v.label for v in job.variants] + list(job.baselines)
         needed = op.device_bytes(case.shape)

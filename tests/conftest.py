@@ -57,6 +57,11 @@ def private_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CUDABENCH_TUNING", str(tmp_path / "tuning.json"))
     # no `% ceiling` unless a test asks: measuring them would run the stream ops first
     monkeypatch.setenv("CUDABENCH_CEILINGS", "off")
+    # only the built-in ops, unless a test adds folders (--ops, $CUDABENCH_OPS)
+    from cudabench.ops import registry
+
+    monkeypatch.delenv("CUDABENCH_OPS", raising=False)
+    registry.use_ops(None)
 
 
 class StopAfter:

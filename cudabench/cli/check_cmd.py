@@ -19,10 +19,11 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from cudabench.cli.common import KERNELS_OPTION_HELP, catalogue, err, fail_usage, out
+from cudabench.cli.common import OpsOption, use_ops
 from cudabench.compile import (
     CompileError, Compiled, ToolchainError, compile_variant, nvcc_path, nvcc_version,
 )  # fmt: skip
-from cudabench.ops import OPS, UnknownName, get_op
+from cudabench.ops import UnknownName, all_ops, get_op
 from cudabench.spec import KernelVariant
 
 DEFAULT_ARCHS = ["sm_80", "sm_90"]
@@ -43,14 +44,16 @@ def check_command(
         Optional[list[str]], typer.Option(help="Target arch, repeatable (default sm_80 and sm_90).")
     ] = None,
     kernels: Annotated[Optional[list[Path]], typer.Option(help=KERNELS_OPTION_HELP)] = None,
+    ops_dirs: OpsOption = None,
     jobs: Annotated[Optional[int], typer.Option(
         "--jobs", "-j", min=1, help="nvcc processes at once (default: one per CPU).")] = None,
 ) -> None:
     """Check every kernel variant without a GPU: its header against the op, and nvcc for each
     dtype the header declares and each arch (registers and spills reported). Exits 1 if any header is wrong, a kernel fails to
     compile or lacks an entry point its header names; 2 if nvcc itself cannot run."""
+    use_ops(ops_dirs)
     try:
-        ops = [get_op(op)] if op else list(OPS.values())
+        ops = [get_op(op)] if op else list(all_ops().values())
     except UnknownName as exc:
         fail_usage(str(exc))
     archs = arch or DEFAULT_ARCHS
