@@ -304,7 +304,8 @@ def instantiate(entry: str, ctype: str) -> str:
 
 
 def discover(op: str, roots: Iterable[Path]) -> tuple[list[KernelVariant], list[str]]:
-    """All variants of `op`: the `.cu` files under each root's `<op>/` folder, and the files
+    """All variants of `op`: the `.cu` files under each root's `<op>/` folder and the op's
+    own folder (with the Python variants of its `.py` files, pyvariants.py), and the files
     directly in a user folder whose header says `op: <op>` or names no op (those join the op
     asked for; `unassigned` lists them for commands that span every op). A file of another
     op's folder or `op:` is not this op's. Returns (variants, problems): a file with a bad
@@ -322,15 +323,24 @@ def discover(op: str, roots: Iterable[Path]) -> tuple[list[KernelVariant], list[
             except KernelHeaderError as exc:
                 problems.append(str(exc))
                 continue
-            if variant.name in variants:
-                first = variants[variant.name].path
-                problems.append(
-                    f"{path}:{variant.header_line}: variant {variant.name!r} of {op} "
-                    f"is already defined in {first}"
-                )
-                continue
-            variants[variant.name] = variant
+            _add(variants, variant, problems)
+        if in_op_folder:  # Python variants: functions in the op folder's .py files
+            from cudabench.pyvariants import discover_python
+
+            found, bad = discover_python(op, folder)
+            problems += bad
+            for variant in found:
+                _add(variants, variant, problems)
     return list(variants.values()), problems
+
+
+def _add(variants: dict[str, KernelVariant], variant: KernelVariant, problems: list[str]) -> None:
+    """Keep a variant under its name, or a problem line if the name is taken."""
+    if variant.name in variants:
+        problems.append(f"{variant.path}:{variant.header_line}: variant {variant.name!r} of "
+                        f"{variant.op} is already defined in {variants[variant.name].path}")  # fmt: skip
+        return
+    variants[variant.name] = variant
 
 
 def _folders(op: str, roots: Iterable[Path]) -> list[tuple[Path, bool]]:

@@ -193,15 +193,19 @@ class VariantInfo:
     writes: bool = False  # called as f(*inputs, out), writing out; else f(*inputs) -> output
     needs: tuple[str, ...] = ()  # modules that must import (else the row is N/A, saying so)
     gpu: bool = False  # needs GPU arrays (the fake backend's NumPy arrays make it N/A)
+    requires: tuple[tuple[str, int], ...] = ()  # the op's `requires:` names, e.g. max_cols
 
 
 def variant(name: str | None = None, dtypes: tuple[str, ...] | list[str] | str = ("float32",),
             about: str = "", writes: bool = False, needs: tuple[str, ...] | list[str] = (),
-            gpu: bool = False) -> Callable[[Callable[..., Any]], Callable[..., Any]]:  # fmt: skip
+            gpu: bool = False, requires: Mapping[str, int] | None = None,
+            ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:  # fmt: skip
     """Make a function a Python variant of the op whose folder holds its file. It takes the
     op's inputs (and, with writes=True, the output after them, which it fills) and runs on
-    whatever arrays the backend has (CuPy on a GPU). Arguments must be literals: `cudabench
-    list` reads them without importing the file."""
+    whatever arrays the backend has (CuPy on a GPU). `needs`: modules that must import (else
+    its row is N/A, saying which); `gpu`: it needs GPU arrays (N/A on the fake backend);
+    `requires`: limits in the op's `requires:` names (`{"max_cols": 8192}`: N/A past them).
+    Arguments must be literals: `cudabench list` reads them without importing the file."""
     from cudabench.dtypes import DTYPES
 
     names = (dtypes,) if isinstance(dtypes, str) else tuple(dtypes)
@@ -215,7 +219,7 @@ def variant(name: str | None = None, dtypes: tuple[str, ...] | list[str] | str =
             raise ValueError(f"@variant name {label!r} must be a plain identifier")
         fn.__cudabench_variant__ = VariantInfo(  # type: ignore[attr-defined]
             label, names, about or (fn.__doc__ or "").strip().split("\n")[0], writes,
-            tuple(needs), gpu)  # fmt: skip
+            tuple(needs), gpu, tuple(sorted((requires or {}).items())))  # fmt: skip
         return fn
 
     return mark
@@ -270,10 +274,13 @@ class Op:
     def check_shape(self, shape: Shape) -> None:
         ranks = self.ranks or tuple(range(1, len(self.dims) + 1))
         if len(shape) not in ranks:
-            taken = " or ".join(f"{r}-D" for r in ranks)
-            example = f", e.g. {self.example}" if self.example else ""
-            raise ValueError(f"{self.name} takes a {taken} shape ({' x '.join(self.dims)}"
-                             f"{example}), got {len(shape)}-D")  # fmt: skip
+            n = len(self.dims)
+            taken = " or ".join(
+                f"{r}-D ({' x '.join(self.dims[n - r :])})" if r <= n else f"{r}-D (folded)"
+                for r in ranks
+            )  # fmt: skip
+            example = f" (e.g. {self.example})" if self.example else ""
+            raise ValueError(f"{self.name} takes a {taken} shape{example}, got {len(shape)}-D")
 
     def unmet(self, variant: KernelVariant, shape: Shape) -> str | None:
         dims = self.dim_values(shape)
@@ -332,7 +339,7 @@ class Op:
         if rule is None:
             raise ValueError(f"{variant.path}:{variant.header_line}: unknown grid rule "
                              f"{launch.grid!r} ({self.name} knows: {', '.join(self.rules)})")  # fmt: skip
-        at = Launching(self.name, Dims(self.dim_values(shape)), shape, launch, variant, device,
+        at = Launching(self.name, self.dim_values(shape), shape, launch, variant, device,
                        blocks_per_sm, itemsize)  # fmt: skip
         geometry = rule(at)
         if not isinstance(geometry, Geometry):
@@ -420,7 +427,7 @@ class Op:
             roles.append((role, name))
         return tuple(roles)
 
-    def dim_values(self, shape: Shape) -> dict[str, int]:
+    def dim_values(self, shape: Shape) -> Dims:
         """The case's shape on the dims: as many as dims, one to one; fewer, the leading
         dims are 1 (a 1-D shape of a rows x cols op is one row); more, the leading sizes
         multiply into the first dim (8x512x4096 is 4096 rows of 4096)."""
@@ -429,7 +436,7 @@ class Op:
             values = (1,) * (n - k) + tuple(shape)
         else:
             values = (math.prod(shape[: k - n + 1]), *shape[k - n + 1 :])
-        return dict(zip(self.dims, values))
+        return Dims(dict(zip(self.dims, values)))
 
     def tensor_shape(self, tensor: Tensor, shape: Shape) -> tuple[int, ...]:
         """A tensor's array shape for a case: its dims' sizes, leaving out leading dims the

@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from cudabench import pyvariants
 from cudabench.backends.base import Backend, KernelCrash, Loaded, Scope
 from cudabench.compile import CompileError
 from cudabench.dtypes import get_dtype, output_tolerance
@@ -210,6 +211,8 @@ class Runner:
             return _row(case, name, Status.CRASH, str(exc))
         except CompileError as exc:
             return _row(case, name, Status.COMPILE_ERROR, str(exc))
+        except pyvariants.PythonVariantError as exc:  # its file does not import: one line
+            return _row(case, name, Status.ERROR, str(exc))
         except Exception as exc:  # a failure around the kernel: a row, not a dead run
             if type(exc).__name__ == "OutOfMemoryError":  # CuPy's, with the bytes it wanted
                 return _row(case, name, Status.SKIPPED, f"out of GPU memory: {exc}")
@@ -242,6 +245,8 @@ class Runner:
         reason = variant.unmet_on(self.device) or op.unmet(variant, case.shape)
         if reason:
             return _row(case, label, Status.N_A, reason)
+        if variant.kind == pyvariants.PYTHON:
+            return self._prepare_python(op, case, variant, seed)
         dtype = get_dtype(case.dtype)
         loaded = self._load(variant, dtype.name)
         if 0 in loaded.blocks_per_sm:  # e.g. registers x threads beyond what an SM holds
@@ -304,6 +309,40 @@ class Runner:
             recheck=lambda: check_output(xp, out, ref, tol), resources=resources, reset=reset,
             blocks=max(g.blocks for g in geometries),
         )  # fmt: skip
+
+    def _prepare_python(self, op: Op, case: Case, variant: KernelVariant,
+                        seed: int) -> Prepared | ResultRow:  # fmt: skip
+        """A Python variant (pyvariants.py): validated and timed like a kernel's launches."""
+        label = variant.label
+        fn, info = pyvariants.load(variant)
+        reason = pyvariants.unavailable(info, self.backend.name)
+        if reason:
+            return _row(case, label, Status.N_A, reason)
+        xp = self.backend.xp
+        inputs, ref, tol = _problem(xp, op, case, seed)
+        out = xp.empty(op.output_shape(case.shape), dtype=get_dtype(case.dtype).array_type())
+        in_place = getattr(op, "in_place_input", None) if getattr(op, "in_place", False) else None
+        call, produced = pyvariants.bind(fn, info, in_place, inputs, out)
+        reset: Callable[[], None] | None = None
+        if in_place is not None:
+            source = inputs[in_place]
+            reset = lambda: self.backend.copy(out, source)  # noqa: E731
+            reset()
+        else:
+            self.backend.fill_bytes(out, NAN_POISON_BYTE)
+        with self._validation_scope(label, case):
+            self.backend.run(call)
+            self.backend.synchronize()
+
+        def check() -> Check:
+            return check_output(xp, pyvariants.as_output(produced(), out, label), ref, tol)
+
+        first = check()
+        if not first.ok:
+            return _row(case, label, Status.FAIL, first.describe(),
+                        max_abs_err=first.max_abs_err, tolerance=first.tolerance)  # fmt: skip
+        return Prepared(label, call, lambda: _ranges(label, case), first, recheck=check,
+                        reset=reset)  # fmt: skip
 
     def _prepare_baseline(self, op: Op, case: Case, name: str, seed: int) -> Prepared | ResultRow:
         xp = self.backend.xp

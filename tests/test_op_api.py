@@ -53,7 +53,7 @@ def test_shapes_map_onto_the_dims():
     assert op.tensor_shape(op.inputs[0], (8192,)) == (8192,)  # stays 1-D
     assert op.tensor_shape(op.inputs[1], (4, 8)) == (8,)
     assert op.output_shape((4, 8)) == (4, 8)
-    with pytest.raises(ValueError, match=r"rmsnorm takes a 1-D or 2-D or 3-D shape \(rows x cols\), got 4-D"):
+    with pytest.raises(ValueError, match=r"rmsnorm takes a 1-D \(cols\) or 2-D \(rows x cols\) or 3-D \(folded\) shape, got 4-D"):
         op.check_shape((1, 2, 3, 4))
 
 

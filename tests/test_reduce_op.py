@@ -7,10 +7,10 @@ from cudabench.backends.fake import FAKE_DEVICE
 from cudabench.kernels import BUILTIN_KERNELS
 from cudabench.ops import UnknownName, get_op
 from cudabench.ops.base import check_output
-from cudabench.ops.reduce import OP, WARP_ROW_BYTES, segments
+from cudabench.ops.reductions import WARP_ROW_BYTES, segments
 from cudabench.spec import KernelVariant, Launch
 
-
+OP = get_op("reduce")
 WARP_ROWS = WARP_ROW_BYTES // 4  # float32
 
 

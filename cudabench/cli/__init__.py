@@ -17,6 +17,7 @@ from cudabench.cli import (
     ceilings_cmd, check_cmd, cluster_cmd, compare_cmd, history_cmd, list_cmd, profile_cmd,
     report_cmd, run_cmd, tune_cmd,
 )  # fmt: skip
+from cudabench.cli import new_cmd
 from cudabench.cli.common import err
 
 app = typer.Typer(
@@ -54,6 +55,7 @@ app.command("report")(report_cmd.report_command)
 app.command("history")(history_cmd.history_command)
 app.command("import")(history_cmd.import_command)
 app.add_typer(cluster_cmd.app, name="cluster")
+app.add_typer(new_cmd.app, name="new")
 
 
 try:  # typer 0.2x vendors click; older typers use click itself

@@ -1,8 +1,8 @@
 """`cudabench check`: compile every kernel with nvcc for each target arch. No GPU needed.
 
 Everything that can be known without a GPU is checked: the header (keys, values, the op's grid
-rules and `requires:` names, each error at its own line), nvcc's diagnostics, and the entry
-points in the cubin. nvcc runs in parallel (one process per CPU), with a progress bar on a
+rules and `requires:` names, each error at its own line), nvcc's diagnostics, the entry
+points in the cubin, and each entry's parameter count against the op's argument list. nvcc runs in parallel (one process per CPU), with a progress bar on a
 terminal and a line per kernel otherwise.
 """
 
@@ -19,6 +19,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from cudabench.cli.common import KERNELS_OPTION_HELP, catalogue, err, fail_usage, out
+from cudabench import abi
 from cudabench.cli.common import OpsOption, use_ops
 from cudabench.compile import (
     CompileError, Compiled, ToolchainError, compile_variant, nvcc_path, nvcc_version,
@@ -64,7 +65,7 @@ def check_command(
     for problem in problems:
         err.print(f"[red]error:[/] {escape(problem)}", soft_wrap=True)
     work = [(operation, v, d, a) for operation, variants in found for v in variants
-            for d in v.dtypes for a in archs]  # every (variant, dtype) for every arch
+            if v.kind == "cuda" for d in v.dtypes for a in archs]  # every (variant, dtype) for every arch
     try:
         nvcc_path()
     except ToolchainError as exc:
@@ -107,6 +108,10 @@ def check_command(
             "/".join(str(r.registers) for r in res), "/".join(str(r.spill_bytes) for r in res),
         )  # fmt: skip
     out.print(table)
+    # each entry's parameters against the op's argument list (the PTX of the first arch)
+    for line in abi.check_all([(o, v) for o, vs in found for v in vs], archs[0], workers):
+        failures += 1
+        err.print(f"[red]error:[/] {escape(line)}", soft_wrap=True)
     if failures:
         err.print(f"[red]{failures} problem(s)[/]")
         raise typer.Exit(1)

@@ -40,6 +40,8 @@ def list_command(
         for variant in variants:
             launch = "; ".join(f"{l.entry} ({l.block_param + '=' if l.block_param else ''}{l.block}, "
                                f"{l.grid})" for l in variant.launches)  # fmt: skip
+            if variant.kind == "python":  # a function in a .py file of the op's folder
+                launch = f"python: {Path(variant.path).name}:{variant.function or '?'}"
             if variant.params:  # a tunable space: `cudabench tune OP -v NAME --space` says more
                 launch += "; tunes " + ", ".join(name for name, _ in variant.params)
             dtypes = ", ".join(SHORT.get(d, d) for d in variant.dtypes)

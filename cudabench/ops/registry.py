@@ -106,8 +106,6 @@ def catalogue() -> Catalogue:
     ops: dict[str, Op] = {}
     where: dict[str, Path] = {}
     refused: dict[str, str] = {}
-    for name, op in _legacy().items():
-        ops[name] = op
     for path in files:
         try:
             op = _load(path)
@@ -115,9 +113,8 @@ def catalogue() -> Catalogue:
             problems.append(str(exc))
             refused.setdefault(path.parent.name, str(exc))
             continue
-        if op.name in where or op.name in ops:
-            first = where.get(op.name, "the built-in catalogue")
-            line = f"op {op.name!r} is defined twice: {first} and {path}"
+        if op.name in where:
+            line = f"op {op.name!r} is defined twice: {where[op.name]} and {path}"
             problems.append(line)
             refused[op.name] = line
             continue
@@ -126,22 +123,6 @@ def catalogue() -> Catalogue:
     found = Catalogue(ops, where, tuple(problems), refused)
     _cache["catalogue"] = (key, found)
     return found
-
-
-def _legacy() -> dict[str, Op]:
-    """The ops still defined as package modules (until they move to kernels/<op>/op.py)."""
-    from cudabench.ops import (
-        elementwise, gemv, reduce, reduce_max, reduce_scale, sgemm, softmax, stream, transpose,
-    )  # fmt: skip
-
-    return {
-        op.name: op  # type: ignore[misc]
-        for op in (
-            reduce.OP, reduce_max.OP, reduce_scale.OP, softmax.OP, elementwise.ADD,
-            elementwise.SIGMOID, elementwise.RELU, transpose.OP, gemv.OP, sgemm.OP,
-            stream.READ, stream.WRITE, stream.COPY, stream.TRIAD, stream.FMA,
-        )
-    }  # fmt: skip
 
 
 def all_ops() -> dict[str, Op]:
