@@ -345,7 +345,7 @@ def _add(variants: dict[str, KernelVariant], variant: KernelVariant, problems: l
 
 def _folders(op: str, roots: Iterable[Path]) -> list[tuple[Path, bool]]:
     """Where `op`'s files are: each root's `<op>/` folder (or the root itself, a user folder
-    of loose files), then the folder of the op's own op.py (its --ops folder), each once.
+    of loose files), then the folder of a user op's own op.py (its --ops folder), each once.
     The flag: the folder is the op's own (every file in it is the op's)."""
     from cudabench.ops.registry import op_folder
 
@@ -354,8 +354,8 @@ def _folders(op: str, roots: Iterable[Path]) -> list[tuple[Path, bool]]:
         in_op_folder = (root / op).is_dir()
         folder = root / op if in_op_folder else root
         found.setdefault(folder.resolve(), (folder, in_op_folder))
-    own = op_folder(op)
-    if own is not None:
+    own = op_folder(op)  # a catalogue op's folder is searched only as a root's (BUILTIN_KERNELS)
+    if own is not None and own.resolve().parent != BUILTIN_KERNELS.resolve():
         found.setdefault(own.resolve(), (own, True))
     return list(found.values())
 
