@@ -166,11 +166,11 @@ def parse_header(path: Path, op: str, text: str | None = None) -> KernelVariant:
             raise KernelHeaderError(f"{at(raw, key)}: unknown header key {_unknown(key, _KEYS)}")
     from cudabench.ops import all_ops, get_op
 
-    known = all_ops()
+    ops = all_ops()
     declared = raw.get("op")
     if declared is not None:
-        if not isinstance(declared, str) or declared not in known:
-            raise KernelHeaderError(f"{at(raw, 'op')}: unknown op {_unknown(declared, known)}")
+        if not isinstance(declared, str) or declared not in ops:
+            raise KernelHeaderError(f"{at(raw, 'op')}: unknown op {_unknown(declared, ops)}")
         if declared != op:
             raise OtherOp(f"{at(raw, 'op')}: a {declared} kernel, not {op}")
     operation = get_op(op)

@@ -363,9 +363,13 @@ class Op:
                 values.append(workspace[name])
             elif name in scalars:
                 values.append(scalars[name].resolve(dims))
-            else:
+            elif name in ruled:
                 scalar, value = ruled[name]
                 values.append(CTYPES[scalar.ctype](value))
+            else:
+                raise ValueError(f"{self.name}: the grid rule gave {len(geometry.scalars)} "
+                                 f"scalars, but rule_scalars names {len(self.rule_scalars)} "
+                                 f"({', '.join(s.name for s in self.rule_scalars)})")  # fmt: skip
         return tuple(values)
 
     def baselines(self) -> dict[str, Callable[[tuple[Any, ...]], Any]]:

@@ -132,10 +132,10 @@ class Runner:
         try:
             op = job.op()
         except (registry.OpLoadError, UnknownName) as exc:  # every row says why
-            rows = job_failed(job, Status.ERROR, str(exc))
-            for row in rows:
+            failed = job_failed(job, Status.ERROR, str(exc))
+            for row in failed:
                 self.observer.finished(row)
-            return rows
+            return failed
         case = job.case
         names = [v.label for v in job.variants] + list(job.baselines)
         needed = op.device_bytes(case.shape)

@@ -181,3 +181,15 @@ def test_the_variant_decorator_records_and_checks_its_arguments():
     assert (info.name, info.dtypes, info.writes) == ("mine", ("float32", "bfloat16"), True)
     with pytest.raises(ValueError, match="@variant dtypes"):
         variant(dtypes=("bf16",))
+
+
+def test_a_rule_that_forgets_its_scalars_and_a_reference_of_another_size_say_so():
+    class Chunked(RmsNorm):
+        rule_scalars = (Scalar("chunks", "int"),)
+
+    op = Chunked()
+    x, w = op.make_inputs(np, (2, 8), seed=0)
+    with pytest.raises(ValueError, match=r"the grid rule gave 0 scalars, but rule_scalars names 1 \(chunks\)"):
+        op.kernel_args((x, w), np.empty((2, 8), np.float32), {}, Geometry(2, 256))
+    with pytest.raises(ValueError, match="the reference has 3 values, the output 16"):
+        check_output(np, np.zeros(16, np.float32), np.zeros(3), np.ones(3))

@@ -216,7 +216,7 @@ class FakeBackend:
             raise CompileError(f"{variant.path}: not declared for {dtype}")
         if self.kernels is not None:
             missing = [e for e in variant.entries if e not in self.kernels]
-            kernels = [self.kernels.get(e) for e in variant.entries]
+            kernels = [self.kernels[e] for e in variant.entries if not missing]
         else:
             missing = [e for e in variant.entries if not compiles(e, variant.path)]
             kernels = [self._stand_in(variant, e) for e in variant.entries if not missing]

@@ -10,7 +10,7 @@ import difflib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from cudabench.ops.base import Op
+    from cudabench.op import Op
 
 
 class UnknownName(KeyError):

@@ -78,8 +78,8 @@ def check_definition(op: Op) -> None:
     for rule, fn in op.rules.items():
         if not _NAME.match(rule) or not callable(fn):
             fail(f"{op.name}: rules must map names to grid-rule functions ({rule!r})")
-    for name, fn in op.library.items():
-        if not (callable(fn) or isinstance(fn, TorchCall)):
+    for name, baseline in op.library.items():
+        if not (callable(baseline) or isinstance(baseline, TorchCall)):
             fail(f"{op.name}: library baseline {name!r} is not callable")
     cls = type(op)
     if cls.reference is Op.reference and cls.expected is Op.expected:
