@@ -5,14 +5,22 @@ Importing the package needs neither CuPy nor a GPU: the GPU backend is imported 
 command actually runs kernels.
 """
 
+from cudabench.errors import SweepError, UsageError
+
 __version__ = "0.1.0"
-__all__ = ["__version__", "run", "timeit", "tune"]
+__all__ = ["SweepError", "UsageError", "__version__", "run", "timeit", "tune"]
+_API = ("run", "timeit", "tune")
 
 
 def __getattr__(name: str) -> object:
     """`cudabench.run`, `cudabench.tune` and `cudabench.timeit` (api.py), imported on first use."""
-    if name in ("run", "timeit", "tune"):
+    if name in _API:
         from cudabench import api
 
         return getattr(api, name)
     raise AttributeError(f"module 'cudabench' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """What tab completion offers: the API too, before it is imported."""
+    return sorted({*globals(), *_API})

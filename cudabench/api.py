@@ -10,7 +10,7 @@
 timing and results files (results/<time>_<op>.csv/.json), returning the rows as the DataFrame
 the CSV holds. `timeit` gives a callable the measure module's warm-up, CUDA-graph batching,
 L2 flush (`cold=True`) and stopping rule (the peers it replaces: triton.testing.do_bench,
-cupyx.profiler.benchmark). Bad input raises `cudabench.sweep.SweepError` (one line). Importing
+cupyx.profiler.benchmark). Bad input raises `cudabench.SweepError` (a `cudabench.UsageError`: one line). Importing
 `cudabench` still needs neither CuPy nor a GPU.
 """
 
@@ -23,10 +23,12 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cudabench import sweep
-from cudabench.pool import DEFAULT_TIMEOUT_S
+from cudabench.errors import SweepError
 from cudabench.history import HistoryError
-from cudabench.results import now_utc, rows_frame
+from cudabench.plan import Plan, plan
+from cudabench.pool import DEFAULT_TIMEOUT_S
+from cudabench.results import rows_frame
+from cudabench.session import Cluster, Local, Session, Where, parse_devices
 from cudabench.spec import Measurement, TimingOptions
 
 if TYPE_CHECKING:
@@ -43,15 +45,56 @@ def _shape_text(shape: ShapeLike) -> str:
     return str(shape)
 
 
+def _shape_texts(shapes: Iterable[ShapeLike] | ShapeLike | None) -> list[str] | None:
+    """Shapes as --shape texts; one shape given alone ("1024", 1024, (64, 128)) is one shape,
+    not a list of characters or numbers."""
+    if shapes is None:
+        return None
+    if isinstance(shapes, (str, int, tuple)):
+        return [_shape_text(shapes)]
+    return [_shape_text(s) for s in shapes]
+
+
+def _names(names: Iterable[str] | str | None) -> list[str] | None:
+    """Variant, dtype or folder names; one given alone is one name."""
+    if names is None:
+        return None
+    return [names] if isinstance(names, (str, Path)) else [str(n) for n in names]
+
+
 def _param_texts(params: dict[str, Iterable[int]] | None) -> list[str]:
     """{"BLOCK": [128, 256]} -> ["BLOCK=128,256"], the --param form."""
     return [f"{n}={','.join(str(v) for v in values)}" for n, values in (params or {}).items()]
 
 
-def _check_timing(timing: dict[str, Any]) -> None:
-    unknown = set(timing) - {f.name for f in dataclasses.fields(TimingOptions)}
-    if unknown:
-        raise sweep.SweepError(f"unknown timing option(s) {sorted(unknown)}")
+def _check_timing(timing: dict[str, Any], function: Callable[..., Any]) -> None:
+    """Keywords beyond the function's own must be TimingOptions fields; a misspelt one is
+    named with the closest keyword (`shape=` -> did you mean shapes?)."""
+    import difflib
+    import inspect
+
+    fields = [f.name for f in dataclasses.fields(TimingOptions)]
+    for name in timing:
+        if name in fields:
+            continue
+        known = [p for p in inspect.signature(function).parameters if p != "timing"] + fields
+        near = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+        hint = f" (did you mean {near[0]}?)" if near else ""
+        raise SweepError(f"{function.__name__}() got an unknown keyword {name!r}{hint}; it "
+                         f"takes {', '.join(known)}")  # fmt: skip
+
+
+def _where(devices: str, timeout_s: float, cluster: str | None,
+           gpu_model: str | None) -> Where:  # fmt: skip
+    return (Cluster(cluster, timeout_s, gpu_model) if cluster
+            else Local(parse_devices(devices), timeout_s))  # fmt: skip
+
+
+def _plan(target: str, shapes: Any, variants: Any, dtypes: Any, kernels: Any,
+          params: dict[str, Iterable[int]] | None, expand: bool, timing: dict[str, Any]) -> Plan:
+    return plan(target, _shape_texts(shapes), _names(variants),
+                [Path(k) for k in _names(kernels) or []] or None, _names(dtypes),
+                _param_texts(params), expand=expand, **timing)  # fmt: skip
 
 
 def run(target: str, shapes: Iterable[ShapeLike] | None = None,
@@ -59,43 +102,33 @@ def run(target: str, shapes: Iterable[ShapeLike] | None = None,
         kernels: Iterable[str | Path] | None = None, devices: str = "0",
         output: str | Path | None = None, timeout_s: float = DEFAULT_TIMEOUT_S,
         params: dict[str, Iterable[int]] | None = None, tag: str = "",
-        db: str | Path | None = None, ceilings: bool = True,
+        db: str | Path | None = None, ceilings: bool = True, tuned: bool = True,
+        cluster: str | None = None, gpu_model: str | None = None,
         **timing: Any) -> pd.DataFrame:  # fmt: skip
     """Validate and time an op's variants (or a config file's benchmarks), as `cudabench run`
     does, and return the rows as a DataFrame (the results CSV's columns); the run is in the
     history database too (`tag` names it, `db` moves it). `params` is a grid of launch
     parameters, as --param: {"BLOCK": [128, 256]}. `ceilings`: the `pct_ceiling` column from
-    this GPU's kept ceilings (measured first when there are none), as run's --ceilings.
+    this GPU's kept ceilings (measured first when there are none), as run's --ceilings;
+    `tuned`: the tuning file's configurations, as run's --tuned. `cluster` runs on a Dask
+    cluster (a scheduler address or 'local', as --cluster; `gpu_model` as --gpu-model).
     `timing` takes TimingOptions fields: cold, warmup, min_samples, min_time_s, max_time_s,
     interleave, timer."""
-    _check_timing(timing)
-    shape_texts = [_shape_text(s) for s in shapes] if shapes is not None else None
-    work = sweep.plan(
-        target, shape_texts, list(variants) if variants else None,
-        [Path(k) for k in kernels] if kernels else None,
-        list(dtypes) if dtypes else None, _param_texts(params), **timing,
-    )  # fmt: skip
-    pool = sweep.open_workers(sweep.parse_devices(devices), timeout_s, work.timing.timer)
-    work = sweep.apply_tuned(work, pool.info.name)  # type: ignore[union-attr]
-    started = now_utc()
-    stem = sweep.results_stem(Path(output) if output else None, work.op_label, started)
-    command = f"cudabench.run({target!r}, shapes={shape_texts!r})"
-    meta = sweep.run_meta(pool.info, pool.versions, work.timing, command, started,
-                          pool.devices)  # type: ignore[arg-type]
-    history = sweep.open_history(Path(db) if db else None)  # HistoryError: one line
-    try:
-        with pool:
-            execute = sweep.on_workers(pool)
-            if ceilings:
-                meta = sweep.use_ceilings(execute, meta, pool.versions, output=stem.parent,
-                                          history=history)  # fmt: skip
-            done = sweep.run_jobs(work, execute, stem, meta, history=history, tag=tag)
-        done.finish()
-    finally:
-        history.close()
-    if done.history_error:
-        raise HistoryError(done.history_error)
-    return rows_frame(done.rows)
+    _check_timing(timing, run)
+    work = _plan(target, shapes, variants, dtypes, kernels, params, True, timing)
+    command = f"cudabench.run({target!r}, shapes={_shape_texts(shapes)!r})"
+    with Session.open(_where(devices, timeout_s, cluster, gpu_model), work.timing.timer) as session:
+        work = session.prepare(work, tuned)
+        sweep = session.start(work.op_label, work.timing, command,
+                              output=Path(output) if output else None,
+                              db=Path(db) if db else None, tag=tag, ceilings=ceilings)  # fmt: skip
+        if session.history_error:
+            raise HistoryError(session.history_error)
+        sweep.run(work.jobs)
+        session.finish()
+    if session.problems:
+        raise HistoryError(session.problems)
+    return rows_frame(sweep.rows)
 
 
 def tune(target: str, shapes: Iterable[ShapeLike] | None = None,
@@ -104,7 +137,8 @@ def tune(target: str, shapes: Iterable[ShapeLike] | None = None,
          budget: int = 200, seed: int = 0, save: bool = True,
          kernels: Iterable[str | Path] | None = None, devices: str = "0",
          output: str | Path | None = None, timeout_s: float = DEFAULT_TIMEOUT_S,
-         tag: str = "", db: str | Path | None = None, **timing: Any) -> pd.DataFrame:  # fmt: skip
+         tag: str = "", db: str | Path | None = None, cluster: str | None = None,
+         gpu_model: str | None = None, **timing: Any) -> pd.DataFrame:  # fmt: skip
     """`cudabench tune` without the terminal: search each variant's launch parameters (the
     same plan, sweep, validation, final interleaved round and tuning file), and return one
     row per search: op, variant, shape, dtype, the best `params`, its `time_us`,
@@ -116,38 +150,27 @@ def tune(target: str, shapes: Iterable[ShapeLike] | None = None,
     from cudabench import tuner
     from cudabench import tuning
 
-    _check_timing(timing)
-    shape_texts = [_shape_text(s) for s in shapes] if shapes is not None else None
-    work = sweep.plan(
-        target, shape_texts, list(variants) if variants else None,
-        [Path(k) for k in kernels] if kernels else None,
-        list(dtypes) if dtypes else None, _param_texts(params), expand=False, **timing,
-    )  # fmt: skip
+    _check_timing(timing, tune)
+    work = _plan(target, shapes, variants, dtypes, kernels, params, False, timing)
     searches = tuner.plan_searches(work.jobs, work.narrowing, named=bool(variants))
     strategies = [tuner.make_strategy(strategy, space, budget, seed) for _, space in searches]
-    pool = sweep.open_workers(sweep.parse_devices(devices), timeout_s, work.timing.timer)
-    started = now_utc()
-    stem = sweep.results_stem(Path(output) if output else None, f"tune_{work.op_label}", started)
-    meta = sweep.run_meta(pool.info, pool.versions, work.timing,  # type: ignore[arg-type]
-                          f"cudabench.tune({target!r}, shapes={shape_texts!r})", started,
-                          pool.devices)  # fmt: skip
-    from cudabench.backends import backend_name
-
-    history = sweep.open_history(Path(db) if db else None)
-    try:
-        with pool:
-            arch = pool.info.arch if backend_name() == "cupy" else None  # type: ignore[union-attr]
-            searching = sweep.Sweep(sweep.on_workers(pool), stem, meta, history=history, tag=tag)
-            outcomes = tuner.run_searches(work.jobs, searches, strategies, budget, work.timing,
-                                          searching, arch)  # fmt: skip
-        _, json_path = searching.finish([r for o in outcomes for r in o.rows])
-    finally:
-        history.close()
+    command = f"cudabench.tune({target!r}, shapes={_shape_texts(shapes)!r})"
+    with Session.open(_where(devices, timeout_s, cluster, gpu_model), work.timing.timer) as session:
+        work = session.prepare(work, tuned=False)
+        searching = session.start(f"tune_{work.op_label}", work.timing, command,
+                                  output=Path(output) if output else None,
+                                  db=Path(db) if db else None, tag=tag)  # fmt: skip
+        if session.history_error:
+            raise HistoryError(session.history_error)
+        outcomes = tuner.run_searches(work.jobs, searches, strategies, budget, work.timing,
+                                      searching, session.compile_arch)  # fmt: skip
+        _, json_path = session.finish([r for o in outcomes for r in o.rows])
+    info = session.info
     found = []
     for outcome in outcomes:
         best = outcome.best
         if save and best is not None and best.time_us is not None:
-            tuning.save(tuner.entry_of(outcome, pool.info.name, str(json_path.resolve())))  # type: ignore[union-attr]
+            tuning.save(tuner.entry_of(outcome, info.name, str(json_path.resolve())))
         found.append({
             "op": outcome.case.op, "variant": outcome.space.variant.name,
             "shape": outcome.case.shape_text, "dtype": outcome.case.dtype,
@@ -168,7 +191,7 @@ def _backend(name: str | None, device: int) -> Backend:
     try:
         return open_backend(name, device=device)
     except BackendUnavailable as exc:
-        raise sweep.SweepError(str(exc)) from None
+        raise SweepError(str(exc)) from None
 
 
 def _on_stream(fn: Callable[[], Any], backend: Backend) -> Callable[[], None]:
@@ -202,7 +225,7 @@ def timeit(fn: Callable[[], Any], *, cold: bool = False, warmup: int = 3, min_sa
     from cudabench.cupti_clock import TIMERS
 
     if timer not in TIMERS:
-        raise sweep.SweepError(f"timer {timer!r}: choose {', '.join(TIMERS)}")
+        raise SweepError(f"timer {timer!r}: choose {', '.join(TIMERS)}")
     options = TimingOptions(cold=cold, warmup=warmup, min_samples=min_samples,
                             min_time_s=min_time_s, max_time_s=max_time_s, timer=timer)  # fmt: skip
     from cudabench.measure import measure

@@ -27,7 +27,7 @@ from collections.abc import Callable
 from typing import Any
 
 from cudabench.pool import PoolEvents, WorkerPool
-from cudabench.runner import CaseJob, job_failed, with_speedups
+from cudabench.runner import CaseJob, job_failed
 from cudabench.spec import DeviceInfo, ResultRow, Status
 
 CONNECT_TIMEOUT_S = 10
@@ -205,7 +205,7 @@ def on_cluster(client: Any, timeout_s: float, addresses: list[str], pin: bool = 
                     submit_next()  # before the rows are saved: the GPU is not kept waiting
                 for row in rows:
                     events.row(index, row)
-                events.job_done(index, with_speedups(rows, jobs[index].baselines))
+                events.job_done(index, rows)
         except KeyboardInterrupt:
             client.cancel(list(futures))
             raise
@@ -227,8 +227,8 @@ def fake_worker_count() -> int | None:
 
 
 class Cluster:
-    """A connected cluster with the worker pool's face (`info`, `versions`, `devices`, a
-    context manager that closes it) and a sweep executor (`execute`)."""
+    """A connected cluster as an Executor (executors.py): `info`, `versions`, `devices`,
+    `notes`, `execute` and `close`."""
 
     def __init__(self, address: str, timeout_s: float, gpu_model: str | None = None) -> None:
         self.client = connect(address, fake_worker_count())
@@ -243,7 +243,7 @@ class Cluster:
         pin = set(self.workers) != everyone  # only some workers have the run's GPU model
         self.execute = on_cluster(self.client, timeout_s, self.workers, pin, self.notes)
 
-    def close(self) -> None:
+    def close(self, graceful: bool = True) -> None:
         cluster = getattr(self.client, "cluster", None)
         self.client.close()
         if cluster is not None:  # ours: --cluster local

@@ -2,7 +2,7 @@
 
 Events bracket more than a kernel (launch gaps, the event records themselves, for a
 multi-kernel variant the gaps between its kernels), which is most of a cold 5-20 us kernel's
-error against Nsight Compute (docs/performance.md). CUPTI's concurrent-kernel activity
+error against Nsight Compute (docs/performance.md, "The kernel clock against Nsight Compute"). CUPTI's concurrent-kernel activity
 records carry each kernel's GPU start and end timestamps (ns). This module turns records into
 samples, and decides which clock a run uses; collecting the records (cupti-python's activity
 API) is backends/cupti.py's job.
@@ -104,14 +104,6 @@ def cut(records: Sequence[KernelRecord], sample_id: int, launches: int,
     if any(k.end_ns <= 0 or k.end_ns < k.start_ns for k in mine):
         raise RecordsMissing(f"sample {sample_id}: a kernel record without timestamps")
     return [launch_time(mine[i:i + per]) for i in range(0, len(mine), per)]
-
-
-def samples_of(kernels: Iterable[KernelRecord], external: Mapping[int, int], sample_id: int,
-               launches: int, kernels_per_launch: int | None = None) -> list[LaunchTime]:  # fmt: skip
-    """The per-launch times of the sample timed under external id `sample_id`: its kernels
-    (correlation id -> external id through `external`), cut as `cut` does."""
-    return cut(by_sample(kernels, external).get(sample_id, []), sample_id, launches,
-               kernels_per_launch)  # fmt: skip
 
 
 def launch_times(kernels: Iterable[KernelRecord], external: Mapping[int, int],

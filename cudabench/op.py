@@ -18,7 +18,7 @@ variants (and, optionally, Python variants in other .py files of the folder).
 Everything else has a default derived from these declarations: the kernel argument list
 (inputs, outputs, workspace, scalars, then the grid rule's scalars), the inputs (seeded
 normal random numbers), the tolerance, the bytes moved and read, the shapes a case may take,
-the `requires:` names a header may use. docs/ops.md describes every declaration. An `Op`
+the `requires:` names a header may use. docs/guide/ops.md describes every declaration. An `Op`
 satisfies the runner's protocol (ops/base.py), so the runner, the fake backend and the
 commands treat a user's op and a catalogue op the same way.
 """
@@ -227,7 +227,7 @@ def variant(name: str | None = None, dtypes: tuple[str, ...] | list[str] | str =
 
 class Op:
     """Base class of every op: declare the class attributes, override the methods you need.
-    See the module docstring and docs/ops.md."""
+    See the module docstring and docs/guide/ops.md."""
 
     name: str = ""  # the folder's name when left empty
     about: str = ""

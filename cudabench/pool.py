@@ -12,7 +12,6 @@ A kernel that crashes, hangs or breaks its process never takes the sweep down:
 In each case the worker is replaced and the rest of the job (the variants without a row)
 goes to the front of the queue. Workers are reused across jobs until one fails, so start-up
 (Python, CuPy, a CUDA context: about a second) is paid once per GPU, not per case.
-Speedups are computed here, once all rows of a job are in.
 """
 
 from __future__ import annotations
@@ -33,7 +32,7 @@ from pathlib import Path
 from typing import IO, Any, Protocol
 
 import cudabench
-from cudabench.runner import CaseJob, with_speedups
+from cudabench.runner import CaseJob
 from cudabench.spec import Case, DeviceInfo, ResultRow, Status, split_label
 
 DEFAULT_TIMEOUT_S = 300.0
@@ -152,6 +151,7 @@ class WorkerPool:
         self.versions: dict[str, str] = {}
         self.devices: list[int] = []
         self.started_workers = 0  # for tests: replacements show here
+        self.notes: list[str] = []  # nothing to add at a run's end (the Executor interface)
 
     def __enter__(self) -> WorkerPool:
         return self
@@ -264,6 +264,11 @@ class WorkerPool:
 
     # ------------------------------------------------------------------ the sweep
 
+    def execute(self, jobs: list[CaseJob], events: PoolEvents,
+                ready: Callable[[int], None] | None = None) -> None:  # fmt: skip
+        """The Executor interface (executors.py): `run`."""
+        self.run(jobs, events, ready)
+
     def run(self, jobs: list[CaseJob], events: PoolEvents,
             ready: Callable[[int], None] | None = None) -> None:  # fmt: skip
         """Run every job; each (case, variant) ends as exactly one row, reported to `events`.
@@ -283,7 +288,7 @@ class WorkerPool:
                 worker.current = None
             events.row(worker.job, row)  # type: ignore[arg-type]
             if not state.remaining:
-                rows = with_speedups([state.rows[n] for n in state.names], state.job.baselines)
+                rows = [state.rows[n] for n in state.names]
                 unfinished.discard(worker.job)  # type: ignore[arg-type]
                 events.job_done(worker.job, rows)  # type: ignore[arg-type]
 

@@ -164,7 +164,7 @@ class Runner:
                 for index, row in self._interleaved(op, case, prepared, job.timing):
                     rows[index] = row
                     self.observer.finished(row)
-        return with_speedups([r for r in rows if r is not None], job.baselines)
+        return [r for r in rows if r is not None]  # the sweep fills in the speedups
 
     def _run_one(self, op: Op, job: CaseJob, index: int, name: str,
                  time_now: bool) -> ResultRow | Prepared:  # fmt: skip
@@ -521,14 +521,3 @@ def _bytes(op: Op, case: Case) -> int:
 def _seed(case: Case, name: str) -> int:
     """Fresh inputs for every (variant, shape), the same from run to run."""
     return zlib.crc32(f"{case.seed}/{case.id}/{name}".encode())
-
-
-def with_speedups(rows: list[ResultRow], baselines: tuple[str, ...]) -> list[ResultRow]:
-    """Speedup over the first baseline that timed OK (baseline time / row time)."""
-    base = next((r for r in rows if r.variant in baselines and r.time_us), None)
-    if base is None:
-        return rows
-    return [
-        dataclasses.replace(r, speedup=base.time_us / r.time_us) if r.time_us else r
-        for r in rows
-    ]

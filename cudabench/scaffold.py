@@ -26,7 +26,7 @@ class Written:
 
 ROW_OP = '''\
 """{name}: out = x / sqrt(mean(x^2) + eps) along each row. A starter from `cudabench new op`:
-change the reference, the declarations and naive.cu together (docs/ops.md explains each line).
+change the reference, the declarations and naive.cu together (docs/guide/ops.md explains each line).
 
     cudabench check --ops {root} {name}        # compiles naive.cu, checks its parameters
     CUDABENCH_OPS={root} cudabench run {name} -s 4096x8192 -d bfloat16
@@ -101,7 +101,7 @@ extern "C" __global__ void __launch_bounds__(256)
 
 ELEMENTWISE_OP = '''\
 """{name}: out = x / (1 + exp(-x)) (SiLU), elementwise. A starter from `cudabench new op`:
-change the reference, the declarations and naive.cu together (docs/ops.md explains each line).
+change the reference, the declarations and naive.cu together (docs/guide/ops.md explains each line).
 
     cudabench check --ops {root} {name}        # compiles naive.cu, checks its parameters
     CUDABENCH_OPS={root} cudabench run {name} -s 2^24 -d bfloat16

@@ -66,8 +66,3 @@ def parse_shape(text: str | int) -> Shape:
     if not whole:
         raise ShapeError("shape '' is empty (write e.g. 442368x128)")
     return tuple(_dim(part, whole) for part in whole.lower().split("x"))
-
-
-def format_shape(shape: Shape) -> str:
-    """`(442368, 128)` -> `"442368x128"`: the canonical text used in ids, files and NVTX."""
-    return "x".join(str(d) for d in shape)

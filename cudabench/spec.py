@@ -150,10 +150,6 @@ class Case:
     def id(self) -> str:
         return f"{self.shape_text}/{self.dtype}"
 
-    @property
-    def elements(self) -> int:
-        return math.prod(self.shape)
-
 
 @dataclass(frozen=True)
 class TimingOptions:
@@ -169,7 +165,8 @@ class TimingOptions:
     batch_target_us: float = 2000.0  # a batch of short launches lasts about this long
     # The clock (cupti_clock.TIMERS): "events" (CUDA events around each sample), "cupti"
     # (CUPTI's kernel records), "both" (CUPTI's time, the events' beside it) or "auto" (CUPTI
-    # where it can start, else events). Events stay the default: docs/performance.md, issue 13
+    # where it can start, else events). Events stay the default: docs/performance.md, "The
+    # kernel clock against Nsight Compute"
     timer: str = "events"
 
     @property

@@ -2,8 +2,9 @@
 # Issue 19 on the GPU: this card's ceilings (`cudabench ceilings`: read, write, copy, triad,
 # fp32 FMA, launch floor) with the library references measured beside them in the same
 # process (CUB's sum, cudaMemset, cudaMemcpy), the GPU tests of the ceilings' ops, and the
-# seeds with their `% ceiling` column and a roofline. Logs under $OUT (default ./ceilings_check);
-# never run yet: time it on its first run.
+# seeds with their `% ceiling` column and a roofline. Logs under $OUT (default ./ceilings_check).
+# First run: 2026-11-23 17:56 UTC on a lent H200 (docs/performance/ceilings.md, "Two layouts");
+# how long it took was not recorded.
 set -uo pipefail
 OUT=${OUT:-ceilings_check}
 mkdir -p "$OUT"

@@ -36,7 +36,7 @@ stalls() { cb profile "$@" --metrics "${STALLS%,}"; }  # `cudabench profile` wit
     tests)
       timeout ${TESTS_TIMEOUT:-900} python3 -m pytest -q -p no:cacheprovider tests/test_gpu.py -k "${TESTS:-issue_14 or cluster or catalogue or every_builtin or 16_bit or backend_made_later}"
       ;;
-    targets)  # docs/performance.md, "Issue 14 in one page": cold, one launch each (2^20 hot)
+    targets)  # the "under ncu" columns of docs/performance/<op>.md: cold, one launch each (2^20 hot)
       stalls softmax -s 442368x128 -v warp_xor -o "$OUT/softmax_rows"
       stalls softmax -s 1728x32768 -v block_reg -o "$OUT/softmax_long"
       stalls softmax -s 2^28 -v online_tile -o "$OUT/softmax_1d"

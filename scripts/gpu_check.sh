@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The whole GPU check behind docs/performance.md, in one go: GPU tests, the reduce suite hot,
-# cold and interleaved (compared with `cudabench compare`), the timing and NVTX checks
-# against Nsight Compute, and `cudabench profile`. Logs and result files go to $OUT (default
+# The whole GPU check behind docs/performance.md's timing checks, in one go: GPU tests, the
+# reduce suite hot, cold and interleaved (compared with `cudabench compare`), the timing and
+# NVTX checks against Nsight Compute, and `cudabench profile`. Logs and result files go to $OUT (default
 # ./gpu_check). Run from the repository root on a machine with a GPU.
 set -uo pipefail
 OUT=${OUT:-gpu_check}

@@ -2,7 +2,9 @@
 
 For each case (op, shape, variant) given as `reduce:442368x128:float4`:
 1. run cudabench normally (hot L2) and take its median time;
-2. run it again under ncu with the case's NVTX include filter (`cudabench@op/variant/shape/`),
+2. run it again under ncu with the case's NVTX include filter, as `cudabench.nvtx.ncu_filter`
+   builds it from the row's label and shape (`cudabench@op/label/shape/`; a configured
+   variant's label carries its `[params]`, which the filter escapes for ncu),
    `--clock-control none` (the card's own clocks), `--cache-control none` (hot, as cudabench
    measured) and the metric gpu__time_duration.sum, every launch in the range profiled;
 3. check that the filter caught only the variant's kernels, and as many as cudabench launched
@@ -27,6 +29,9 @@ import tempfile
 from pathlib import Path
 
 import pandas as pd
+
+from cudabench.nvtx import ncu_filter
+from cudabench.spec import row_label
 
 # launches are profiled one by one (slowly): a few warm-ups and samples; under ncu every
 # launch is slow to the event timer, so the batch is 1 and a sample is one launch
@@ -64,7 +69,9 @@ def check(case: str, ncu: str, folder: Path) -> bool:
     row = next(r for r in plain["rows"] if r["variant"] == variant)
     quick = [op, *base, "--warmup", str(NCU_WARMUP), "--min-samples", str(NCU_SAMPLES),
              "--min-time", "0", "--max-time", "1000"]  # fmt: skip
-    nvtx = f"cudabench@{op}/{variant}/{shape}/"
+    # the range names the row's label (a configured variant's `[params]` included) and the
+    # shape as cudabench prints it (1073741824, not 2^30), so the filter is built from the row
+    nvtx = ncu_filter(op, row_label(row["variant"], row["params"]), row["shape"])
     report = folder / f"{variant}_{shape}"
     profiled = cudabench(quick, folder / f"{variant}_{shape}_ncu", wrapper=[
         ncu, "--nvtx", "--nvtx-include", nvtx, "--clock-control", "none",

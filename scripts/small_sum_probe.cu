@@ -1,5 +1,5 @@
 // Where does a hot 2^20 float sum spend its time? The kernels scripts/small_sum_probe.py
-// times, each one piece of a one-pass sum (docs/performance.md, "fifth pass"): an empty
+// times, each one piece of a one-pass sum (docs/performance/reduce.md, "2^20, hot"): an empty
 // kernel, the loads alone, the loads and the block partials, and the ways to finish the sum
 // (the ticket as the catalogue's float4 takes it, a whole-block gather, a release add, float
 // atomics, a collector spinning on a counter, (flag, partial) words polled, a cluster, two

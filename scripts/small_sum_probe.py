@@ -7,7 +7,7 @@ Each kernel runs 200 times in a CUDA graph; 40 samples a kernel, taken in turn (
 the median launch time is printed. Kernels that end with a sum are checked against a float64
 one first ("ok"); the pieces that do not finish it print "partial". Its CUB row (a graph of
 `x.sum()` calls) read 3.36 us where `cudabench run reduce -s 2^20` read 3.0 on the same card a
-minute later (docs/performance.md; the difference was not traced), so compare CUB with
+minute later (docs/performance/reduce.md; the difference was not traced), so compare CUB with
 `cudabench run`, and the probe's kernels with each other.
 """
 

@@ -15,7 +15,7 @@ CASES=(
   "transpose -v smem64 -s 8192x8192"
   "sgemm -v warptile -s 4096x4096x4096"
 )
-# Kernel Tuner's and cudabench's best of the 200-configuration reduce search (docs/performance.md)
+# Kernel Tuner's and cudabench's best of the 200-configuration reduce search (docs/guide/tuning.md)
 H2H=(-p BLOCK=1024,256 -p ITEMS=64,128 -p GRID_K=2,16 -p LOADS=4)
 for what in ${TUNE_STEPS:-tune run h2h seeds profile tests}; do
   case $what in

@@ -44,6 +44,13 @@ def write_kernel(folder: Path, name: str, body: str, header: str = "") -> Path:
     return path
 
 
+@pytest.fixture(scope="session")
+def catalogue_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One compile cache for the tests that compile the whole catalogue (each kernel's own
+    compile test, then the README's `cudabench check`), so the catalogue is compiled once."""
+    return tmp_path_factory.mktemp("catalogue-cache")
+
+
 @pytest.fixture
 def kernel_dir(tmp_path: Path) -> Path:
     return tmp_path / "my_kernels"
@@ -77,3 +84,52 @@ class StopAfter:
         self.seen += 1
         if self.seen == self.rows:
             raise KeyboardInterrupt
+
+
+def fake_session(backend=None):  # type: ignore[no-untyped-def]
+    """A session in this process on the fake backend (what the session gives every door)."""
+    from cudabench.backends.fake import FakeBackend
+    from cudabench.session import InProcess, Session
+
+    return Session.open(InProcess(backend=backend or FakeBackend()))
+
+
+def run_in_process(tmp_path: Path, work, listener=None, db=None, tag="", backend=None):  # type: ignore[no-untyped-def]
+    """Run a plan through a fake in-process session; returns the (unfinished) Sweep. `db`
+    records the run in that history database."""
+    with fake_session(backend) as session:
+        sweep = session.start(work.op_label, work.timing, "test", output=tmp_path,
+                              db=db, record=db is not None, tag=tag, listener=listener)
+        sweep.run(work.jobs)
+        return sweep
+
+
+@pytest.fixture(scope="session", autouse=True)
+def compiled_catalogue(request: pytest.FixtureRequest) -> None:
+    """On a GPU run: every catalogue variant compiled, in every dtype it declares, by parallel
+    nvcc processes before the first test, so the GPU tests share one filled compile cache
+    instead of each compiling its variants one after another. Nothing on a GPU-free run."""
+    gpu_tests = [i for i in request.session.items if "gpu" in i.keywords]
+    if not gpu_tests or not gpu_available() or not shutil.which("nvcc"):
+        return
+    import os
+    from concurrent.futures import ThreadPoolExecutor
+
+    import cupy
+
+    from cudabench.compile import CompileError, compile_variant
+    from cudabench.kernels import BUILTIN_KERNELS, discover
+    from cudabench.ops import OPS
+
+    arch = f"sm_{cupy.cuda.Device(0).compute_capability}"  # "90" -> sm_90, as DeviceInfo.arch
+    work = [(v, d) for op in OPS for v in discover(op, [BUILTIN_KERNELS])[0]
+            if v.kind == "cuda" for d in v.dtypes]  # fmt: skip
+
+    def build(item):  # type: ignore[no-untyped-def]
+        try:
+            compile_variant(item[0], arch, item[1])
+        except CompileError:
+            pass  # the test that runs it says so, as a row
+
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 4) as pool:
+        list(pool.map(build, work))

@@ -11,6 +11,7 @@ import csv
 import io
 import json
 import os
+import pickle
 import re
 import subprocess
 import sys
@@ -67,7 +68,8 @@ def main(args: list[str]) -> int:
     if mode == "none":
         print("==WARNING== No kernels were profiled.")
         return code
-    rows = json.loads(Path(child[child.index("--output") + 1]).read_text())["rows"]
+    request = pickle.loads(Path(child[-1]).read_bytes())  # cudabench.profiled REQUEST
+    rows = json.loads(Path(request.rows).read_text())["rows"]
     ran = {(r["variant"] + (f"[{r['params']}]" if r.get("params") else ""), r["shape"])
            for r in rows if r["status"] == "OK"}  # the NVTX range holds the variant's label
     export.write_text(report(filters, ran))

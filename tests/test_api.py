@@ -26,12 +26,20 @@ def test_run_returns_the_results_files_rows(tmp_path):
 
 @pytest.mark.parametrize("kwargs, message", [
     (dict(shapes=["8"], variants=["flaot4"]), "did you mean float4"),
-    (dict(shapes=["8"], colder=True), "unknown timing option"),
+    (dict(shapes=["8"], colder=True), "unknown keyword 'colder' \\(did you mean cold\\?\\)"),
+    (dict(shape=["8"]), "unknown keyword 'shape' \\(did you mean shapes\\?\\)"),
     (dict(shapes=["8"], dtypes=["float61"]), "did you mean float16"),
 ])
 def test_bad_input_is_one_sweep_error(kwargs, message):
     with pytest.raises(SweepError, match=message):
         cudabench.run("reduce", **kwargs)
+
+
+def test_one_shape_alone_is_one_shape_and_dir_lists_the_api(tmp_path):
+    df = cudabench.run("reduce", shapes="1024", variants="float4", output=tmp_path, db=tmp_path / "h.db",
+                       ceilings=False, min_samples=2, min_time_s=0.0, max_time_s=0.01, warmup=0)
+    assert set(df["shape"]) == {"1024"} and set(df[~df["is_baseline"]]["variant"]) == {"float4"}
+    assert {"run", "tune", "timeit", "SweepError"} <= set(dir(cudabench))
 
 
 def test_timeit_gives_the_measure_modules_samples():

@@ -15,6 +15,7 @@ from cudabench import ceilings
 from cudabench.backends.fake import FAKE_DEVICE
 from cudabench.cli import app
 from cudabench.spec import Ceilings, ResultRow, Status
+from conftest import fake_session
 
 C = Ceilings(gpu=FAKE_DEVICE.name, driver=FAKE_DEVICE.driver_version, memory_clock_mhz=3201.0,
              measured="2026-11-23T16:00:00+00:00", read_gbps=4000.0, write_gbps=4400.0,
@@ -268,8 +269,8 @@ def test_the_history_database_keeps_them_too(tmp_path, fake_env):
 def test_a_measurement_that_leaves_a_mix_without_a_correct_row_is_a_note(tmp_path, monkeypatch):
     """No correct copy (the kernel does not load, the memcpy reference is made wrong): the run
     gets no column and a note saying why, and nothing is kept as this GPU's ceilings."""
-    from cudabench import sweep
     from cudabench.backends.fake import FakeBackend
+    from cudabench.calibration import use_ceilings
     from cudabench.compile import CompileError
     from cudabench.ops import get_op
     from cudabench.spec import TimingOptions
@@ -285,8 +286,10 @@ def test_a_measurement_that_leaves_a_mix_without_a_correct_row_is_a_note(tmp_pat
     monkeypatch.setattr(get_op("stream_copy"), "library", {"memcpy": lambda a, b: a * 0})
     backend = NoCopyKernel()
     quick = TimingOptions(warmup=0, min_samples=2, min_time_s=0.0, max_time_s=0.01)
-    meta = sweep.run_meta(backend.device_info(), {}, quick, "test", "2026-11-23T17:00:00+00:00", [0])
-    used = sweep.use_ceilings(sweep.in_process(backend, 0), meta, {}, output=tmp_path / "m")
+    session = fake_session(backend)
+    meta = session.new_sweep("t", quick, "test", output=tmp_path / "m",
+                             started="2026-11-23T17:00:00+00:00").meta
+    used = use_ceilings(session, meta, output=tmp_path / "m")
     assert used.ceilings is None
     assert used.notes[-1].startswith("% ceiling: not measured: no correct row of stream_copy")
     assert not (tmp_path / "c.json").exists() and list((tmp_path / "m").glob("*_ceilings.json"))

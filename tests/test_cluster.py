@@ -68,18 +68,18 @@ def test_a_cluster_of_two_gpu_models_is_refused():
 
 def test_ctrl_c_cancels_the_rest_and_keeps_the_finished_rows(tmp_path, monkeypatch):
     from cudabench import sweep
-    from cudabench.results import now_utc, read_results
+    from cudabench.plan import plan
+    from cudabench.results import read_results
+    from cudabench.session import Cluster, Session
 
     monkeypatch.setenv("CUDABENCH_BACKEND", "fake")
     monkeypatch.setenv("CUDABENCH_FAKE_DEVICES", "1")
-    work = sweep.plan("reduce", ["64x129", "1000", "7", "33"], ["float4"], None, None,
-                      min_samples=2, min_time_s=0.0, max_time_s=0.01, warmup=0)  # fmt: skip
+    work = plan("reduce", ["64x129", "1000", "7", "33"], ["float4"], None, None,
+                min_samples=2, min_time_s=0.0, max_time_s=0.01, warmup=0)  # fmt: skip
 
-    with cluster.Cluster("local", 60) as dask:
-        stem = sweep.results_stem(tmp_path, work.op_label, now_utc())
-        meta = sweep.run_meta(dask.info, dask.versions, work.timing, "t", now_utc(), dask.devices)
+    with Session.open(Cluster("local", 60)) as session:
         with pytest.raises(sweep.Interrupted) as info:
-            sweep.run_jobs(work, dask.execute, stem, meta, StopAfter(2))
+            session.run(work, "t", output=tmp_path, record=False, listener=StopAfter(2))
     saved_meta, rows = read_results(info.value.path)
     assert not saved_meta.complete and len(rows) == 2
     assert all(r.host and r.status.value == "OK" for r in rows)
@@ -154,11 +154,11 @@ def test_only_one_job_a_worker_is_in_flight(monkeypatch):
     restrictions to a worker when it is submitted, so submitting 16 jobs of unequal length
     at once split them 8 and 8 between two GPUs whatever their lengths. With two workers,
     the third job is handed out only after the first has ended."""
-    from cudabench import sweep
+    from cudabench.plan import plan
 
     monkeypatch.setenv("CUDABENCH_BACKEND", "fake")
     monkeypatch.setenv("CUDABENCH_FAKE_DEVICES", "2")
-    jobs = sweep.plan("reduce", ["7", "64", "1000", "64x129", "33", "5"], ["float4"], None,
+    jobs = plan("reduce", ["7", "64", "1000", "64x129", "33", "5"], ["float4"], None,
                       min_samples=2, min_time_s=0.0, max_time_s=0.01, warmup=0).jobs
     seen: list[tuple[str, int]] = []
 

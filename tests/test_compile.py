@@ -42,15 +42,16 @@ def test_every_op_has_kernels_and_no_header_problems():
 @pytest.mark.nvcc
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
 @pytest.mark.parametrize("variant, dtype", BUILTIN, ids=lambda x: x if isinstance(x, str) else f"{x.op}/{x.name}")
-def test_every_builtin_kernel_compiles(variant, dtype, arch, tmp_path, monkeypatch):
-    monkeypatch.setenv("CUDABENCH_CACHE", str(tmp_path))
+def test_every_builtin_kernel_compiles(variant, dtype, arch, catalogue_cache, monkeypatch):
+    monkeypatch.setenv("CUDABENCH_CACHE", str(catalogue_cache))
     compiled = compile_variant(variant, arch, dtype)
     assert compiled.cubin.stat().st_size > 0
     for res in compiled.launch_resources:
         assert res.registers > 0
         assert res.spill_bytes == 0, f"{variant.name} ({dtype}) spills on {arch}"
+    stamp = compiled.cubin.stat().st_mtime_ns
     again = compile_variant(variant, arch, dtype)  # cached: same file and dtype, no recompile
-    assert again.cubin == compiled.cubin
+    assert again.cubin == compiled.cubin and again.cubin.stat().st_mtime_ns == stamp
 
 
 @pytest.mark.nvcc

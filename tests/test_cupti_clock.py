@@ -7,10 +7,17 @@ import random
 
 import pytest
 
+from cudabench.cupti_clock import cut
 from cudabench.cupti_clock import (
     KernelClockUnavailable, KernelRecord, LaunchTime, RecordsMissing, by_sample, check_dropped,
-    launch_time, launch_times, resolve_timer, samples_of,
+    launch_time, launch_times, resolve_timer,
 )  # fmt: skip
+
+
+def samples_of(kernels, external, sample_id, launches, kernels_per_launch=None):
+    """One sample's per-launch times, as launch_times cuts them (its records grouped first)."""
+    return cut(by_sample(kernels, external).get(sample_id, []), sample_id, launches,
+               kernels_per_launch)
 
 
 def kernel(corr: int, start: int, end: int, name: str = "k") -> KernelRecord:

@@ -17,9 +17,10 @@ from cudabench import sweep
 from cudabench.backends.fake import FAKE_DEVICE, FakeBackend
 from cudabench.cli import app
 from cudabench.history import _MIGRATIONS, SCHEMA_VERSION, History, HistoryError
-from cudabench.results import now_utc, write_results
+from cudabench.results import write_results
 from cudabench.spec import ResultRow, RowKey, RunMeta, Status, TimingOptions
-from conftest import StopAfter
+from conftest import StopAfter, fake_session, run_in_process
+from cudabench.plan import plan
 
 QUICK = dict(min_samples=2, min_time_s=0.0, max_time_s=0.01, warmup=0)
 QUICK_CLI = ["--min-samples", "2", "--min-time", "0", "--max-time", "0.01", "--warmup", "0"]
@@ -42,7 +43,7 @@ def timed(variant: str, median_us: float, seed: int, shape: str = "16777216") ->
 
 
 def test_rows_land_as_they_end_and_the_run_completes(tmp_path):
-    work = sweep.plan("reduce", ["64x129", "7"], ["float4"], None, None, **QUICK)
+    work = plan("reduce", ["64x129", "7"], ["float4"], None, None, **QUICK)
     backend = FakeBackend()
     history = History(tmp_path / "h.db").open()
     seen = []
@@ -55,28 +56,25 @@ def test_rows_land_as_they_end_and_the_run_completes(tmp_path):
             with sqlite3.connect(tmp_path / "h.db") as other:  # a second reader, meanwhile
                 seen.append(other.execute("SELECT COUNT(*) FROM rows").fetchone()[0])
 
-    stem = sweep.results_stem(tmp_path, work.op_label, now_utc())
-    run_meta = sweep.run_meta(backend.device_info(), {}, work.timing, "t", now_utc(), [0])
-    done = sweep.run_jobs(work, sweep.in_process(backend, 0), stem, run_meta, Listener(),
-                          history, tag="first")  # fmt: skip
-    assert seen == [1, 2, 3, 4]  # each row was in the database when it was reported
-    (run,) = history.runs()
-    assert not run.complete and run.tag == "first"
-    done.finish()
+    with fake_session(backend) as session:
+        done = session.start(work.op_label, work.timing, "t", output=tmp_path,
+                             db=tmp_path / "h.db", tag="first", listener=Listener())
+        done.run(work.jobs)
+        assert seen == [1, 2, 3, 4]  # each row was in the database when it was reported
+        (run,) = history.runs()
+        assert not run.complete and run.tag == "first"
+        session.finish()
     (run,) = history.runs()
     loaded_meta, rows = history.load(run.id)
     assert run.complete and loaded_meta.complete and rows == done.rows  # speedups included
 
 
 def test_interrupted_run_keeps_its_rows(tmp_path):
-    work = sweep.plan("reduce", ["64x129", "7"], ["float4"], None, None, **QUICK)
+    work = plan("reduce", ["64x129", "7"], ["float4"], None, None, **QUICK)
     history = History(tmp_path / "h.db").open()
 
-    backend = FakeBackend()
-    stem = sweep.results_stem(tmp_path, work.op_label, now_utc())
-    run_meta = sweep.run_meta(backend.device_info(), {}, work.timing, "t", now_utc(), [0])
     with pytest.raises(sweep.Interrupted):
-        sweep.run_jobs(work, sweep.in_process(backend, 0), stem, run_meta, StopAfter(2), history)
+        run_in_process(tmp_path, work, StopAfter(2), db=tmp_path / "h.db")
     (run,) = history.runs()
     assert not run.complete and len(history.load(run.id)[1]) == 2
 

@@ -1,4 +1,4 @@
-"""A new op outside the package, written only from docs/ops.md (its rmsnorm op file, a right
+"""A new op outside the package, written only from docs/guide/ops.md (its rmsnorm op file, a right
 and a planted-wrong .cu, a Python variant), run end to end through the CLI on the fake
 backend in worker processes: the wrong variant FAILs, the others are OK. And the scaffold of
 `cudabench new op`, and `check`'s parameter count against the op's argument list."""
@@ -12,13 +12,13 @@ from typer.testing import CliRunner
 
 from cudabench.cli import app
 
-DOCS = Path(__file__).resolve().parent.parent / "docs" / "ops.md"
+DOCS = Path(__file__).resolve().parent.parent / "docs" / "guide" / "ops.md"
 QUICK = ["--min-samples", "2", "--min-time", "0", "--max-time", "0.01", "--warmup", "0"]
 runner = CliRunner()
 
 
 def files_from_docs(folder: Path) -> list[Path]:
-    """Each fenced block of docs/ops.md whose first line names a file (`# rmsnorm/op.py`,
+    """Each fenced block of docs/guide/ops.md whose first line names a file (`# rmsnorm/op.py`,
     `// rmsnorm/naive.cu`), written under `folder`."""
     written = []
     for block in re.findall(r"```\w*\n(.*?)```", DOCS.read_text(), re.DOTALL):

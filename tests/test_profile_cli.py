@@ -105,7 +105,7 @@ def test_print_command(tmp_path):
     assert text.count("--nvtx-include") == 2  # float4 and the cupy baseline
     for part in ("cudabench@reduce/float4\\[BLOCK=256,", "/442368x128/", "--clock-control none",
                  "--cache-control all", "--set full", "--section SpeedOfLight",
-                 "l1tex__t_bytes.sum", "--profile-mode", "--variant float4", ".ncu-rep"):
+                 "l1tex__t_bytes.sum", "-m cudabench.profiled", "request.pickle", ".ncu-rep"):
         assert part in text
     assert not list(tmp_path.glob("*.json"))  # nothing was run
 

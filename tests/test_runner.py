@@ -38,9 +38,11 @@ def crash(grid, block, *args):
 
 
 def test_builtin_variants_all_ok_with_speedups():
+    from cudabench.sweep import with_speedups
+
     variants, _ = discover("reduce", [BUILTIN_KERNELS])
     backend = FakeBackend()
-    rows = Runner(backend).run_job(job((64, 127), *variants))
+    rows = with_speedups(Runner(backend).run_job(job((64, 127), *variants)), ("cupy",))
     assert [r.status for r in rows] == [Status.OK] * (len(variants) + 1)
     base = rows[-1]
     assert base.variant == "cupy" and base.is_baseline and base.speedup == pytest.approx(1.0)

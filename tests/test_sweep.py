@@ -6,15 +6,14 @@ import json
 import pytest
 
 from cudabench import sweep
-from cudabench.backends.fake import FakeBackend
-from cudabench.results import now_utc
-from conftest import StopAfter
+from cudabench.plan import plan
+from conftest import StopAfter, run_in_process
 
 QUICK = dict(min_samples=2, min_time_s=0.0, max_time_s=0.01, warmup=0)
 
 
 def test_plan_is_one_job_per_dtype_and_shape():
-    work = sweep.plan("reduce", ["64x129", "1000"], ["float4", "atomic"], None,
+    work = plan("reduce", ["64x129", "1000"], ["float4", "atomic"], None,
                       ["float32", "bfloat16"], **QUICK)
     assert [(j.case.dtype, j.case.shape_text) for j in work.jobs] == [
         ("float32", "64x129"), ("float32", "1000"), ("bfloat16", "64x129"), ("bfloat16", "1000")]
@@ -29,20 +28,16 @@ def test_plan_is_one_job_per_dtype_and_shape():
 ])
 def test_bad_usage_is_a_sweep_error(args, message):
     with pytest.raises(sweep.SweepError, match=message):
-        sweep.plan(*args)
+        plan(*args)
 
 
 def _run(tmp_path, work, listener=None):
-    backend = FakeBackend()
-    started = now_utc()
-    stem = sweep.results_stem(tmp_path, work.op_label, started)
-    meta = sweep.run_meta(backend.device_info(), backend.versions(), work.timing, "test",
-                          started, [0])
-    return stem, sweep.run_jobs(work, sweep.in_process(backend, 0), stem, meta, listener).rows
+    sweep_ = run_in_process(tmp_path, work, listener)
+    return sweep_.stem, sweep_.rows
 
 
 def test_rows_stream_to_the_listener_and_the_files_as_they_end(tmp_path):
-    work = sweep.plan("reduce", ["64x129", "7"], ["float4"], None, None, **QUICK)
+    work = plan("reduce", ["64x129", "7"], ["float4"], None, None, **QUICK)
     seen = []
 
     class Listener:
@@ -50,19 +45,16 @@ def test_rows_stream_to_the_listener_and_the_files_as_they_end(tmp_path):
             pass
 
         def finished(self, row):
-            saved = json.loads(stem.with_suffix(".json").read_text())["rows"]
+            saved = json.loads(next(tmp_path.glob("*_reduce.json")).read_text())["rows"]
             seen.append((row.variant, len(saved)))
 
-    stem = sweep.results_stem(tmp_path, work.op_label, now_utc())
-    backend = FakeBackend()
-    meta = sweep.run_meta(backend.device_info(), backend.versions(), work.timing, "t", now_utc(), [0])
-    rows = sweep.run_jobs(work, sweep.in_process(backend, 0), stem, meta, Listener()).rows
+    rows = run_in_process(tmp_path, work, Listener()).rows
     assert [r.variant for r in rows] == ["float4", "cupy", "float4", "cupy"]
     assert [n for _, n in seen] == [1, 2, 3, 4]  # each row was on disk when it was reported
 
 
 def test_ctrl_c_keeps_the_finished_rows(tmp_path):
-    work = sweep.plan("reduce", ["64x129", "7"], ["float4"], None, None, **QUICK)
+    work = plan("reduce", ["64x129", "7"], ["float4"], None, None, **QUICK)
 
     with pytest.raises(sweep.Interrupted) as info:
         _run(tmp_path, work, StopAfter(2))

@@ -16,9 +16,11 @@ from cudabench import sweep, tuner, tuning
 from cudabench.backends.fake import FAKE_DEVICE, FakeBackend
 from cudabench.cli import app
 from cudabench.kernels import BUILTIN_KERNELS, KernelHeaderError, parse_header
-from cudabench.results import now_utc, read_results
+from cudabench.results import read_results
 from cudabench.space import Space, SpaceError, grid, parse_constraint, parse_param_option
 from cudabench.spec import Case, Status, TimingOptions, row_label, split_label
+from cudabench.plan import apply_tuned, plan
+from conftest import fake_session
 
 QUICK = dict(min_samples=2, min_time_s=0.0, max_time_s=0.01, warmup=0)
 QUICK_CLI = ["--min-samples", "2", "--min-time", "0", "--max-time", "0.01", "--warmup", "0"]
@@ -125,10 +127,8 @@ def _clocked_backend(best_block: int) -> FakeBackend:
 
 
 def _sweep(tmp_path: Path, backend: FakeBackend, timing: TimingOptions) -> sweep.Sweep:
-    started = now_utc()
-    stem = sweep.results_stem(tmp_path, "tune_reduce", started)
-    meta = sweep.run_meta(backend.device_info(), {}, timing, "test", started, [0])
-    return sweep.Sweep(sweep.in_process(backend, 0), stem, meta)
+    return fake_session(backend).start("tune_reduce", timing, "test", output=tmp_path,
+                                       record=False)
 
 
 @pytest.mark.parametrize("strategy", ["exhaustive", "random", "optuna"])
@@ -199,7 +199,7 @@ def test_ctrl_c_keeps_every_measured_configuration(tmp_path):
     timing = TimingOptions(**QUICK)
     backend = _clocked_backend(512)
     tuner_sweep = _sweep(tmp_path, backend, timing)
-    inner = tuner_sweep.execute
+    inner = tuner_sweep.executor.execute
     calls = {"n": 0}
 
     def interrupt_second_job(jobs, events, ready=None):
@@ -208,7 +208,7 @@ def test_ctrl_c_keeps_every_measured_configuration(tmp_path):
             raise KeyboardInterrupt
         inner(jobs, events, ready)
 
-    tuner_sweep.execute = interrupt_second_job
+    tuner_sweep.executor.execute = interrupt_second_job  # type: ignore[method-assign]
     strategy = tuner.Exhaustive(space)
     strategy.queue = strategy.queue[:2]  # round one: two configurations, then the final round
     with pytest.raises(sweep.Interrupted) as info:
@@ -415,7 +415,7 @@ def test_a_tuned_configuration_the_header_no_longer_allows_is_not_used(tmp_path)
     path = tmp_path / "tuning.json"
     tuning.save(tuning.TunedEntry(FAKE_DEVICE.name, "reduce", "t", "float32", "7",
                                   {"BLOCK": 512, "ITEMS": 64}, 20.0), path)  # 32768: now too many
-    work = sweep.plan("reduce", ["7"], ["t"], [tmp_path / "k"], **QUICK)
-    tuned = sweep.apply_tuned(work, FAKE_DEVICE.name, path)
+    work = plan("reduce", ["7"], ["t"], [tmp_path / "k"], **QUICK)
+    tuned = apply_tuned(work, FAKE_DEVICE.name, path)
     assert tuned.jobs[0].variants[0].params_text == "BLOCK=256,ITEMS=64"
     assert any("not used" in n and "BLOCK * ITEMS <= 16384" in n for n in tuned.notes)

@@ -6,8 +6,10 @@ traceback; a failed kernel is a row, and makes `run` exit 1 at the end.
 
 from __future__ import annotations
 
+import functools
 import sys
-from typing import Annotated, Optional
+from collections.abc import Callable
+from typing import Annotated, Any, Optional
 
 import typer
 from rich.markup import escape
@@ -18,7 +20,8 @@ from cudabench.cli import (
     report_cmd, run_cmd, tune_cmd,
 )  # fmt: skip
 from cudabench.cli import new_cmd
-from cudabench.cli.common import err
+from cudabench.cli.common import err, fail_usage
+from cudabench.errors import UsageError
 
 app = typer.Typer(
     name="cudabench",
@@ -44,16 +47,30 @@ def _root(
     and why. Compiles kernel variants from kernels/<op>/*.cu (and your own with --kernels),
     validates each against a float64 reference, times it honestly, and writes throughput
     tables to the terminal and to results/."""
-app.command("list")(list_cmd.list_command)
-app.command("check")(check_cmd.check_command)
-app.command("run")(run_cmd.run_command)
-app.command("tune")(tune_cmd.tune_command)
-app.command("profile")(profile_cmd.profile_command_cli)
-app.command("ceilings")(ceilings_cmd.ceilings_command)
-app.command("compare")(compare_cmd.compare_command)
-app.command("report")(report_cmd.report_command)
-app.command("history")(history_cmd.history_command)
-app.command("import")(history_cmd.import_command)
+
+
+def one_line(command: Callable[..., None]) -> Callable[..., None]:
+    """The one place cudabench's own bad-usage errors (errors.UsageError: a bad shape, no GPU,
+    an unwritable folder ...) become one line on stderr and exit status 2, for every command."""
+
+    @functools.wraps(command)
+    def guarded(*args: Any, **kwargs: Any) -> None:
+        try:
+            command(*args, **kwargs)
+        except UsageError as exc:
+            fail_usage(str(exc))
+
+    return guarded
+
+
+for name, command in [
+    ("list", list_cmd.list_command), ("check", check_cmd.check_command),
+    ("run", run_cmd.run_command), ("tune", tune_cmd.tune_command),
+    ("profile", profile_cmd.profile_command_cli), ("ceilings", ceilings_cmd.ceilings_command),
+    ("compare", compare_cmd.compare_command), ("report", report_cmd.report_command),
+    ("history", history_cmd.history_command), ("import", history_cmd.import_command),
+]:
+    app.command(name)(one_line(command))
 app.add_typer(cluster_cmd.app, name="cluster")
 app.add_typer(new_cmd.app, name="new")
 

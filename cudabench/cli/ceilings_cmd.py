@@ -8,14 +8,14 @@ from typing import Annotated, Optional
 
 import typer
 
-from cudabench import ceilings, sweep
+from cudabench import ceilings
 from cudabench.cli.common import (
     MaxTimeOption, MinSamplesOption, MinTimeOption, WarmupOption, err, fail_usage, out,
 )  # fmt: skip
-from cudabench.cli.sweep import command_line, on_workers, open_workers, parse_devices, progress_bar
+from cudabench.cli.render import command_line, error, note, progress_bar
 from cudabench.pool import DEFAULT_TIMEOUT_S
 from cudabench.report import ceilings_table
-from cudabench.results import now_utc
+from cudabench.session import Local, Session, parse_devices
 from cudabench.spec import TimingOptions
 
 
@@ -59,26 +59,20 @@ def ceilings_command(
         kept = ceilings.load(path)
     except ceilings.CeilingsError as exc:
         fail_usage(f"{exc} (move it away, or set CUDABENCH_CEILINGS to another file)")
-    pool = open_workers(chosen, timeout)
-    assert pool.info is not None
-    entry = ceilings.lookup(kept, pool.info)
-    rows = None
-    with pool:
+    with Session.open(Local(chosen, timeout)) as session:
+        entry = ceilings.lookup(kept, session.info)
+        rows = None
         if entry is None or recalibrate or size is not None:
-            why = ceilings.stale(kept, pool.info)
+            why = ceilings.stale(kept, session.info)
             if why:
-                err.print(f"note: {why}: measuring again", soft_wrap=True, markup=False)
+                note(f"{why}: measuring again")
             with progress_bar(None) as bar:
                 try:
-                    entry, done = sweep.calibrate(on_workers(pool), pool.info, pool.versions,
-                                                  pool.devices, now_utc(), size, output, bar,
-                                                  command_line(ctx), timing)  # fmt: skip
-                except sweep.SweepError as exc:
-                    fail_usage(str(exc))
+                    entry, done = session.calibrate(size, output, bar, command_line(ctx), timing)
                 except ceilings.CeilingsError as exc:  # a mix without a correct row
-                    err.print(f"[bold red]error:[/] {exc}", soft_wrap=True)
+                    error(str(exc))
                     raise typer.Exit(1) from None
             rows = done.rows
             err.print(f"results: {done.stem.with_suffix('.csv')}  {done.stem.with_suffix('.json')}"
                       f"\nkept in {path}", soft_wrap=True, markup=False)  # fmt: skip
-    out.print(ceilings_table(entry, pool.info, rows))
+    out.print(ceilings_table(entry, session.info, rows))

@@ -10,7 +10,7 @@ from typing import Annotated, Any, NoReturn, Optional
 import typer
 from rich.console import Console
 
-from cudabench import sweep
+from cudabench import plan
 from cudabench.kernels import discover, unassigned
 from cudabench.ops import registry
 from cudabench.spec import KernelVariant
@@ -77,8 +77,8 @@ def use_ops(folders: list[Path] | None) -> None:
 def kernel_roots(kernels: list[Path] | None) -> list[Path]:
     """The built-in kernels folder and the user's --kernels folders; exit 2 if one is bad."""
     try:
-        return sweep.kernel_roots(kernels)
-    except sweep.SweepError as exc:
+        return plan.kernel_roots(kernels)
+    except plan.SweepError as exc:
         fail_usage(str(exc))
 
 

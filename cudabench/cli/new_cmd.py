@@ -37,4 +37,4 @@ def new_op_command(
     err.print(f"next: cudabench list --ops {folder}\n"
               f"      cudabench check --ops {folder} {name}\n"
               f"      CUDABENCH_OPS={folder} cudabench run {name} -s {shape}\n"
-              "(docs/ops.md: every declaration of op.py)", markup=False, soft_wrap=True)  # fmt: skip
+              "(docs/guide/ops.md: every declaration of op.py)", markup=False, soft_wrap=True)  # fmt: skip

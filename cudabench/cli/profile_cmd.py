@@ -1,8 +1,8 @@
 """`cudabench profile`: run the asked cases under Nsight Compute, one launch each, and table
 ncu's metrics beside cudabench's own time.
 
-Steps: plan the cases as `run` does; run `ncu ... python -m cudabench run ... --profile-mode`
-(ncu.profile_command); read the report's raw page back (ncu.parse_raw_csv) and join its
+Steps: plan the cases as `run` does; hand the plan to a child as data and run `ncu ... python
+-m cudabench.profiled REQUEST` (ncu.profile_command, profiled.py); read the report's raw page back (ncu.parse_raw_csv) and join its
 kernels to the rows by NVTX range; time the same cases normally (unless --no-time); write
 the results files (rows with their `ncu` metrics) and the report `<stem>.ncu-rep` side by side.
 """
@@ -21,11 +21,13 @@ from typing import Annotated, Optional
 import typer
 
 from cudabench.cli.common import KERNELS_OPTION_HELP, DbOption, TimerOption, err, fail_usage, out
-from cudabench.cli.sweep import (
-    Plan, command_line, exit_with_summary, on_workers, open_history, open_workers, plan,
-    results_stem, run_jobs, show_run_notes,
-    run_meta,
+from cudabench.cli.render import (
+    command_line, error, exit_with_summary, progress_bar, show_history_error, show_plan,
+    show_run_notes,
 )  # fmt: skip
+from cudabench.plan import Plan, plan
+from cudabench.profiled import ProfileRequest, for_profiling, write_request
+from cudabench.session import Local, Session, results_stem
 from cudabench.pool import DEFAULT_TIMEOUT_S
 from cudabench.ncu import (
     NcuError, find_ncu, import_command, metrics_by_case, ncu_messages, parse_raw_csv,
@@ -36,25 +38,6 @@ from cudabench.results import ResultsError, now_utc, read_results, write_results
 from cudabench.spec import ProfileMetrics, ResultRow, RowKey, Status
 
 NO_KERNELS = "No kernels were profiled"
-
-
-def _child_command(ctx: typer.Context, work: Plan, rows_path: Path, device: int,
-                   warmup: int) -> list[str]:  # fmt: skip
-    """cudabench itself in profile mode, on exactly the planned cases."""
-    command = [sys.executable, "-m", "cudabench", "run", ctx.params["target"]]
-    for shape in ctx.params.get("shape") or []:  # none: the config's (each op its own shapes)
-        command += ["--shape", shape]
-    for name in ctx.params.get("variant") or []:
-        command += ["--variant", name]
-    for folder in ctx.params.get("kernels") or []:
-        command += ["--kernels", str(folder)]
-    for name in dict.fromkeys(job.case.dtype for job in work.jobs):
-        command += ["--dtype", name]
-    for text in ctx.params.get("param") or []:
-        command += ["--param", text]
-    return command + ["--no-tuned", "--cold" if ctx.params.get("cold", True) else "--hot", "--devices",
-                      str(device), "--warmup", str(warmup), "--profile-mode",
-                      "--output", str(rows_path)]  # fmt: skip
 
 
 def _cases(work: Plan) -> list[tuple[str, str, str, str]]:
@@ -175,8 +158,8 @@ def profile_command_cli(
     """
     extra = [m.strip() for m in (metrics or "").split(",") if m.strip()]
     work = plan(target, shape, variant, kernels, dtype, param, cold=cold, timer=timer)
-    for problem in work.problems:
-        err.print(f"[red]error:[/] {problem}", soft_wrap=True)
+    show_plan(work, notes=False)
+    show_plan(work)
     started = now_utc()
     try:
         ncu_path = find_ncu(ncu)
@@ -187,13 +170,16 @@ def profile_command_cli(
     stem = results_stem(output, work.op_label, started)
     report = stem.with_suffix(".ncu-rep")
     scratch = Path(tempfile.gettempdir()) / f"cudabench-profile-{stem.name}"
-    child = _child_command(ctx, work, scratch / "profiled.json", device, warmup)
+    request = scratch / "request.pickle"
+    child = [sys.executable, "-m", "cudabench.profiled", str(request)]
     cases = _cases(work)
     command = profile_command(
         ncu_path, cases, report, child, cold=cold, section_set=section_set,
         sections=section or [], metrics=extra,
     )  # fmt: skip
     if print_command:
+        write_request(ProfileRequest(for_profiling(work, warmup), device,
+                                     scratch / "profiled.json", command_line(ctx)), request)  # fmt: skip
         out.print(shlex.join(command), markup=False, soft_wrap=True)
         return
 
@@ -202,34 +188,38 @@ def profile_command_cli(
               f"({'caches flushed before each kernel' if cold else 'hot caches'})",
               soft_wrap=True, markup=False)  # fmt: skip
     report.unlink(missing_ok=True)
-    _run_ncu(command, report)
-    metrics_found = _read_report(ncu_path, report, extra)
+    write_request(ProfileRequest(for_profiling(work, warmup), device, scratch / "profiled.json",
+                                 command_line(ctx)), request)  # fmt: skip
     try:
+        _run_ncu(command, report)
+        metrics_found = _read_report(ncu_path, report, extra)
         child_meta, child_rows = read_results(scratch / "profiled.json")
     except ResultsError as exc:
-        err.print(f"[bold red]error:[/] the profiled run left no results: {exc}", soft_wrap=True)
+        error(f"the profiled run left no results: {exc}")
         raise typer.Exit(1) from None
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
+    launches = {v.label: len(v.launches) for job in work.jobs for v in job.variants}
+    history_error = ""
     if time_it:
-        pool = open_workers([device], timeout, work.timing.timer)
-        meta = run_meta(pool.info, pool.versions, work.timing, command_line(ctx), started,
-                        pool.devices)  # type: ignore[arg-type]
-        history, history_error = open_history(db)
-        with pool:
-            done = run_jobs(work, on_workers(pool), stem, meta, history=history, tag=tag)
-        launches = {v.label: len(v.launches) for job in work.jobs for v in job.variants}
-        rows = _join(done.rows, metrics_found, launches)
-        csv_path, json_path = done.finish(rows)  # recorded with ncu's metrics
-        meta, history_error = done.meta, history_error or done.history_error
+        with Session.open(Local((device,), timeout), work.timing.timer) as session:
+            work = session.prepare(work, tuned=False)
+            sweep = session.start(work.op_label, work.timing, command_line(ctx),
+                                  output=stem.with_suffix(".json"), db=db, tag=tag,
+                                  started=started)  # fmt: skip
+            show_history_error(session)
+            with progress_bar(work.rows_expected) as bar:
+                sweep.listener = bar
+                sweep.run(work.jobs)
+            rows = _join(sweep.rows, metrics_found, launches)
+            csv_path, json_path = session.finish(rows)  # recorded with ncu's metrics
+        meta, history_error = sweep.meta, session.problems
     else:  # ncu's rows only: nothing timed, nothing for the history
         meta = dataclasses.replace(child_meta, command=command_line(ctx), started=started,
                                    complete=True)  # fmt: skip
-        launches = {v.label: len(v.launches) for job in work.jobs for v in job.variants}
         rows = _join(child_rows, metrics_found, launches)
         csv_path, json_path = write_results(stem, meta, rows)
-        history_error = ""
     out.print(profile_table(rows, meta, work.op_label))
     show_run_notes(meta)
     err.print(f"results: {csv_path}  {json_path}\nncu report: {report} (open with ncu-ui, or "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -12,15 +13,15 @@ from cudabench.cli.common import (
     KERNELS_OPTION_HELP, ClusterOption, DbOption, GpuModelOption, MaxTimeOption, MinSamplesOption,
     MinTimeOption, TimerOption, WarmupOption, err, out,
 )  # fmt: skip
-from cudabench.cli.sweep import (
-    Plan, apply_tuned, command_line, exit_with_summary, in_process, on_workers, open_gpu,
-    open_cluster, open_history, open_workers, parse_devices, plan, results_stem, run_jobs,
-    run_meta, show_pool_notes, show_run_notes, use_ceilings,
+from cudabench.cli.render import (
+    command_line, exit_with_summary, progress_bar, show_history_error, show_plan, show_run_notes,
 )  # fmt: skip
 from cudabench.nvtx import ncu_filter
+from cudabench.plan import plan
 from cudabench.pool import DEFAULT_TIMEOUT_S
 from cudabench.report import fastest_per_shape, results_table
-from cudabench.results import now_utc, results_document
+from cudabench.results import results_document
+from cudabench.session import Cluster, Local, Session, parse_devices
 from cudabench.spec import ResultRow
 
 
@@ -83,9 +84,6 @@ def run_command(
     timeout: Annotated[float, typer.Option(
         min=1.0, help="Seconds a variant may take (compile, validate, time) before its "
         "worker is killed and the row is TIMEOUT.")] = DEFAULT_TIMEOUT_S,
-    profile_mode: Annotated[bool, typer.Option(
-        "--profile-mode", hidden=True, help="What `cudabench profile` runs under ncu: no "
-        "timing, one call per variant and shape inside its NVTX range.")] = False,
 ) -> None:
     """Validate and time every variant of an op (and its library baseline) over shapes.
 
@@ -97,57 +95,35 @@ def run_command(
     work = plan(target, shape, variant, kernels, dtype, param, cold=cold, interleave=interleave,
                 min_samples=min_samples, min_time_s=min_time, max_time_s=max_time,
                 warmup=warmup, timer=timer)  # fmt: skip
-    for problem in work.problems:
-        err.print(f"[red]error:[/] {problem}", soft_wrap=True)
-    chosen = parse_devices(devices)
-    started = now_utc()
-    if profile_mode:  # under ncu: in this process, on one GPU
-        index = chosen[0] if chosen else 0
-        backend = open_gpu(index)
-        if tuned:
-            work = apply_tuned(work, backend.device_info().name)
-        show_notes(work)
-        stem = results_stem(output, work.op_label, started)
-        meta = run_meta(backend.device_info(), backend.versions(), work.timing,
-                        command_line(ctx), started, chosen or [0])  # fmt: skip
-        done = run_jobs(work, in_process(backend, index, profile=True), stem, meta)
-        history_error = ""  # the parent `cudabench profile` records the run
-    else:
-        pool = open_cluster(cluster, timeout, gpu_model) if cluster else open_workers(chosen, timeout, work.timing.timer)
-        if tuned:
-            work = apply_tuned(work, pool.info.name)  # type: ignore[union-attr]
-        show_notes(work)
-        stem = results_stem(output, work.op_label, started)
-        meta = run_meta(pool.info, pool.versions, work.timing, command_line(ctx), started,
-                        pool.devices)  # type: ignore[arg-type]
-        history, history_error = open_history(db)
-        execute = pool.execute if cluster else on_workers(pool)  # type: ignore[union-attr,arg-type]
-        with pool:
-            if with_ceilings:
-                meta = use_ceilings(execute, meta, pool.versions, recalibrate, stem.parent, history)
-            done = run_jobs(work, execute, stem, meta, len(pool.devices) > 1, history, tag)
-        show_pool_notes(pool)
-        history_error = history_error or done.history_error
-    csv_path, json_path = done.finish()
-    rows, meta = done.rows, done.meta
+    show_plan(work, notes=False)
+    where = (Cluster(cluster, timeout, gpu_model) if cluster
+             else Local(parse_devices(devices), timeout))  # fmt: skip
+    with Session.open(where, work.timing.timer) as session:
+        work = session.prepare(work, tuned)
+        show_plan(work)
+        with progress_bar(None) as bar:  # the ceilings, when they are measured first
+            sweep = session.start(work.op_label, work.timing, command_line(ctx), output=output,
+                                  db=db, tag=tag, ceilings=with_ceilings,
+                                  recalibrate=recalibrate, listener=bar,
+                                  announce=bar.announce)  # fmt: skip
+        show_history_error(session)
+        with progress_bar(work.rows_expected, len(session.devices) > 1) as bar:
+            sweep.listener = bar
+            sweep.run(work.jobs)
+        csv_path, json_path = session.finish()
+    rows, meta = sweep.rows, sweep.meta
 
     table = results_table(rows, meta, work.op_label)
     (err if as_json else out).print(table)
-    show_run_notes(meta)
+    show_run_notes(meta, session)
     if as_json:
         out.print_json(json.dumps(results_document(meta, rows)))
     err.print(f"results: {csv_path.resolve()}  {json_path.resolve()}", soft_wrap=True,
               markup=False)  # fmt: skip
-    if not profile_mode:
-        hint = profile_hint(target, rows, meta.command)
-        if hint:
-            err.print(hint, soft_wrap=True, markup=False)
-    exit_with_summary(rows, work.problems, history_error)
-
-
-def show_notes(work: Plan) -> None:
-    for note in work.notes:
-        err.print(f"note: {note}", soft_wrap=True, markup=False)
+    hint = profile_hint(target, rows, meta.command)
+    if hint:
+        err.print(hint, soft_wrap=True, markup=False)
+    exit_with_summary(rows, work.problems, session.problems)
 
 
 def profile_hint(target: str, rows: list[ResultRow], command: str) -> str:
@@ -161,4 +137,19 @@ def profile_hint(target: str, rows: list[ResultRow], command: str) -> str:
     return (f"profile it: cudabench profile {target} --shape {star.shape} --variant {star.variant}{dtype}"
             f"   (or by hand: ncu --nvtx --nvtx-include "
             f"\"{ncu_filter(star.op, star.label, star.shape, star.dtype)}\" -c 1 --clock-control none "
-            f"{command})")
+            f"{without_output(command)})")
+
+
+def without_output(command: str) -> str:
+    """The command without its --output: run again by hand, it must not overwrite this run's
+    files (it writes results/<its own time>_<op>.* instead)."""
+    words, kept = shlex.split(command), []
+    skip = False
+    for word in words:
+        if skip:
+            skip = False
+        elif word in ("--output", "-o"):
+            skip = True
+        elif not word.startswith("--output="):
+            kept.append(word)
+    return shlex.join(kept)

@@ -11,20 +11,18 @@ from rich.table import Table
 
 from cudabench import tuner
 from cudabench import tuning
-from cudabench.backends import backend_name
 from cudabench.cli.common import (
     KERNELS_OPTION_HELP, ClusterOption, DbOption, GpuModelOption, TimerOption, err, fail_usage,
     out,
 )  # fmt: skip
-from cudabench.cli.sweep import (
-    Plan, command_line, open_cluster, open_history, open_workers, parse_devices, plan, progress_bar,
-    results_stem, run_meta, show_pool_notes, show_run_notes,
+from cudabench.cli.render import (
+    command_line, error, progress_bar, show_history_error, show_plan, show_run_notes,
 )  # fmt: skip
+from cudabench.plan import Plan, plan
 from cudabench.pool import DEFAULT_TIMEOUT_S
 from cudabench.report import title
-from cudabench.results import now_utc
 from cudabench.spec import DeviceInfo, ResultRow, RunMeta, Status, parse_params
-from cudabench.sweep import Sweep, on_workers
+from cudabench.session import Cluster, Local, Session, parse_devices
 
 
 def _space_table(searches: list[tuple[int, tuner.SearchSpace]], work: Plan) -> Table:
@@ -169,8 +167,7 @@ def tune_command(
         fail_usage(f"--strategy {strategy!r}: not one of {', '.join(tuner.STRATEGIES)}")
     work = plan(target, shape, variant, kernels, dtype, param, expand=False, cold=cold,
                 timer=timer)
-    for problem in work.problems:
-        err.print(f"[red]error:[/] {problem}", soft_wrap=True)
+    show_plan(work, notes=False)
     try:
         searches = tuner.plan_searches(work.jobs, work.narrowing, named=bool(variant))
         strategies = [tuner.make_strategy(strategy, space, budget, seed) for _, space in searches]
@@ -179,39 +176,37 @@ def tune_command(
     if space_only:
         out.print(_space_table(searches, work))
         return
-    pool = open_cluster(cluster, timeout, gpu_model) if cluster else open_workers(parse_devices(devices), timeout, work.timing.timer)
-    started = now_utc()
+    where = (Cluster(cluster, timeout, gpu_model) if cluster
+             else Local(parse_devices(devices), timeout))  # fmt: skip
     label = f"tune_{work.op_label}"
-    stem = results_stem(output, label, started)
-    meta = run_meta(pool.info, pool.versions, work.timing, command_line(ctx), started,
-                    pool.devices)  # type: ignore[arg-type]
-    info: DeviceInfo = pool.info  # type: ignore[assignment]
     final = tuner.FINAL_TOP + 1  # the final round: the best few and the default, re-timed
     total = sum(min(budget, s.size) + min(final, s.size + 1) + len(work.jobs[i].baselines)
                 for i, s in searches)  # fmt: skip
-    history, history_error = open_history(db)
-    with pool, progress_bar(total, len(pool.devices) > 1) as bar:
-        execute = pool.execute if cluster else on_workers(pool)  # type: ignore[union-attr,arg-type]
-        sweep = Sweep(execute, stem, meta, bar, history, tag)
-        arch = info.arch if backend_name() == "cupy" and not cluster else None  # compile ahead here
-        outcomes = tuner.run_searches(work.jobs, searches, strategies, budget, work.timing,
-                                      sweep, arch)  # fmt: skip
-    show_pool_notes(pool)
-    csv_path, json_path = sweep.finish([r for o in outcomes for r in o.rows])
-    meta, history_error = sweep.meta, history_error or sweep.history_error
+    with Session.open(where, work.timing.timer) as session:
+        work = session.prepare(work, tuned=False)
+        show_plan(work)
+        sweep = session.start(label, work.timing, command_line(ctx), output=output, db=db,
+                              tag=tag)  # fmt: skip
+        show_history_error(session)
+        with progress_bar(total, len(session.devices) > 1) as bar:
+            sweep.listener = bar
+            outcomes = tuner.run_searches(work.jobs, searches, strategies, budget, work.timing,
+                                          sweep, session.compile_arch)  # fmt: skip
+        csv_path, json_path = session.finish([r for o in outcomes for r in o.rows])
+    meta, info = sweep.meta, session.info
     out.print(title(meta, label, [r for o in outcomes for r in o.rows]))
-    show_run_notes(meta)
+    show_run_notes(meta, session)
     for outcome in outcomes:
         out.print(_outcome_table(outcome))
         err.print(_summary(outcome), soft_wrap=True, markup=False)
         if plot:
-            _plot(outcome, stem, meta)
+            _plot(outcome, sweep.stem, meta)
         if save and outcome.best is not None:
             _save(outcome, info, json_path)
     err.print(f"results (every configuration): {csv_path.resolve()}  {json_path.resolve()}",
               soft_wrap=True, markup=False)  # fmt: skip
-    if history_error:
-        err.print(f"[bold red]error:[/] {history_error}", soft_wrap=True)
+    if session.problems:
+        error(session.problems)
         raise typer.Exit(2)
     if any(o.best is None for o in outcomes):
         raise typer.Exit(1)

@@ -1,0 +1,118 @@
+"""The ceilings a run's `% ceiling` column needs, measured on the session's own executor.
+
+`calibrate` measures this GPU's ceilings (ceilings.py does the arithmetic and keeps the file):
+each stream op over arrays of 8x the L2 size at a few configurations, with its library
+reference, and the FMA op, as a run of their own (results/<time>_ceilings.*). `use_ceilings`
+finds the ceilings a run uses — kept in the ceilings file, recorded in the history database,
+or measured now — and says which in a note on the run's metadata.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from cudabench import ceilings
+from cudabench.errors import SweepError
+from cudabench.history import History, HistoryError
+from cudabench.plan import plan
+from cudabench.space import grid
+from cudabench.spec import Ceilings, RunMeta, TimingOptions
+from cudabench.sweep import Listener, Sweep
+
+if TYPE_CHECKING:
+    from cudabench.session import Session
+
+
+def calibrate(session: Session, size: int | None = None, output: Path | None = None,
+              listener: Listener | None = None, command: str = "cudabench ceilings",
+              timing: TimingOptions | None = None,
+              started: str | None = None) -> tuple[Ceilings, Sweep]:  # fmt: skip
+    """Measure this GPU's ceilings on the session's executor, timed as `timing` says (hot, by
+    events, whatever it asks of those: the ceilings are DRAM rates). Returns the ceilings (kept
+    in the ceilings file unless $CUDABENCH_CEILINGS is off) and the finished Sweep. SweepError
+    for a bad size; ceilings.CeilingsError (the rows saved) for a mix left without a correct
+    row."""
+    try:
+        n = ceilings.array_elements(session.info, size)
+    except ceilings.CeilingsError as exc:
+        raise SweepError(str(exc)) from None
+    options = dataclasses.asdict(dataclasses.replace(timing or TimingOptions(), cold=False,
+                                                     timer="events", interleave=False))  # fmt: skip
+    jobs = [job for op in ceilings.MIX_OPS.values()
+            for job in plan(op, [str(n)], None, None, **options).jobs]  # fmt: skip
+    jobs += plan("fma", [str(ceilings.FMA_THREADS)], None, None, **options).jobs
+    # each variant at every configuration of its grid (ceilings.STREAM_GRIDS, FMA_GRID)
+    jobs = [dataclasses.replace(job, variants=tuple(
+        c for v in job.variants for c in grid(v, ceilings.variant_grid(v))))
+        for job in jobs]  # fmt: skip
+    done = session.new_sweep("ceilings", jobs[0].timing, command, output=output,
+                             listener=listener, started=started)  # fmt: skip
+    done.run(jobs)
+    json_path = done.stem.with_suffix(".json")
+    try:
+        found = ceilings.from_rows(done.rows, session.info, done.meta.started, str(json_path))
+    except ceilings.CeilingsError as exc:
+        done.finish()
+        raise ceilings.CeilingsError(f"{exc} (rows in {json_path})") from None
+    done.meta = dataclasses.replace(done.meta, ceilings=found)
+    done.finish()
+    path = ceilings.cache_path()
+    if path is not None:
+        ceilings.save(found, path)
+    return found, done
+
+
+def use_ceilings(session: Session, meta: RunMeta, recalibrate: bool = False,
+                 announce: Callable[[str], None] | None = None,
+                 listener: Listener | None = None, output: Path | None = None,
+                 history: History | None = None) -> RunMeta:  # fmt: skip
+    """The run's metadata with the ceilings its `% ceiling` column uses, and a note saying
+    which: the kept ones for this GPU model, driver and memory clock, or measured now on the
+    session's executor (`announce` says so first; the rows in the folder `output`) when there
+    are none, they are stale, or `recalibrate`. The history database, when open, is the second
+    place they are kept: a run's metadata records the ceilings it used, so a file lost or
+    moved does not mean measuring again. A measurement that leaves a mix without a correct
+    row is a note and no column, not the end of the run. `meta` unchanged when the ceilings
+    file is off; SweepError for an unreadable file."""
+    path = ceilings.cache_path()
+    if path is None:
+        return meta
+    info = meta.device
+    try:
+        entries = ceilings.load(path)
+    except ceilings.CeilingsError as exc:
+        raise SweepError(f"{exc} (move it away, or set CUDABENCH_CEILINGS=off)") from None
+
+    def using(found: Ceilings | None, note: str) -> RunMeta:
+        return dataclasses.replace(meta, ceilings=found, notes=(*meta.notes, f"% ceiling: {note}"))
+
+    kept = None if recalibrate else ceilings.lookup(entries, info)
+    if kept is not None:
+        return using(kept, f"this GPU's ceilings from {path} (measured {kept.measured})")
+    recorded = None
+    if history is not None and not recalibrate:
+        try:
+            recorded = history.ceilings(ceilings.key_of(info))
+        except (sqlite3.Error, HistoryError):  # the database's trouble is the run's to report
+            recorded = None
+    if history is not None and recorded is not None:
+        ceilings.save(recorded, path)
+        return using(recorded, f"this GPU's ceilings from the history database "
+                               f"{history.path} (measured {recorded.measured}), kept in {path}")
+    why = ("--recalibrate" if recalibrate else ceilings.stale(entries, info)
+           or f"none kept for the {info.name} in {path}")  # fmt: skip
+    if announce is not None:
+        announce(f"measuring this GPU's ceilings first ({why}; about 30 rows, once per GPU "
+                 "model, driver and memory clock; --no-ceilings skips it)")  # fmt: skip
+    try:
+        _, done = calibrate(session, output=output, listener=listener, timing=meta.timing,
+                            started=meta.started)  # fmt: skip
+    except ceilings.CeilingsError as exc:
+        return using(None, f"not measured: {exc}")
+    found = done.meta.ceilings
+    return using(found, f"this GPU's ceilings measured now ({why}), rows in "
+                        f"{done.stem.with_suffix('.json')}")

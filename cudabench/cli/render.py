@@ -1,0 +1,143 @@
+"""How the commands render a session's sweep (cudabench/session.py does the work): the progress
+bar that follows the rows as they end, Ctrl-C as exit 130 with the finished rows kept, the
+notes, and the closing summary that exits 1 when a kernel row failed (2 when the history
+database failed). The command line as the user could type it again lives here too.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shlex
+from collections.abc import Iterator
+from typing import Any, NoReturn
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from cudabench.cli.common import err
+from cudabench.plan import Plan
+from cudabench.report import failure_summary
+from cudabench.session import Session
+from cudabench.spec import Case, ResultRow, RunMeta
+from cudabench.sweep import Interrupted, SweepFailed
+
+SUMMARY_LINES = 20
+
+
+def note(text: str) -> None:
+    """One `note:` line on stderr, printed literally."""
+    err.print(f"note: {text}", soft_wrap=True, markup=False)
+
+
+def error(text: str) -> None:
+    """One red `error:` line on stderr; the text printed literally."""
+    err.print("[bold red]error:[/] ", end="", soft_wrap=True)
+    err.print(text, soft_wrap=True, markup=False)
+
+
+def show_plan(work: Plan, notes: bool = True) -> None:
+    """The kernel files that could not be loaded, and (`notes`) what the plan left out and
+    why and the tuned configurations it took (said once the session prepared it)."""
+    for problem in [] if notes else work.problems:
+        error(problem)
+    for line in work.notes if notes else []:
+        note(line)
+
+
+def show_history_error(session: Session) -> None:
+    """Say at once when the history database could not be opened (the run goes on)."""
+    if session.history_error:
+        error(f"{session.history_error}; the results files are still written")
+
+
+def show_run_notes(meta: RunMeta, session: Session | None = None) -> None:
+    """What the run could not do as asked (the clock it fell back to, lost workers)."""
+    for line in [*meta.notes, *(session.notes if session is not None else [])]:
+        note(line)
+
+
+def command_line(ctx: typer.Context) -> str:
+    """The command as the user could type it again (rebuilt from the parsed options, so it
+    reads the same whether run as `cudabench`, `python -m cudabench` or from a test)."""
+    words = ["cudabench", ctx.command.name or ""]
+    for param in ctx.command.params:
+        value = ctx.params.get(param.name)
+        if value is None or value == param.default or value == []:
+            continue
+        if param.param_type_name == "argument":
+            words.append(str(value))
+            continue
+        flag = max(param.opts, key=len)
+        if isinstance(value, bool) and param.secondary_opts:  # --cold/--hot
+            words.append(param.opts[0] if value else param.secondary_opts[0])
+        elif isinstance(value, bool):
+            words += [flag] if value else []
+        else:
+            for item in value if isinstance(value, (list, tuple)) else [value]:
+                words += [flag, str(item)]
+    return shlex.join(words)
+
+
+@contextlib.contextmanager
+def progress_bar(total: int | None, multi_gpu: bool = False) -> Iterator[Bar]:
+    """A progress bar on stderr that follows a sweep's rows (a Listener); inside it, Ctrl-C
+    exits 130 and a pool that cannot go on exits 1, the finished rows kept either way."""
+    progress = Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        console=err, transient=True,
+    )  # fmt: skip
+    with progress:
+        bar = Bar(progress, progress.add_task("starting", total=total), multi_gpu)
+        try:
+            yield bar
+        except Interrupted as exc:
+            _stop(f"{exc} (marked incomplete)", 130)
+        except SweepFailed as exc:
+            error(str(exc))
+            raise typer.Exit(1) from None
+
+
+class Bar:
+    """A sweep Listener drawing the case and variant under way and the rows done."""
+
+    def __init__(self, progress: Progress, task: Any, multi_gpu: bool) -> None:
+        self.progress, self.task, self.multi_gpu = progress, task, multi_gpu
+
+    def started(self, case: Case, name: str, device: int) -> None:
+        where = f" [GPU {device}]" if self.multi_gpu else ""
+        self.progress.update(self.task, description=f"{case.op} {case.shape_text} {case.dtype} "
+                             f"{name}{where}")  # fmt: skip
+
+    def finished(self, row: ResultRow) -> None:
+        self.progress.advance(self.task)
+
+    def announce(self, text: str) -> None:
+        """A note printed above the bar (the ceilings being measured first)."""
+        self.progress.console.print(f"note: {text}", soft_wrap=True, markup=False)
+
+
+def _stop(message: str, code: int) -> NoReturn:
+    err.print(message, soft_wrap=True, markup=False)
+    raise typer.Exit(code)
+
+
+def exit_with_summary(rows: list[ResultRow], problems: list[str], history_error: str = "") -> None:
+    """Name the failed rows and kernel files and exit 1, if there are any. A library
+    baseline that fails validation (a 16-bit expression that rounds after every step, say) is
+    named too, but it is the library's result, not the user's kernel: it does not fail the
+    run. A history database that failed exits 2."""
+    for line in failure_summary(rows, baselines=True):
+        note(f"library baseline {line}")
+    failed = failure_summary(rows)
+    if failed or problems:
+        err.print(f"[bold red]{len(failed) + len(problems)} failed:[/]")
+        lines = problems + failed
+        for line in lines[:SUMMARY_LINES]:
+            err.print(f"  {line}", soft_wrap=True, markup=False)
+        if len(lines) > SUMMARY_LINES:
+            err.print(f"  ... and {len(lines) - SUMMARY_LINES} more (see the results file)")
+    if history_error:
+        error(history_error)
+        raise typer.Exit(2)
+    if failed or problems:
+        raise typer.Exit(1)
