@@ -2,7 +2,7 @@
 
 "% peak" is of the theoretical DRAM peak (2 x memory clock x bus width), which no kernel
 reaches, and how close one can get depends on the mix: reading alone gets nearer than a copy.
-`cudabench ceilings` measures, with ordinary catalogue ops timed like any row (ops/stream.py),
+`cudabench ceilings` measures, with ordinary catalogue ops timed like any row (kernels/stream_*/op.py),
 the best rate of four mixes over arrays of L2_MULTIPLE x the L2 size: read (1 byte
 read per byte moved), triad (2/3), copy (1/2) and write (0); plus the fp32 FMA rate and the
 launch floor. A row's ceiling is interpolated by its read fraction (the op's bytes read over

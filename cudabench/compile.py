@@ -303,6 +303,8 @@ def compile_variant(variant: KernelVariant, arch: str, dtype: str = "float32") -
     Raises CompileError with nvcc's diagnostics, or when an entry the header names is missing
     (a template instantiation that does not exist is nvcc's error, naming it)."""
     element = get_dtype(dtype)
+    if variant.kind != "cuda":
+        raise CompileError(f"{variant.path}: {variant.name} is a Python variant: nothing to compile")
     if dtype not in variant.dtypes:
         raise CompileError(f"{variant.path}: variant {variant.name!r} is for "
                            f"{', '.join(variant.dtypes)}, not {dtype}")  # fmt: skip

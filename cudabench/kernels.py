@@ -203,17 +203,18 @@ def parse_header(path: Path, op: str, text: str | None = None) -> KernelVariant:
         raise KernelHeaderError(f"{where}: header is not valid YAML: {problem}") from exc
     if not isinstance(raw, dict):
         raise KernelHeaderError(f"{at()}: header must be 'key: value' lines")
-    from cudabench.ops import OPS, get_op
+    from cudabench.ops import all_ops, get_op
 
+    ops = all_ops()
     declared = raw.get("op")
-    if isinstance(declared, str) and declared in OPS and declared != op:
+    if isinstance(declared, str) and declared in ops and declared != op:
         raise OtherOp(f"{at(raw, 'op')}: a {declared} kernel, not {op}")
     problems = _Problems()  # every mistake below is reported, each at its own line
     for key in raw:
         if key not in _KEYS:
             problems.found.append(f"{at(raw, key)}: unknown header key {_unknown(key, _KEYS)}")
-    if declared is not None and (not isinstance(declared, str) or declared not in OPS):
-        problems.found.append(f"{at(raw, 'op')}: unknown op {_unknown(declared, OPS)}")
+    if declared is not None and (not isinstance(declared, str) or declared not in ops):
+        problems.found.append(f"{at(raw, 'op')}: unknown op {_unknown(declared, ops)}")
     operation = get_op(op)
     rules = tuple(operation.grid_rules)
     requirements = tuple(operation.requirements) + DEVICE_REQUIREMENTS
@@ -358,16 +359,15 @@ def instantiate(entry: str, ctype: str) -> str:
 
 
 def discover(op: str, roots: Iterable[Path]) -> tuple[list[KernelVariant], list[str]]:
-    """All variants of `op`: the `.cu` files under each root's `<op>/` folder, and the files
+    """All variants of `op`: the `.cu` files under each root's `<op>/` folder and the op's
+    own folder (with the Python variants of its `.py` files, pyvariants.py), and the files
     directly in a user folder whose header says `op: <op>` or names no op (those join the op
     asked for; `unassigned` lists them for commands that span every op). A file of another
     op's folder or `op:` is not this op's. Returns (variants, problems): a file with a bad
     header is a problem line and the others still load; a duplicate name is a problem too."""
     variants: dict[str, KernelVariant] = {}
     problems: list[str] = []
-    for root in roots:
-        in_op_folder = (root / op).is_dir()
-        folder = root / op if in_op_folder else root
+    for folder, in_op_folder in _folders(op, roots):
         for path in sorted(folder.glob("*.cu")):
             try:
                 variant = parse_header(path, op)
@@ -378,25 +378,52 @@ def discover(op: str, roots: Iterable[Path]) -> tuple[list[KernelVariant], list[
             except KernelHeaderError as exc:
                 problems.extend(exc.problems)
                 continue
-            if variant.name in variants:
-                first = variants[variant.name].path
-                problems.append(
-                    f"{path}:{variant.header_line}: variant {variant.name!r} of {op} "
-                    f"is already defined in {first}"
-                )
-                continue
-            variants[variant.name] = variant
+            _add(variants, variant, problems)
+        if in_op_folder:  # Python variants: functions in the op folder's .py files
+            from cudabench.pyvariants import discover_python
+
+            found, bad = discover_python(op, folder)
+            problems += bad
+            for variant in found:
+                _add(variants, variant, problems)
     return list(variants.values()), problems
+
+
+def _add(variants: dict[str, KernelVariant], variant: KernelVariant, problems: list[str]) -> None:
+    """Keep a variant under its name, or a problem line if the name is taken."""
+    if variant.name in variants:
+        problems.append(f"{variant.path}:{variant.header_line}: variant {variant.name!r} of "
+                        f"{variant.op} is already defined in {variants[variant.name].path}")  # fmt: skip
+        return
+    variants[variant.name] = variant
+
+
+def _folders(op: str, roots: Iterable[Path]) -> list[tuple[Path, bool]]:
+    """Where `op`'s files are: each root's `<op>/` folder (or the root itself, a user folder
+    of loose files), then the folder of a user op's own op.py (its --ops folder), each once.
+    The flag: the folder is the op's own (every file in it is the op's)."""
+    from cudabench.ops.registry import op_folder
+
+    found: dict[Path, tuple[Path, bool]] = {}
+    for root in roots:
+        in_op_folder = (root / op).is_dir()
+        folder = root / op if in_op_folder else root
+        found.setdefault(folder.resolve(), (folder, in_op_folder))
+    own = op_folder(op)  # a catalogue op's folder is searched only as a root's (BUILTIN_KERNELS)
+    if own is not None and own.resolve().parent != BUILTIN_KERNELS.resolve():
+        found.setdefault(own.resolve(), (own, True))
+    return list(found.values())
 
 
 def unassigned(roots: Iterable[Path]) -> list[Path]:
     """Files directly in user folders (not in an op's folder) whose header names no op: a
     command over every op cannot tell which op they are for."""
-    from cudabench.ops import OPS
+    from cudabench.ops import all_ops
 
+    names = all_ops()
     found = []
     for root in roots:
-        if any((root / name).is_dir() for name in OPS) or root == BUILTIN_KERNELS:
+        if any((root / name).is_dir() for name in names) or root == BUILTIN_KERNELS:
             continue
         found += [p for p in sorted(root.glob("*.cu")) if header_op(p) is None]
     return found

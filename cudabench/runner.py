@@ -31,12 +31,13 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from cudabench import pyvariants
 from cudabench.backends.base import Backend, KernelCrash, Loaded, Scope
 from cudabench.compile import CompileError
 from cudabench.dtypes import get_dtype, output_tolerance
 from cudabench.measure import measure, measure_interleaved
 from cudabench.nvtx import nvtx_range
-from cudabench.ops import get_op
+from cudabench.ops import UnknownName, get_op, registry
 from cudabench.ops.base import Check, Op, check_output
 from cudabench.spec import (
     Case, Clocks, DeviceInfo, KernelVariant, Measurement, ResultRow, Status, TimingOptions,
@@ -48,12 +49,23 @@ NAN_POISON_BYTE = 0xFF  # 0xFFFFFFFF is a NaN in float32
 
 @dataclass(frozen=True)
 class CaseJob:
-    """One case and what to run on it."""
+    """One case and what to run on it. `op_file` is the op's op.py, so that a worker process,
+    which does not see the parent's --ops folders, loads the same op: left empty, it is
+    filled from the registry where the job is made (the parent)."""
 
     case: Case
     variants: tuple[KernelVariant, ...]
     baselines: tuple[str, ...]
     timing: TimingOptions
+    op_file: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.op_file:
+            object.__setattr__(self, "op_file", registry.op_file(self.case.op))
+
+    def op(self) -> Op:
+        """The job's op: loaded from its file, else found by name."""
+        return registry.load_op_file(self.op_file) if self.op_file else get_op(self.case.op)
 
 
 class Observer(Protocol):
@@ -117,7 +129,13 @@ class Runner:
 
     def run_job(self, job: CaseJob) -> list[ResultRow]:
         self.backend.activate()  # its stream current, whatever backend was made since
-        op = get_op(job.case.op)
+        try:
+            op = job.op()
+        except (registry.OpLoadError, UnknownName) as exc:  # every row says why
+            failed = job_failed(job, Status.ERROR, str(exc))
+            for row in failed:
+                self.observer.finished(row)
+            return failed
         case = job.case
         names = [v.label for v in job.variants] + list(job.baselines)
         needed = op.device_bytes(case.shape)
@@ -193,6 +211,8 @@ class Runner:
             return _row(case, name, Status.CRASH, str(exc))
         except CompileError as exc:
             return _row(case, name, Status.COMPILE_ERROR, str(exc))
+        except pyvariants.PythonVariantError as exc:  # its file does not import: one line
+            return _row(case, name, Status.ERROR, str(exc))
         except Exception as exc:  # a failure around the kernel: a row, not a dead run
             if type(exc).__name__ == "OutOfMemoryError":  # CuPy's, with the bytes it wanted
                 return _row(case, name, Status.SKIPPED, f"out of GPU memory: {exc}")
@@ -225,6 +245,8 @@ class Runner:
         reason = variant.unmet_on(self.device) or op.unmet(variant, case.shape)
         if reason:
             return _row(case, label, Status.N_A, reason)
+        if variant.kind == pyvariants.PYTHON:
+            return self._prepare_python(op, case, variant, seed)
         dtype = get_dtype(case.dtype)
         loaded = self._load(variant, dtype.name)
         if 0 in loaded.blocks_per_sm:  # e.g. registers x threads beyond what an SM holds
@@ -270,7 +292,7 @@ class Runner:
         resources = {"registers": loaded.registers, "spill_bytes": loaded.spill_bytes}
         reset: Callable[[], None] | None = None
         if getattr(op, "in_place", False):  # the kernel works on `out`, a copy of the input
-            source = inputs[0]
+            source = inputs[getattr(op, "in_place_input", None) or 0]
             reset = lambda: self.backend.copy(out, source)  # noqa: E731
             reset()
         else:
@@ -287,6 +309,40 @@ class Runner:
             recheck=lambda: check_output(xp, out, ref, tol), resources=resources, reset=reset,
             blocks=max(g.blocks for g in geometries),
         )  # fmt: skip
+
+    def _prepare_python(self, op: Op, case: Case, variant: KernelVariant,
+                        seed: int) -> Prepared | ResultRow:  # fmt: skip
+        """A Python variant (pyvariants.py): validated and timed like a kernel's launches."""
+        label = variant.label
+        fn, info = pyvariants.load(variant)
+        reason = pyvariants.unavailable(info, self.backend.name)
+        if reason:
+            return _row(case, label, Status.N_A, reason)
+        xp = self.backend.xp
+        inputs, ref, tol = _problem(xp, op, case, seed)
+        out = xp.empty(op.output_shape(case.shape), dtype=get_dtype(case.dtype).array_type())
+        in_place = getattr(op, "in_place_input", None) if getattr(op, "in_place", False) else None
+        call, produced = pyvariants.bind(fn, info, in_place, inputs, out)
+        reset: Callable[[], None] | None = None
+        if in_place is not None:
+            source = inputs[in_place]
+            reset = lambda: self.backend.copy(out, source)  # noqa: E731
+            reset()
+        else:
+            self.backend.fill_bytes(out, NAN_POISON_BYTE)
+        with self._validation_scope(label, case):
+            self.backend.run(call)
+            self.backend.synchronize()
+
+        def check() -> Check:
+            return check_output(xp, pyvariants.as_output(produced(), out, label), ref, tol)
+
+        first = check()
+        if not first.ok:
+            return _row(case, label, Status.FAIL, first.describe(),
+                        max_abs_err=first.max_abs_err, tolerance=first.tolerance)  # fmt: skip
+        return Prepared(label, call, lambda: _ranges(label, case), first, recheck=check,
+                        reset=reset)  # fmt: skip
 
     def _prepare_baseline(self, op: Op, case: Case, name: str, seed: int) -> Prepared | ResultRow:
         xp = self.backend.xp
@@ -454,7 +510,7 @@ def _problem(xp: Any, op: Op, case: Case, seed: int) -> tuple[tuple[Any, ...], A
     inputs = op.make_inputs(xp, case.shape, seed)
     if dtype.name != "float32":  # drawn in float32, then rounded once to the element type
         inputs = tuple(x.astype(dtype.array_type()) for x in inputs)
-    ref, tol = op.reference(xp, inputs)
+    ref, tol = op.expected(xp, inputs)
     return inputs, ref, output_tolerance(xp, dtype, ref, tol)
 
 

@@ -48,7 +48,8 @@ class Launch:
 
 @dataclass(frozen=True)
 class KernelVariant:
-    """One .cu file: parsed from its metadata header, never from Python code."""
+    """One .cu file, parsed from its metadata header, never from Python code; or a Python
+    variant (kind "python"), read from its decorator's literal arguments (pyvariants.py)."""
 
     op: str
     name: str
@@ -67,6 +68,10 @@ class KernelVariant:
     # value (the defaults until `configured`). They reach nvcc as -DNAME=value and the op's
     # grid rule through `value()`.
     values: tuple[tuple[str, int], ...] = ()
+    # "cuda": a .cu file (launches from its header); "python": a function in a .py file of
+    # the op's folder (`function` its name, no launches), run by the runner in the worker
+    kind: str = "cuda"
+    function: str = ""
 
     def unmet_on(self, device: DeviceInfo) -> str | None:
         """Why the GPU cannot run this variant (`requires: {min_sm: 90}`), or None."""

@@ -4,7 +4,7 @@
 
 The kernel is reduce's float4 variant (kernels/common/reduce.cuh, cb::reduce_rows<true>) on
 one row of 2^24 floats, over the 200-configuration space BLOCK {128..1024} x ITEMS {16..256}
-x GRID_K {1..16} x LOADS {2, 4}; the grid is the one ops/reduce.py's `segments` rule gives
+x GRID_K {1..16} x LOADS {2, 4}; the grid is the one cudabench/ops/reductions.py's `segments` rule gives
 (chunks = min(GRID_K x SMs, ceil(n / (BLOCK x ITEMS)))). Kernel Tuner gets a two-line entry
 point that reads `chunks` from gridDim (its arguments are the same for every configuration),
 brute force, 7 iterations, the answer checked. cudabench runs `cudabench tune ... --strategy

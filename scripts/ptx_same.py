@@ -49,7 +49,8 @@ def ptx(root: Path, variant, dtype: str, defines: list[str]) -> str:
 
 def main() -> int:
     old = Path(sys.argv[1])
-    jobs = [(op, v, d) for op in OPS for v in discover(op, [BUILTIN_KERNELS])[0] for d in v.dtypes]
+    jobs = [(op, v, d) for op in OPS for v in discover(op, [BUILTIN_KERNELS])[0]
+            if v.kind == "cuda" for d in v.dtypes]  # fmt: skip
 
     def compare(job):
         op, variant, dtype = job

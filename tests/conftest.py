@@ -64,6 +64,11 @@ def private_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CUDABENCH_TUNING", str(tmp_path / "tuning.json"))
     # no `% ceiling` unless a test asks: measuring them would run the stream ops first
     monkeypatch.setenv("CUDABENCH_CEILINGS", "off")
+    # only the built-in ops, unless a test adds folders (--ops, $CUDABENCH_OPS)
+    from cudabench.ops import registry
+
+    monkeypatch.delenv("CUDABENCH_OPS", raising=False)
+    registry.use_ops(None)
 
 
 class StopAfter:
@@ -117,7 +122,8 @@ def compiled_catalogue(request: pytest.FixtureRequest) -> None:
     from cudabench.ops import OPS
 
     arch = f"sm_{cupy.cuda.Device(0).compute_capability}"  # "90" -> sm_90, as DeviceInfo.arch
-    work = [(v, d) for op in OPS for v in discover(op, [BUILTIN_KERNELS])[0] for d in v.dtypes]
+    work = [(v, d) for op in OPS for v in discover(op, [BUILTIN_KERNELS])[0]
+            if v.kind == "cuda" for d in v.dtypes]  # fmt: skip
 
     def build(item):  # type: ignore[no-untyped-def]
         try:

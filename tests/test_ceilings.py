@@ -269,15 +269,22 @@ def test_the_history_database_keeps_them_too(tmp_path, fake_env):
 def test_a_measurement_that_leaves_a_mix_without_a_correct_row_is_a_note(tmp_path, monkeypatch):
     """No correct copy (the kernel does not load, the memcpy reference is made wrong): the run
     gets no column and a note saying why, and nothing is kept as this GPU's ceilings."""
-    from cudabench.backends.fake import EMULATED, FakeBackend
+    from cudabench.backends.fake import FakeBackend
     from cudabench.calibration import use_ceilings
-    from cudabench.ops import stream
+    from cudabench.compile import CompileError
+    from cudabench.ops import get_op
     from cudabench.spec import TimingOptions
+
+    class NoCopyKernel(FakeBackend):
+        def load(self, variant, dtype="float32"):
+            if variant.op == "stream_copy":
+                raise CompileError(f"{variant.path}: planted")
+            return super().load(variant, dtype)
 
     monkeypatch.setenv("CUDABENCH_CEILINGS", str(tmp_path / "c.json"))
     monkeypatch.setenv("CUDABENCH_FAKE_L2", "65536")
-    monkeypatch.setattr(stream, "_memcpy", lambda inputs: inputs[0] * 0)
-    backend = FakeBackend(kernels={k: v for k, v in EMULATED.items() if not k.startswith("stream_copy_")})
+    monkeypatch.setattr(get_op("stream_copy"), "library", {"memcpy": lambda a, b: a * 0})
+    backend = NoCopyKernel()
     quick = TimingOptions(warmup=0, min_samples=2, min_time_s=0.0, max_time_s=0.01)
     session = fake_session(backend)
     meta = session.new_sweep("t", quick, "test", output=tmp_path / "m",

@@ -98,7 +98,7 @@ def test_failed_kernel_is_a_row_and_exit_1(tmp_path, kernel_dir):
         (["run", "reduce", "-s", "0x5"], "positive"),
         (["run", "reduce", "-s", "-1"], "positive"),
         (["run", "reduce", "-s", "abc"], "not a number"),
-        (["run", "reduce", "-s", "2x3x4"], "1-D (n) or 2-D"),
+        (["run", "reduce", "-s", "2x3x4"], "1-D (cols) or 2-D (rows x cols) shape"),
         (["run", "reduce", "-s", "5", "-v", "flaot4"], "unknown variant 'flaot4' (did you mean float4"),
         (["run", "missing.yaml"], "missing.yaml: no such config file"),
         (["run", "reduce", "-s", "5", "--kernels", "/no/such/dir"], "--kernels /no/such/dir: no such folder"),

@@ -24,7 +24,7 @@ def test_reduce_max_inputs_hold_negative_rows_and_infinities():
     assert (x[1] < 0).all() and np.isneginf(x[2]).any() and np.isposinf(x[5]).any()
     (one,) = op.make_inputs(np, (1000,), seed=1)
     assert (one < 0).all() and np.isneginf(one).any()  # a 1-D input: all negative
-    ref, tol = op.reference(np, (x,))
+    ref, tol = op.expected(np, (x,))
     assert ref[5] == np.inf and (tol <= 1e-29).all()
 
 
@@ -39,7 +39,7 @@ def test_check_output_takes_equal_infinities_and_never_nan():
 def test_flt_min_start_is_caught_by_the_reference():
     op = get_op("reduce_max")
     (x,) = op.make_inputs(np, (30, 64), seed=2)
-    ref, tol = op.reference(np, (x,))
+    ref, tol = op.expected(np, (x,))
     wrong = np.maximum(x.max(axis=-1), np.float32(np.finfo(np.float32).tiny))  # seed 001's start
     assert not check_output(np, wrong, ref, tol).ok
 
@@ -50,7 +50,7 @@ def test_softmax_inputs_overflow_without_the_max_subtraction():
     assert x[0].min() > 90  # shifted rows: exp(x) overflows float32
     with np.errstate(over="ignore", invalid="ignore"):
         naive = np.exp(x) / np.exp(x).sum(axis=1, keepdims=True)
-    ref, tol = op.reference(np, (x,))
+    ref, tol = op.expected(np, (x,))
     assert not check_output(np, naive.astype(np.float32), ref, tol).ok
 
 

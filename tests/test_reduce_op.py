@@ -7,10 +7,10 @@ from cudabench.backends.fake import FAKE_DEVICE
 from cudabench.kernels import BUILTIN_KERNELS
 from cudabench.ops import UnknownName, get_op
 from cudabench.ops.base import check_output
-from cudabench.ops.reduce import OP, WARP_ROW_BYTES, segments
+from cudabench.ops.reductions import WARP_ROW_BYTES, segments
 from cudabench.spec import KernelVariant, Launch
 
-
+OP = get_op("reduce")
 WARP_ROWS = WARP_ROW_BYTES // 4  # float32
 
 
@@ -75,7 +75,7 @@ def test_inputs_are_random_signed_and_fresh():
 @pytest.mark.parametrize("shape", [(442367 // 1000, 129), (1000003,), (3, 5)])
 def test_tolerance_passes_float32_sums_and_catches_a_dropped_element(shape):
     (x,) = OP.make_inputs(np, shape, seed=3)
-    ref, tol = OP.reference(np, (x,))
+    ref, tol = OP.expected(np, (x,))
     good = x.sum(axis=-1, dtype=np.float32).reshape(-1)
     assert check_output(np, good, ref, tol).ok
     serial = np.array([np.float32(0)] * good.size).reshape(good.shape)

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from cudabench.backends.base import KernelCrash
-from cudabench.backends.fake import EMULATED, FakeBackend
+from cudabench.backends.fake import FakeBackend, emulator
 from cudabench.kernels import BUILTIN_KERNELS, discover
 from cudabench.runner import CaseJob, Runner
 from cudabench.spec import Case, KernelVariant, Launch, Status, TimingOptions
@@ -98,7 +98,9 @@ def test_shape_too_big_for_free_memory_is_skipped():
 
 
 def test_out_of_memory_while_preparing_is_skipped_with_the_bytes(monkeypatch):
-    from cudabench.ops.reduce import Reduce
+    from cudabench.ops import get_op
+
+    reduce_class = type(get_op("reduce"))
 
     class OutOfMemoryError(Exception):  # CuPy's name for it
         pass
@@ -106,14 +108,14 @@ def test_out_of_memory_while_preparing_is_skipped_with_the_bytes(monkeypatch):
     def no_room(self, xp, shape, seed):
         raise OutOfMemoryError("Out of memory allocating 4,294,967,296 bytes")
 
-    monkeypatch.setattr(Reduce, "make_inputs", no_room)
+    monkeypatch.setattr(reduce_class, "make_inputs", no_room)
     rows = Runner(FakeBackend()).run_job(job((8, 64), variant("float4", "reduce_sum_float4")))
     assert [r.status for r in rows] == [Status.SKIPPED, Status.SKIPPED]
     assert "4,294,967,296 bytes" in rows[0].error
 
 
 def test_a_broken_baseline_is_an_error_row():
-    backend = FakeBackend(kernels=EMULATED)
+    backend = FakeBackend()
     rows = Runner(backend).run_job(job((8, 8), variant("float4", "reduce_sum_float4"),
                                        baselines=("cupy", "nosuch")))
     assert rows[-1].variant == "nosuch" and rows[-1].status is Status.ERROR
@@ -256,7 +258,9 @@ def test_interleaved_crash_marks_every_timed_row():
 
 
 def test_interleave_falls_back_to_sequential_when_memory_is_short():
-    from cudabench.ops.reduce import OP
+    from cudabench.ops import get_op
+
+    OP = get_op("reduce")
 
     backend = FakeBackend(kernels={"a": store_sum, "b": store_sum},
                           free_bytes=OP.device_bytes((8, 8)) + 1)  # one at a time fits
@@ -298,7 +302,9 @@ def test_a_multi_kernel_variants_launches_share_one_grid():
 
     def norm(grid, block, x, out, partials, rows, cols, chunks):
         grids.append((grid, int(chunks)))
-        EMULATED["softmax_1d_online_norm"](grid, block, x, out, partials, rows, cols, chunks)
+        from cudabench.ops import get_op
+
+        emulator(get_op("softmax"))(grid, block, x, out, partials, rows, cols, chunks)
 
     two = KernelVariant("softmax", "two", "/k/two.cu", (Launch("stats", 256, "split"),
                                                        Launch("norm", 1024, "split")), "test")

@@ -1,20 +1,27 @@
 """A backend with no GPU: NumPy arrays, Python stand-ins for kernels, and a scripted clock.
 
-It lets the whole pipeline (CLI, runner, measure, results, tables) run in tests and on CI.
-Kernels are looked up by entry name in `kernels` (default: `EMULATED`, stand-ins for the
-built-in kernels); an entry it does not know fails to "compile". Each sample's time comes
-from `clock(entry_or_call_name)` in ms, by default a fixed time per built-in entry.
-Nothing here is a measurement: the fake exists to test the plumbing.
+It lets the whole pipeline (CLI, runner, measure, results, tables) run in tests and on CI,
+for any op, a user's included: a launch of any variant computes its op's float64 reference
+into the output (`emulator`, rounded to the dtype), so every variant that "compiles" is
+right, except the planted faults (`FAULTS`, by entry name: a crash, a dying or hanging
+worker, garbage on the channel, a lost node, a wrong element). An entry "compiles" when it
+is a built-in kernel's, a fault, or a function its file defines; anything else is a
+COMPILE_ERROR. Tests may pass `kernels` (entry -> stand-in) instead: then only those exist.
+Each sample's time comes from `clock(entry_or_call_name)` in ms, by default a fixed time per
+built-in entry. Nothing here is a measurement: the fake exists to test the plumbing.
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import os
+import re
 import signal
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -22,154 +29,111 @@ import numpy as np
 from cudabench.backends.base import KernelCrash, Loaded, Scope
 from cudabench.compile import CompileError
 from cudabench.cupti_clock import KernelRecord, LaunchTime, launch_times
+from cudabench.kernels import BUILTIN_KERNELS
 from cudabench.spec import Clocks, DeviceInfo, KernelVariant
 
-FakeKernel = Callable[..., None]  # called as kernel(grid, block, *args)
+FakeKernel = Callable[..., Any]  # called as kernel(grid, block, *args)
+# A fault is called with the stand-in of the variant's op first (the faults that still write
+# a result, or a wrong one, use it): fault(emulate, grid, block, *args).
+Fault = Callable[..., None]
 
 
-def _row_sum(grid: int, block: int, x: Any, out: Any, *rest: Any) -> None:
-    out += x.sum(axis=-1, dtype=np.float32)  # `+=`: the zero-init variants start from 0
+def emulator(op: Any) -> FakeKernel:
+    """A stand-in for any kernel of `op` (a cudabench.op.Op): its float64 reference of the
+    inputs it is passed, rounded once to the output's dtype, written into the output argument.
+    Which arguments are the inputs and the output comes from the op's argument list (an
+    in-place op's one array is both)."""
+    roles = op.arg_roles()
+    at = {name: i for i, (role, name) in enumerate(roles) if role in ("input", "inplace")}
+    missing = [t.name for t in op.inputs if t.name not in at]
+    outs = [i for i, (role, _) in enumerate(roles) if role in ("output", "inplace")]
+    if missing or not outs:
+        raise CompileError(f"the fake backend cannot emulate {op.name}: its argument list "
+                           f"lacks {', '.join(missing) or 'the output'}")  # fmt: skip
+    order, out_at = [at[t.name] for t in op.inputs], outs[0]
+
+    def kernel(grid: Any, block: Any, *args: Any) -> Any:
+        ref, _ = op.expected(np, tuple(args[i] for i in order))
+        out = args[out_at]
+        out.reshape(-1)[...] = ref.astype(out.dtype)
+        return out
+
+    return kernel
 
 
-def _row_sum_store(grid: int, block: int, x: Any, out: Any, *rest: Any) -> None:
-    out[...] = x.sum(axis=-1, dtype=np.float32)
-
-
-def _row_max(grid: Any, block: Any, x: Any, out: Any, *rest: Any) -> None:
-    out[...] = x.reshape(out.shape[0], -1).max(axis=-1)
-
-
-def _add(grid: Any, block: Any, a: Any, b: Any, out: Any, n: Any) -> None:
-    out[...] = _f(a) + _f(b)
-
-
-# Like the real kernels, the stand-ins compute in float32 (`_f`) and round once on the store.
-def _f(x: Any) -> Any:
-    return x.astype(np.float32)
-
-
-def _sigmoid(grid: Any, block: Any, x: Any, out: Any, n: Any) -> None:
-    out[...] = 1 / (1 + np.exp(-_f(x)))
-
-
-def _relu(grid: Any, block: Any, x: Any, out: Any, n: Any) -> None:
-    out[...] = np.maximum(x, np.float32(0))
-
-
-def _scale(grid: Any, block: Any, x: Any, rows: Any, cols: Any) -> None:
-    view = x.reshape(int(rows), int(cols))
-    view[...] = _f(view) / np.abs(_f(view)).max(axis=1, keepdims=True)
-
-
-def _softmax(grid: Any, block: Any, x: Any, out: Any, partials: Any, rows: Any, cols: Any,
-             chunks: Any) -> None:  # fmt: skip
-    view = _f(x).reshape(int(rows), int(cols))
-    e = np.exp(view - view.max(axis=1, keepdims=True))
-    out[...] = (e / e.sum(axis=1, keepdims=True)).reshape(out.shape)
-
-
-def _nothing(grid: Any, block: Any, *args: Any) -> None:  # a multi-kernel variant's first steps
-    pass
-
-
-def _transpose(grid: Any, block: Any, x: Any, out: Any, m: Any, n: Any) -> None:
-    out[...] = x.T
-
-
-def _gemv(grid: Any, block: Any, a: Any, x: Any, y: Any, m: Any, k: Any) -> None:
-    y[...] = _f(a) @ _f(x)
-
-
-def _sgemm(grid: Any, block: Any, a: Any, b: Any, c: Any, m: Any, n: Any, k: Any) -> None:
-    c[...] = a @ b
-
-
-def _stream_read(grid: Any, block: Any, a: Any, b: Any, out: Any, n: Any) -> None:
-    out += np.float32(_f(a).sum())  # the kernel adds its blocks' sums into a zeroed out
-
-
-def _stream_write(grid: Any, block: Any, a: Any, b: Any, out: Any, n: Any) -> None:
-    out[...] = 0
-
-
-def _stream_copy(grid: Any, block: Any, a: Any, b: Any, out: Any, n: Any) -> None:
-    out[...] = a
-
-
-def _stream_triad(grid: Any, block: Any, a: Any, b: Any, out: Any, n: Any) -> None:
-    out[...] = _f(a) + np.float32(3) * _f(b)
-
-
-def _fma_chain(grid: Any, block: Any, x: Any, out: Any, n: Any, iters: Any, one: Any,
-               step: Any) -> None:  # fmt: skip
-    out[...] = x + np.float32(int(iters) * float(step))
-
-
-EMULATED: dict[str, FakeKernel] = {
-    **{f"reduce_scale_{v}": _scale for v in ("block", "warp", "block_cached")},
-    **{f"softmax_{v}": _softmax for v in ("warp_xor", "warp_down", "block_smem",
-                                          "block_uncached", "block_reg", "cluster",
-                                          "block_hybrid")},
-    "softmax_1d_max": _nothing, "softmax_1d_sum": _nothing, "softmax_1d_norm": _softmax,
-    "softmax_1d_online_stats": _nothing, "softmax_1d_online_norm": _softmax,
-    "softmax_1d_vec_stats": _nothing, "softmax_1d_vec_norm": _softmax,
-    "softmax_1d_tile_stats": _nothing, "softmax_1d_tile_norm": _softmax,
-    **{f"transpose_{v}": _transpose for v in ("naive", "ldg", "smem", "smem64", "vec")},
-    "gemv_warp": _gemv, "gemv_vec4": _gemv,
-    **{f"sgemm_{v}": _sgemm for v in ("naive", "smem", "tile128", "warptile")},
-    "add_naive": _add, "add_float4": _add, "sigmoid_naive": _sigmoid,
-    "sigmoid_float4": _sigmoid, "relu_naive": _relu, "relu_float4": _relu,
-    "reduce_max_x4": _row_max, "reduce_max_atomic": _row_max, "reduce_max_shuffle": _row_max,
-    "reduce_sum_naive": _row_sum,
-    "reduce_sum_atomic": _row_sum_store,
-    "reduce_sum_shared": _row_sum_store,
-    "reduce_sum_shuffle": _row_sum_store,
-    "reduce_sum_float4": _row_sum_store,
-    "stream_read_vec4": _stream_read, "stream_write_vec4": _stream_write,
-    "stream_copy_vec4": _stream_copy, "stream_triad_vec4": _stream_triad,
-    "stream_write_tile": _stream_write, "stream_copy_tile": _stream_copy,
-    "stream_triad_tile": _stream_triad, "fma_chain": _fma_chain,
-}
-def _crash(grid: int, block: int, *args: Any) -> None:
+def _crash(emulate: FakeKernel, grid: int, block: int, *args: Any) -> None:
     raise KernelCrash("cudaErrorIllegalAddress", "an illegal memory access was encountered")
 
 
-def _die(grid: int, block: int, *args: Any) -> None:
+def _die(emulate: FakeKernel, grid: int, block: int, *args: Any) -> None:
     os._exit(9)  # the process vanishes, as with a segfault in a driver
 
 
-def _hang(grid: int, block: int, *args: Any) -> None:
+def _hang(emulate: FakeKernel, grid: int, block: int, *args: Any) -> None:
     time.sleep(3600)
 
 
-def _garbage(grid: int, block: int, *args: Any) -> None:
+def _garbage(emulate: FakeKernel, grid: int, block: int, *args: Any) -> None:
     from cudabench import worker
 
     if worker.CHANNEL is not None:  # bytes that are not a message, on the worker's channel
         worker.CHANNEL.send_bytes(b"\x80not a pickle")
-    _row_sum_store(grid, block, *args)
+    emulate(grid, block, *args)
 
 
-def _kill_node(grid: int, block: int, *args: Any) -> None:
+def _kill_node(emulate: FakeKernel, grid: int, block: int, *args: Any) -> None:
     """The first time (no file at $CUDABENCH_FAKE_KILL_ONCE yet), or every time with
     $CUDABENCH_FAKE_KILL_ALWAYS: kill the process that started this worker (on a Dask
     cluster, the Dask worker: a node lost mid-task), then this worker with it. Later: a
-    correct row sum."""
+    correct result."""
     marker = os.environ.get("CUDABENCH_FAKE_KILL_ONCE", "")
     if os.environ.get("CUDABENCH_FAKE_KILL_ALWAYS") or (marker and not os.path.exists(marker)):
         if marker:
             open(marker, "w").close()
         os.kill(os.getppid(), signal.SIGKILL)
         os._exit(9)
-    _row_sum_store(grid, block, *args)
+    emulate(grid, block, *args)
 
 
-# Faults for the worker tests (a .cu header naming these entries gets them): a CUDA error,
-# a process that dies, a kernel that never returns, a worker that sends garbage, a lost node.
-FAULTS: dict[str, FakeKernel] = {
+def _wrong(emulate: FakeKernel, grid: int, block: int, *args: Any) -> None:
+    """The right result but for its last output element, which is off by 1 (or by itself):
+    a variant planted wrong, for a test of validation that needs no GPU."""
+    flat = emulate(grid, block, *args).reshape(-1)  # the output it wrote
+    flat[-1] = flat[-1] + max(1.0, abs(float(flat[-1])))
+
+
+# Faults for the worker tests and for planting a wrong variant (a .cu header naming these
+# entries gets them, whatever its op): a CUDA error, a process that dies, a kernel that never
+# returns, a worker that sends garbage, a lost node, a wrong output element.
+FAULTS: dict[str, Fault] = {
     "fake_crash": _crash, "fake_die": _die, "fake_hang": _hang, "fake_garbage": _garbage,
-    "fake_kill_node": _kill_node,
+    "fake_kill_node": _kill_node, "fake_wrong": _wrong,
 }  # fmt: skip
+_ENTRY = re.compile(r"^\s*//.*?\bentry:\s*([A-Za-z_]\w*)", re.MULTILINE)
+
+
+@functools.cache
+def catalogue_entries() -> frozenset[str]:
+    """The entry names the built-in kernels' headers declare (kernels/<op>/*.cu)."""
+    names: set[str] = set()
+    for path in BUILTIN_KERNELS.glob("*/*.cu"):
+        names.update(_ENTRY.findall(path.read_text()))
+    return frozenset(names)
+
+
+def compiles(entry: str, path: str) -> bool:
+    """Whether the fake "compiles" an entry: a built-in kernel's, a fault, or a function its
+    file defines (`name(` in the source); anything else is a compile error, as with nvcc."""
+    bare = entry.split("<")[0].strip()
+    if bare in FAULTS or bare in catalogue_entries():
+        return True
+    try:
+        text = Path(path).read_text()
+    except (OSError, UnicodeDecodeError):
+        return False
+    return re.search(rf"\b{re.escape(bare)}\s*\(", text) is not None
+
+
 FAKE_TIMES_MS = {
     "reduce_sum_naive": 0.9, "reduce_sum_shared": 0.12, "reduce_sum_shuffle": 0.1,
     "reduce_sum_float4": 0.06, "reduce_sum_atomic": 0.07, "empty": 0.002,
@@ -202,7 +166,7 @@ class FakeBackend:
                  free_bytes: int = 100 << 30, devices: int = 1,
                  clocks: Callable[[], Clocks | None] = lambda: FAKE_CLOCKS,
                  kernel_clock: bool | None = None) -> None:  # fmt: skip
-        self.kernels = {**EMULATED, **FAULTS} if kernels is None else kernels
+        self.kernels = kernels  # None: every op emulated through its reference, and the faults
         # $CUDABENCH_FAKE_L2 (bytes): a smaller L2, so that the ceilings' arrays (8x it) stay small
         l2 = os.environ.get("CUDABENCH_FAKE_L2", "")
         self.device = dataclasses.replace(FAKE_DEVICE, l2_bytes=int(l2)) if l2.isdigit() else FAKE_DEVICE
@@ -250,12 +214,32 @@ class FakeBackend:
     def load(self, variant: KernelVariant, dtype: str = "float32") -> Loaded:
         if dtype not in variant.dtypes:
             raise CompileError(f"{variant.path}: not declared for {dtype}")
-        missing = [e for e in variant.entries if e not in self.kernels]
+        if self.kernels is not None:
+            missing = [e for e in variant.entries if e not in self.kernels]
+            kernels = [self.kernels[e] for e in variant.entries if not missing]
+        else:
+            missing = [e for e in variant.entries if not compiles(e, variant.path)]
+            kernels = [self._stand_in(variant, e) for e in variant.entries if not missing]
         if missing:
             raise CompileError(f"{variant.path}: fake backend has no kernel for {missing}")
-        functions = tuple(_Function(e, self.kernels[e]) for e in variant.entries)
+        functions = tuple(_Function(e, k) for e, k in zip(variant.entries, kernels))
         occupancy = tuple(FAKE_DEVICE.max_threads_per_sm // l.block for l in variant.launches)
         return Loaded(functions, occupancy, registers=32, spill_bytes=0)
+
+    def _stand_in(self, variant: KernelVariant, entry: str) -> FakeKernel:
+        """A fault by its entry name, else the variant's op emulated (its op found when the
+        first launch runs: a fault that never writes needs no op)."""
+        from cudabench.ops import UnknownName, get_op
+
+        def emulate(grid: Any, block: Any, *args: Any) -> Any:
+            try:
+                op = get_op(variant.op)
+            except UnknownName as exc:
+                raise CompileError(f"{variant.path}: the fake backend cannot emulate: {exc}") from None
+            return emulator(op)(grid, block, *args)
+
+        fault = FAULTS.get(entry.split("<")[0].strip())
+        return functools.partial(fault, emulate) if fault is not None else emulate
 
     def launch(self, function: _Function, grid: Any, block: Any, args: tuple[Any, ...],
                shared_bytes: int = 0) -> None:  # fmt: skip

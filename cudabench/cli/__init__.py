@@ -31,6 +31,7 @@ try:  # a Ctrl-C while typer, rich, pandas and the commands load is no traceback
         ceilings_cmd, check_cmd, cluster_cmd, compare_cmd, history_cmd, list_cmd, profile_cmd,
         report_cmd, run_cmd, tune_cmd,
     )  # fmt: skip
+    from cudabench.cli import new_cmd
     from cudabench.cli.common import err, error_line, fail_usage
     from cudabench.errors import UsageError
 except KeyboardInterrupt:  # pragma: no cover - timing; tests/test_new_user.py plays it
@@ -113,6 +114,7 @@ for name, command in [
 ]:
     app.command(name)(one_line(command))
 app.add_typer(cluster_cmd.app, name="cluster", cls=_WholeSummaries)
+app.add_typer(new_cmd.app, name="new", cls=_WholeSummaries)
 
 
 try:  # typer 0.2x vendors click; older typers use click itself

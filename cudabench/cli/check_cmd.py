@@ -1,8 +1,8 @@
 """`cudabench check`: compile every kernel with nvcc for each target arch. No GPU needed.
 
 Everything that can be known without a GPU is checked: the header (keys, values, the op's grid
-rules and `requires:` names, each error at its own line), nvcc's diagnostics, and the entry
-points in the cubin. nvcc runs in parallel (one process per CPU), with a progress bar on a
+rules and `requires:` names, each error at its own line), nvcc's diagnostics, the entry
+points in the cubin, and each entry's parameter count against the op's argument list. nvcc runs in parallel (one process per CPU), with a progress bar on a
 terminal and a line per kernel otherwise.
 """
 
@@ -18,12 +18,15 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from cudabench.cli.common import KERNELS_OPTION_HELP, catalogue, err, error_line, fail_usage, out
+from cudabench import abi
+from cudabench.cli.common import (
+    KERNELS_OPTION_HELP, OpsOption, catalogue, err, error_line, fail_usage, out, use_ops,
+)  # fmt: skip
 from cudabench.compile import (
     CompileCancelled, CompileError, Compiled, ToolchainError, cancel_compiles, compile_variant,
     interruptible, nvcc_path, nvcc_version,
 )  # fmt: skip
-from cudabench.ops import OPS, UnknownName, get_op
+from cudabench.ops import UnknownName, all_ops, get_op
 from cudabench.spec import KernelVariant
 
 DEFAULT_ARCHS = ["sm_80", "sm_90"]
@@ -47,14 +50,16 @@ def check_command(
         Optional[list[str]], typer.Option(help="Target arch, repeatable (default sm_80 and sm_90).")
     ] = None,
     kernels: Annotated[Optional[list[Path]], typer.Option(help=KERNELS_OPTION_HELP)] = None,
+    ops_dirs: OpsOption = None,
     jobs: Annotated[Optional[int], typer.Option(
         "--jobs", "-j", min=1, help="nvcc processes at once (default: one per CPU).")] = None,
 ) -> None:
     """Check every kernel variant without a GPU: its header against the op, and nvcc for each
     dtype the header declares and each arch (registers and spills reported). Exits 1 if any header is wrong, a kernel fails to
     compile or lacks an entry point its header names; 2 if nvcc itself cannot run."""
+    use_ops(ops_dirs)
     try:
-        ops = [get_op(op)] if op else list(OPS.values())
+        ops = [get_op(op)] if op else list(all_ops().values())
     except UnknownName as exc:
         fail_usage(str(exc))
     archs = arch or DEFAULT_ARCHS
@@ -65,7 +70,7 @@ def check_command(
     for problem in problems:
         err.print(error_line(problem, style="red"), soft_wrap=True)
     work = [(operation, v, d, a) for operation, variants in found for v in variants
-            for d in v.dtypes for a in archs]  # every (variant, dtype) for every arch
+            if v.kind == "cuda" for d in v.dtypes for a in archs]  # every (variant, dtype) for every arch
     try:
         nvcc_path()
     except ToolchainError as exc:
@@ -123,6 +128,10 @@ def check_command(
             "/".join(str(r.registers) for r in res), "/".join(str(r.spill_bytes) for r in res),
         )  # fmt: skip
     out.print(table)
+    # each entry's parameters against the op's argument list (the PTX of the first arch)
+    for line in abi.check_all([(o, v) for o, vs in found for v in vs], archs[0], workers):
+        failures += 1
+        err.print(f"[red]error:[/] {escape(line)}", soft_wrap=True)
     if failures:
         err.print(f"[red]{failures} problem(s)[/]")
         raise typer.Exit(1)

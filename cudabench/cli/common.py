@@ -13,6 +13,7 @@ from rich.text import Text
 
 from cudabench import plan
 from cudabench.kernels import discover, unassigned
+from cudabench.ops import registry
 from cudabench.spec import KernelVariant
 
 # Wide tables when piped (rich would use 80 columns); a terminal keeps its own width.
@@ -23,6 +24,12 @@ KERNELS_OPTION_HELP = (
     "Extra folder of .cu variants (files directly in it, or in <folder>/<op>/); "
     "they join the built-in ones. Repeatable."
 )
+OPS_OPTION_HELP = (
+    "A folder of your own ops: op folders (<folder>/<op>/op.py beside its variants), or one "
+    "op's folder; they join the catalogue. Repeatable; $CUDABENCH_OPS (folders joined by "
+    "os.pathsep) adds more."
+)
+OpsOption = Annotated[Optional[list[Path]], typer.Option("--ops", help=OPS_OPTION_HELP)]
 
 
 # Options several commands share, declared once.
@@ -67,6 +74,15 @@ def fail_usage(message: str) -> NoReturn:
     raise typer.Exit(2)
 
 
+def use_ops(folders: list[Path] | None) -> None:
+    """The command's --ops folders join the catalogue (registry.use_ops); exit 2 if one is
+    missing."""
+    try:
+        registry.use_ops(folders)
+    except registry.OpsFolderError as exc:
+        fail_usage(str(exc))
+
+
 def kernel_roots(kernels: list[Path] | None) -> list[Path]:
     """The built-in kernels folder and the user's --kernels folders; exit 2 if one is bad."""
     try:
@@ -91,4 +107,6 @@ def catalogue(ops: list[Any], kernels: list[Path] | None,
         problems += bad
     problems += [f"{p}: no 'op:' in its header, so it is no op's variant (add e.g. 'op: reduce', "
                  "or name the op on the command line)" for p in loose]  # fmt: skip
+    if every_op:  # op files that did not load, clashes (one asked for by name: its own error)
+        problems = registry.problems() + problems
     return found, list(dict.fromkeys(problems))

@@ -10,7 +10,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from cudabench.cli.common import KERNELS_OPTION_HELP, catalogue, err, fail_usage, out
-from cudabench.ops import OPS, UnknownName, get_op, torch_baselines
+from cudabench.cli.common import OpsOption, use_ops
+from cudabench.ops import UnknownName, all_ops, get_op, torch_baselines
 
 
 SHORT = {"float32": "f32", "float16": "f16", "bfloat16": "bf16"}
@@ -19,11 +20,13 @@ SHORT = {"float32": "f32", "float16": "f16", "bfloat16": "bf16"}
 def list_command(
     op: Annotated[Optional[str], typer.Argument(help="Only this op.")] = None,
     kernels: Annotated[Optional[list[Path]], typer.Option(help=KERNELS_OPTION_HELP)] = None,
+    ops_dirs: OpsOption = None,
 ) -> None:
     """List every op and its variants (built-in and --kernels): the dtypes each compiles for
     (f32, f16, bf16: `run --dtype`), how it launches, and what it does."""
+    use_ops(ops_dirs)
     try:
-        ops = [get_op(op)] if op else list(OPS.values())
+        ops = [get_op(op)] if op else list(all_ops().values())
     except UnknownName as exc:
         fail_usage(str(exc))
     table = Table(header_style="bold", show_lines=False)
@@ -37,6 +40,8 @@ def list_command(
         for variant in variants:
             launch = "; ".join(f"{l.entry} ({l.block_param + '=' if l.block_param else ''}{l.block}, "
                                f"{l.grid})" for l in variant.launches)  # fmt: skip
+            if variant.kind == "python":  # a function in a .py file of the op's folder
+                launch = f"python: {Path(variant.path).name}:{variant.function or '?'}"
             if variant.params:  # a tunable space: `cudabench tune OP -v NAME --space` says more
                 launch += "; tunes " + ", ".join(name for name, _ in variant.params)
             dtypes = ", ".join(SHORT.get(d, d) for d in variant.dtypes)

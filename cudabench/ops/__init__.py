@@ -1,22 +1,16 @@
-"""The catalogue of operations: one module per op, listed here by the name the CLI uses."""
+"""Operations: each is an `op.py` in its own folder (cudabench/op.py's API), found by
+registry.py in the built-in catalogue (kernels/<op>/op.py), $CUDABENCH_OPS and --ops folders.
+This package holds the runner's protocol (base.py), the registry, the stock grid rules and
+what the catalogue's op files share (matrix.py, torch_baselines.py, ...).
+"""
 
 from __future__ import annotations
 
 import difflib
+from typing import TYPE_CHECKING, Any
 
-from cudabench.ops import (
-    elementwise, gemv, reduce, reduce_max, reduce_scale, sgemm, softmax, stream, transpose,
-)
-from cudabench.ops.base import Op
-
-OPS: dict[str, Op] = {
-    op.name: op
-    for op in (
-        reduce.OP, reduce_max.OP, reduce_scale.OP, softmax.OP, elementwise.ADD,
-        elementwise.SIGMOID, elementwise.RELU, transpose.OP, gemv.OP, sgemm.OP,
-        stream.READ, stream.WRITE, stream.COPY, stream.TRIAD, stream.FMA,
-    )
-}
+if TYPE_CHECKING:
+    from cudabench.op import Op
 
 
 class UnknownName(KeyError):
@@ -32,7 +26,20 @@ def closest(name: str, choices: list[str]) -> str:
 
 
 def get_op(name: str) -> Op:
-    try:
-        return OPS[name]
-    except KeyError:
-        raise UnknownName(f"unknown op {name!r}{closest(name, sorted(OPS))}") from None
+    """The op of that name (registry.get_op): UnknownName, one line, if there is none."""
+    from cudabench.ops import registry
+
+    return registry.get_op(name)
+
+
+def all_ops() -> dict[str, Op]:
+    """Every op that loaded, by name (registry.all_ops)."""
+    from cudabench.ops import registry
+
+    return registry.all_ops()
+
+
+def __getattr__(name: str) -> Any:
+    if name == "OPS":  # `from cudabench.ops import OPS`: the ops as found now
+        return all_ops()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,4 +1,5 @@
-"""What an operation module provides to the runner (one module per op in this package).
+"""What an op provides to the runner: the protocol every op satisfies (cudabench.op.Op, the
+base class of every op file, implements it from declarations), and the checks they share.
 
 An op fixes the kernel argument list for all its variants, makes inputs on the device, computes
 a float64 reference with a tolerance, counts the bytes that must move, defines its grid rules
@@ -71,8 +72,13 @@ class Check:
 class Op(Protocol):
     name: str
     about: str
-    grid_rules: tuple[str, ...]
-    requirements: tuple[str, ...]  # names a header's `requires:` may use
+
+    @property
+    def grid_rules(self) -> tuple[str, ...]: ...
+
+    @property
+    def requirements(self) -> tuple[str, ...]:
+        """Names a header's `requires:` may use."""
 
     def check_shape(self, shape: Shape) -> None:
         """Raise ValueError with a one-line reason if the op cannot take this shape at all."""
@@ -98,8 +104,8 @@ class Op(Protocol):
 
     def make_inputs(self, xp: Any, shape: Shape, seed: int) -> tuple[Any, ...]: ...
 
-    def reference(self, xp: Any, inputs: tuple[Any, ...]) -> tuple[Any, Any]:
-        """(float64 reference, per-element tolerance), both shaped like the output."""
+    def expected(self, xp: Any, inputs: tuple[Any, ...]) -> tuple[Any, Any]:
+        """(float64 reference, per-element tolerance), both flat (the output's elements)."""
 
     def geometry(
         self, launch: Launch, variant: KernelVariant, shape: Shape, device: DeviceInfo,
@@ -116,7 +122,8 @@ class Op(Protocol):
         """Library calls a user would otherwise make: name -> f(inputs) -> output array."""
 
     # Optional (getattr with a default): `in_place = True` when the kernel overwrites its
-    # input (the runner hands it a copy as `out`, restored before every call it times), and
+    # input (`in_place_input`: which one, 0 by default; the runner hands it a copy as `out`,
+    # restored before every call it times), and
     # `flops(shape) -> int` for compute-bound ops (the table then shows GFLOP/s and % of the
     # fp32 peak), and `unused_params(shape) -> tuple[str, ...]`: the tunable parameters its
     # grid rules ignore at a shape (tune holds them at their default there).
@@ -153,6 +160,8 @@ def check_output(xp: Any, out: Any, ref: Any, tol: Any) -> Check:
     got = out.reshape(-1).astype(xp.float64)
     ref = ref.reshape(-1)
     tol = tol.reshape(-1)
+    if got.size != ref.size:  # an op's reference of another shape than its output
+        raise ValueError(f"the reference has {ref.size} values, the output {got.size}")
     quiet = np.errstate(invalid="ignore") if xp is np else contextlib.nullcontext()
     with quiet:  # inf - inf is NaN, and expected here
         err = xp.where(got == ref, 0.0, xp.abs(got - ref))  # equal infinities are right

@@ -1,0 +1,176 @@
+"""Python variants (cudabench/pyvariants.py): read from their decorators without importing
+the file, run by the runner through the fake backend beside the .cu variants, and every way
+one can fail is a row (ERROR with its message, or N/A with the reason)."""
+
+import textwrap
+
+import pytest
+
+from cudabench.backends.fake import FakeBackend
+from cudabench.kernels import BUILTIN_KERNELS, discover
+from cudabench.ops import registry
+from cudabench.runner import CaseJob, Runner
+from cudabench.spec import Case, Status, TimingOptions
+
+QUICK = TimingOptions(warmup=1, min_samples=3, min_time_s=0.0, max_time_s=1.0)
+OP = '''\
+from cudabench.op import Op, Scalar, Tensor, elements
+
+
+class Scale(Op):
+    about = "out = 2 x"
+    dims = ("rows", "cols")
+    inputs = (Tensor("x", "rows cols"),)
+    outputs = (Tensor("out", "rows cols"),)
+    scalars = (Scalar("n", "long long", lambda d: d.rows * d.cols),)
+    rules = {"elements": elements()}
+    library = {"xp": lambda x: 2 * x}
+
+    def reference(self, xp, x):
+        return 2 * x
+'''
+VARIANTS = '''\
+"""Python variants of scale."""
+import numpy as np
+
+from cudabench.op import variant, xp_of
+
+SECRET = 2
+
+
+@variant(name="returns", dtypes=["float32", "bfloat16"], about="returns 2 x")
+def twice(x):
+    return x * SECRET
+
+
+@variant(name="writes", writes=True, about="writes 2 x into out")
+def into(x, out):
+    xp_of(x).multiply(x, 2, out=out)
+
+
+@variant(name="off_by_one")
+def off(x):
+    """adds one: wrong"""
+    return 2 * x + 1
+
+
+@variant(name="raises")
+def boom(x):
+    raise RuntimeError("no luck today")
+
+
+@variant(name="needs_nothing_here", needs=("no_such_module_anywhere",))
+def needy(x):
+    return 2 * x
+
+
+@variant(name="gpu_only", gpu=True, requires={"max_cols": 4})
+def on_gpu(x):
+    return 2 * x
+
+
+def helper(x):  # no decorator: not a variant
+    return x
+'''
+
+
+@pytest.fixture
+def scale_op(tmp_path):
+    folder = tmp_path / "ops" / "scale"
+    folder.mkdir(parents=True)
+    (folder / "op.py").write_text(OP)
+    (folder / "python_rows.py").write_text(VARIANTS)
+    registry.use_ops([tmp_path / "ops"])
+    return folder
+
+
+def test_the_decorators_are_read_without_importing_the_file(scale_op):
+    (scale_op / "python_rows.py").write_text(VARIANTS.replace("import numpy as np", "import no_such_thing"))
+    variants, problems = discover("scale", [BUILTIN_KERNELS])
+    assert problems == []
+    named = {v.name: v for v in variants}
+    assert list(named) == ["returns", "writes", "off_by_one", "raises", "needs_nothing_here", "gpu_only"]
+    returns = named["returns"]
+    assert (returns.kind, returns.function, returns.dtypes, returns.about) == (
+        "python", "twice", ("float32", "bfloat16"), "returns 2 x")
+    assert named["off_by_one"].about == "adds one: wrong"  # the docstring's first line
+    assert named["gpu_only"].requires == (("max_cols", 4),)
+    assert returns.launches == () and returns.header_line == 9
+
+
+def test_decorator_arguments_that_cannot_be_read_are_one_line(scale_op):
+    (scale_op / "more.py").write_text(textwrap.dedent('''\
+        from cudabench.op import variant
+        N = 3
+        @variant(name="x", dtypes=N)
+        def a(x): return x
+        @variant(name="y", requires={"max_colz": 4})
+        def b(x): return x
+        '''))
+    (scale_op / "broken.py").write_text("def (:\n")
+    variants, problems = discover("scale", [BUILTIN_KERNELS])
+    assert f"{scale_op / 'more.py'}:3: @variant dtypes= must be a literal (cudabench reads it without importing the file)" in problems
+    assert any(p.startswith(f"{scale_op / 'more.py'}:5: @variant requires 'max_colz'") for p in problems)
+    assert any(p.startswith(f"{scale_op / 'broken.py'}:1: the Python variant file does not parse") for p in problems)
+    assert "broken" in {v.name for v in variants}  # still a variant: its row says why
+
+
+def test_python_variants_run_beside_the_kernels_and_fail_as_rows(scale_op):
+    variants, _ = discover("scale", [BUILTIN_KERNELS])
+    job = CaseJob(Case("scale", (8, 33)), tuple(variants), ("xp",), QUICK)
+    rows = {r.variant: r for r in Runner(FakeBackend()).run_job(job)}
+    assert rows["returns"].status is Status.OK and rows["returns"].time_us and not rows["returns"].is_baseline
+    assert rows["writes"].status is Status.OK
+    assert rows["off_by_one"].status is Status.FAIL and "outputs wrong" in rows["off_by_one"].error
+    assert rows["raises"].status is Status.ERROR and rows["raises"].error == "RuntimeError: no luck today"
+    assert rows["needs_nothing_here"].status is Status.N_A
+    assert rows["needs_nothing_here"].error.startswith("needs no_such_module_anywhere, which does not import")
+    assert rows["gpu_only"].status is Status.N_A and "cols <= 4" in rows["gpu_only"].error
+    assert rows["xp"].status is Status.OK and rows["xp"].is_baseline
+    (small,) = Runner(FakeBackend()).run_job(CaseJob(Case("scale", (2, 4)), (
+        next(v for v in variants if v.name == "gpu_only"),), (), QUICK))
+    assert small.status is Status.N_A and small.error == "needs a GPU (the fake backend has NumPy arrays)"
+
+
+def test_a_file_that_does_not_import_is_an_error_row(scale_op):
+    (scale_op / "python_rows.py").write_text(VARIANTS.replace("SECRET = 2", "SECRET = 1 / 0"))
+    variants, _ = discover("scale", [BUILTIN_KERNELS])
+    job = CaseJob(Case("scale", (4, 4)), tuple(v for v in variants if v.name == "returns"), (), QUICK)
+    (row,) = Runner(FakeBackend()).run_job(job)
+    assert row.status is Status.ERROR
+    assert row.error == f"{scale_op / 'python_rows.py'}:6: ZeroDivisionError: division by zero"
+
+
+def test_a_returned_non_array_says_so(scale_op):
+    (scale_op / "python_rows.py").write_text(VARIANTS.replace("return x * SECRET", "return None"))
+    variants, _ = discover("scale", [BUILTIN_KERNELS])
+    job = CaseJob(Case("scale", (4, 4)), tuple(v for v in variants if v.name == "returns"), (), QUICK)
+    (row,) = Runner(FakeBackend()).run_job(job)
+    assert row.status is Status.ERROR and "returned NoneType, not an array of 16 elements" in row.error
+
+
+def test_the_triton_softmax_variant_is_listed_and_n_a_without_a_gpu():
+    variants, problems = discover("softmax", [BUILTIN_KERNELS])
+    assert problems == []
+    (triton,) = [v for v in variants if v.name == "triton_rows"]
+    assert triton.kind == "python" and triton.dtypes == ("float32", "float16", "bfloat16")
+    (row,) = Runner(FakeBackend()).run_job(CaseJob(Case("softmax", (64, 1000), "bfloat16"), (triton,), (), QUICK))
+    assert row.status is Status.N_A and ("needs triton" in row.error or "needs torch" in row.error
+                                         or "needs a GPU" in row.error)
+    (long,) = Runner(FakeBackend()).run_job(CaseJob(Case("softmax", (4, 16384)), (triton,), (), QUICK))
+    assert long.status is Status.N_A and long.error == "needs cols <= 8192 (cols = 16384)"
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+@pytest.mark.parametrize("shape", [(4096, 1000), (300, 8192), (1000,)])
+def test_the_triton_softmax_variant_validates_on_a_gpu(dtype, shape):
+    pytest.importorskip("triton")
+    pytest.importorskip("torch")
+    from cudabench.backends import open_backend
+
+    (triton,) = [v for v in discover("softmax", [BUILTIN_KERNELS])[0] if v.name == "triton_rows"]
+    (row,) = Runner(open_backend(device=0)).run_job(
+        CaseJob(Case("softmax", shape, dtype), (triton,), (), QUICK))
+    assert row.status is Status.OK, row.error
+    assert row.method in ("graph", "single", "loop")
