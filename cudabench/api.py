@@ -91,10 +91,12 @@ def _where(devices: str, timeout_s: float, cluster: str | None,
 
 
 def _plan(target: str, shapes: Any, variants: Any, dtypes: Any, kernels: Any,
-          params: dict[str, Iterable[int]] | None, expand: bool, timing: dict[str, Any]) -> Plan:
+          params: dict[str, Iterable[int]] | None, expand: bool, timing: dict[str, Any],
+          ops: Any = None) -> Plan:  # fmt: skip
     return plan(target, _shape_texts(shapes), _names(variants),
                 [Path(k) for k in _names(kernels) or []] or None, _names(dtypes),
-                _param_texts(params), expand=expand, **timing)  # fmt: skip
+                _param_texts(params), expand=expand,
+                ops=[Path(o) for o in _names(ops) or []] or None, **timing)  # fmt: skip
 
 
 def run(target: str, shapes: Iterable[ShapeLike] | None = None,
@@ -104,18 +106,19 @@ def run(target: str, shapes: Iterable[ShapeLike] | None = None,
         params: dict[str, Iterable[int]] | None = None, tag: str = "",
         db: str | Path | None = None, ceilings: bool = True, tuned: bool = True,
         cluster: str | None = None, gpu_model: str | None = None,
-        **timing: Any) -> pd.DataFrame:  # fmt: skip
+        ops: Iterable[str | Path] | str | Path | None = None, **timing: Any) -> pd.DataFrame:  # fmt: skip
     """Validate and time an op's variants (or a config file's benchmarks), as `cudabench run`
     does, and return the rows as a DataFrame (the results CSV's columns); the run is in the
     history database too (`tag` names it, `db` moves it). `params` is a grid of launch
     parameters, as --param: {"BLOCK": [128, 256]}. `ceilings`: the `pct_ceiling` column from
     this GPU's kept ceilings (measured first when there are none), as run's --ceilings;
-    `tuned`: the tuning file's configurations, as run's --tuned. `cluster` runs on a Dask
+    `tuned`: the tuning file's configurations, as run's --tuned. `ops`: your op folders,
+    as --ops. `cluster` runs on a Dask
     cluster (a scheduler address or 'local', as --cluster; `gpu_model` as --gpu-model).
     `timing` takes TimingOptions fields: cold, warmup, min_samples, min_time_s, max_time_s,
     interleave, timer."""
     _check_timing(timing, run)
-    work = _plan(target, shapes, variants, dtypes, kernels, params, True, timing)
+    work = _plan(target, shapes, variants, dtypes, kernels, params, True, timing, ops)
     command = f"cudabench.run({target!r}, shapes={_shape_texts(shapes)!r})"
     with Session.open(_where(devices, timeout_s, cluster, gpu_model), work.timing.timer) as session:
         work = session.prepare(work, tuned)
@@ -138,7 +141,8 @@ def tune(target: str, shapes: Iterable[ShapeLike] | None = None,
          kernels: Iterable[str | Path] | None = None, devices: str = "0",
          output: str | Path | None = None, timeout_s: float = DEFAULT_TIMEOUT_S,
          tag: str = "", db: str | Path | None = None, cluster: str | None = None,
-         gpu_model: str | None = None, **timing: Any) -> pd.DataFrame:  # fmt: skip
+         gpu_model: str | None = None, ops: Iterable[str | Path] | str | Path | None = None,
+         **timing: Any) -> pd.DataFrame:  # fmt: skip
     """`cudabench tune` without the terminal: search each variant's launch parameters (the
     same plan, sweep, validation, final interleaved round and tuning file), and return one
     row per search: op, variant, shape, dtype, the best `params`, its `time_us`,
@@ -151,7 +155,7 @@ def tune(target: str, shapes: Iterable[ShapeLike] | None = None,
     from cudabench import tuning
 
     _check_timing(timing, tune)
-    work = _plan(target, shapes, variants, dtypes, kernels, params, False, timing)
+    work = _plan(target, shapes, variants, dtypes, kernels, params, False, timing, ops)
     searches = tuner.plan_searches(work.jobs, work.narrowing, named=bool(variants))
     strategies = [tuner.make_strategy(strategy, space, budget, seed) for _, space in searches]
     command = f"cudabench.tune({target!r}, shapes={_shape_texts(shapes)!r})"

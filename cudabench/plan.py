@@ -18,7 +18,7 @@ from cudabench.cupti_clock import TIMERS
 from cudabench.dtypes import ALL, DTYPES, UnknownDType, get_dtype
 from cudabench.errors import SweepError
 from cudabench.kernels import BUILTIN_KERNELS, discover, user_roots
-from cudabench.ops import UnknownName, closest, get_op
+from cudabench.ops import UnknownName, closest, get_op, registry
 from cudabench.runner import CaseJob
 from cudabench.shapes import ShapeError, parse_shape
 from cudabench.space import Space, SpaceError, grid, parse_param_option
@@ -148,13 +148,19 @@ def _configure(chosen: list[KernelVariant], overrides: dict[str, tuple[int, ...]
 def plan(target: str, shapes: list[str] | None, variants: list[str] | None,
          kernels: list[Path] | None, dtypes: list[str] | None = None,
          params: list[str] | None = None, expand: bool = True,
-         **timing: object) -> Plan:  # fmt: skip
+         ops: list[Path] | None = None, **timing: object) -> Plan:  # fmt: skip
     """Jobs for a target (op name or config file), one per (benchmark, dtype, shape), each
     with the chosen variants that declare the dtype; `dtypes` (None: the config's) and
     `timing` override the config (None keeps it). `params` (`--param BLOCK=128,256`) makes
     each variant that declares the names one variant per configuration of that grid. Bad
     usage is a SweepError, as is a dtype that no chosen variant of any benchmark supports.
-    `expand=False` (tune) leaves the variants unconfigured and puts the grid in `narrowing`."""
+    `expand=False` (tune) leaves the variants unconfigured and puts the grid in `narrowing`.
+    `ops`: the user's op folders (--ops), beside $CUDABENCH_OPS and the catalogue; each job
+    carries its op's file, so a worker (or the process profile runs) loads the same op."""
+    try:
+        registry.use_ops(ops)
+    except registry.OpsFolderError as exc:
+        raise SweepError(str(exc)) from None
     try:
         config = _config_for(target, shapes)
         parsed = tuple(parse_shape(s) for s in shapes) if shapes else None

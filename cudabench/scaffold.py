@@ -29,7 +29,7 @@ ROW_OP = '''\
 change the reference, the declarations and naive.cu together (docs/guide/ops.md explains each line).
 
     cudabench check --ops {root} {name}        # compiles naive.cu, checks its parameters
-    CUDABENCH_OPS={root} cudabench run {name} -s 4096x8192 -d bfloat16
+    cudabench run {name} --ops {root} -s 4096x8192 -d bfloat16
 """
 
 from cudabench.op import Op, Scalar, Tensor, block_rows, xp_of
@@ -67,18 +67,23 @@ ROW_KERNEL = '''\
 // cudabench:
 //   variant: naive
 //   entry: {name}_naive
-//   block: 256
+//   block: BLOCK
 //   grid: row
+//   params: {{BLOCK: [256, 128, 512, 1024]}}   # threads a block: `cudabench tune` searches it
 //   dtypes: [float32, float16, bfloat16]
 //   about: a block per row, the sum of squares by a shared-memory tree, then each element scaled (a starter)
 #include "common/dtype.cuh"
 
+#ifndef BLOCK  // set by the header's params: (-DBLOCK=256 by default)
+#define BLOCK 256
+#endif
+
 // The op's argument list (op.py): x, out, rows, cols, eps. elem_t is the run's dtype; the
 // arithmetic is float.
-extern "C" __global__ void __launch_bounds__(256)
+extern "C" __global__ void __launch_bounds__(BLOCK)
 {name}_naive(const elem_t* __restrict__ x, elem_t* __restrict__ out, long long rows,
 {pad}long long cols, float eps) {{
-  __shared__ float partial[256];
+  __shared__ float partial[BLOCK];
   const long long row = blockIdx.x;
   if (row >= rows) return;
   const elem_t* in = x + row * cols;
@@ -104,7 +109,7 @@ ELEMENTWISE_OP = '''\
 change the reference, the declarations and naive.cu together (docs/guide/ops.md explains each line).
 
     cudabench check --ops {root} {name}        # compiles naive.cu, checks its parameters
-    CUDABENCH_OPS={root} cudabench run {name} -s 2^24 -d bfloat16
+    cudabench run {name} --ops {root} -s 2^24 -d bfloat16
 """
 
 from cudabench.op import Op, Scalar, Tensor, elements, xp_of

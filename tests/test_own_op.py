@@ -39,8 +39,9 @@ def test_a_new_op_from_the_docs_runs_end_to_end_on_the_fake_backend(tmp_path):
     listed = runner.invoke(app, ["list", "rmsnorm", "--ops", str(tmp_path / "myops")])
     assert listed.exit_code == 0, listed.output
     assert all(name in listed.stdout for name in ("naive", "wrong", "xp_rows", "cupy"))
-    result = runner.invoke(app, ["run", "rmsnorm", "-s", "64x1000", "-s", "3x4x100", *QUICK,
-                                 "-o", str(tmp_path / "out")], env=env)  # fmt: skip
+    result = runner.invoke(app, ["run", "rmsnorm", "--ops", str(tmp_path / "myops"), "-s",
+                                 "64x1000", "-s", "3x4x100", *QUICK, "-o", str(tmp_path / "out")],
+                           env={"CUDABENCH_BACKEND": "fake"})  # fmt: skip
     assert result.exit_code == 1, result.output  # the planted wrong variant fails
     doc = json.loads(next((tmp_path / "out").glob("*_rmsnorm.json")).read_text())
     rows = {(r["shape"], r["variant"]): r for r in doc["rows"]}
@@ -73,11 +74,11 @@ def test_the_scaffold_lists_runs_and_refuses_to_overwrite(tmp_path):
     bad = runner.invoke(app, ["new", "op", "my-op", "--in", str(tmp_path / "mine")])
     assert bad.exit_code == 2 and "must be a C identifier" in bad.stderr
     listed = runner.invoke(app, ["list", "--ops", str(tmp_path / "mine")])
-    assert listed.exit_code == 0 and "rms_lite_naive (256, row)" in listed.stdout
-    env = {"CUDABENCH_BACKEND": "fake", "CUDABENCH_OPS": str(tmp_path / "mine")}
+    assert listed.exit_code == 0 and "rms_lite_naive (BLOCK=256, row); tunes BLOCK" in listed.stdout
+    env = {"CUDABENCH_BACKEND": "fake"}
     for name, shape in (("rms_lite", "16x300"), ("silu", "1000")):
-        ran = runner.invoke(app, ["run", name, "-s", shape, "-d", "float16", *QUICK,
-                                  "-o", str(tmp_path / name)], env=env)  # fmt: skip
+        ran = runner.invoke(app, ["run", name, "--ops", str(tmp_path / "mine"), "-s", shape, "-d",
+                                  "float16", *QUICK, "-o", str(tmp_path / name)], env=env)  # fmt: skip
         assert ran.exit_code == 0, ran.output
         doc = json.loads(next((tmp_path / name).glob("*.json")).read_text())
         assert [(r["variant"], r["status"]) for r in doc["rows"]] == [("naive", "OK"), ("cupy", "OK")]
@@ -107,5 +108,39 @@ def test_check_compiles_the_scaffold_and_counts_each_kernels_parameters(tmp_path
     bad = runner.invoke(app, ["check", "rms_lite", "--ops", str(tmp_path / "mine"), "--arch", "sm_80"])
     assert bad.exit_code == 1
     line = next(ln for ln in bad.stderr.splitlines() if "parameters" in ln)
-    assert line == (f"error: {kernel}:13: rms_lite_naive takes 6 parameters, but rms_lite passes 5: "
+    assert line == (f"error: {kernel}:18: rms_lite_naive takes 6 parameters, but rms_lite passes 5: "
                     "(x, out, rows, cols, eps)")
+
+
+def test_tune_profile_and_the_api_take_ops(tmp_path, monkeypatch):
+    """The scaffold's op outside the package through every front door: tune searches its
+    BLOCK, profile runs it under (a stand-in) ncu from the plan it was handed, the API runs it."""
+    import os
+    import stat
+    import sys
+
+    import cudabench
+
+    mine = tmp_path / "mine"
+    assert runner.invoke(app, ["new", "op", "rms_lite", "--in", str(mine)]).exit_code == 0
+    env = {"CUDABENCH_BACKEND": "fake"}
+    tuned = runner.invoke(app, ["tune", "rms_lite", "--ops", str(mine), "-s", "16x300", "--budget",
+                                "2", "--no-save", "--no-plot", "-o", str(tmp_path / "t")], env=env)
+    assert tuned.exit_code == 0, tuned.output
+    assert "best BLOCK=" in tuned.stderr
+    ncu = tmp_path / "bin" / "ncu"
+    ncu.parent.mkdir()
+    ncu.write_text(f"#!/bin/sh\nexec {sys.executable} {Path(__file__).parent / 'fake_ncu.py'} \"$@\"\n")
+    ncu.chmod(ncu.stat().st_mode | stat.S_IEXEC)
+    path = os.pathsep.join([str(Path.cwd()), os.environ.get("PYTHONPATH", "")])
+    profiled = runner.invoke(app, ["profile", "rms_lite", "--ops", str(mine), "-s", "16x300",
+                                   "--ncu", str(ncu), "-o", str(tmp_path / "p")],
+                             env={**env, "PYTHONPATH": path})  # fmt: skip
+    assert profiled.exit_code == 0, profiled.output
+    rows = json.loads(next((tmp_path / "p").glob("*.json")).read_text())["rows"]
+    assert {r["variant"]: r["status"] for r in rows} == {"naive": "OK", "cupy": "OK"}
+    assert all(r["ncu"] for r in rows)  # each row joined to its own range's kernels
+    monkeypatch.setenv("CUDABENCH_BACKEND", "fake")
+    df = cudabench.run("rms_lite", shapes="16x300", ops=mine, output=tmp_path / "api",
+                       ceilings=False, min_samples=2, min_time_s=0.0, max_time_s=0.01, warmup=0)
+    assert set(df["variant"]) == {"naive", "cupy"} and (df["status"] == "OK").all()

@@ -36,5 +36,5 @@ def new_op_command(
     shape = "4096x8192" if style == "row" else "2^24"
     err.print(f"next: cudabench list --ops {folder}\n"
               f"      cudabench check --ops {folder} {name}\n"
-              f"      CUDABENCH_OPS={folder} cudabench run {name} -s {shape}\n"
+              f"      cudabench run {name} --ops {folder} -s {shape}\n"
               "(docs/guide/ops.md: every declaration of op.py)", markup=False, soft_wrap=True)  # fmt: skip

@@ -21,7 +21,7 @@ from typing import Annotated, Optional
 import typer
 
 from cudabench.cli.common import (
-    KERNELS_OPTION_HELP, DbOption, ForceOption, TimerOption, err, fail_usage, out,
+    KERNELS_OPTION_HELP, OpsOption, DbOption, ForceOption, TimerOption, err, fail_usage, out,
 )  # fmt: skip
 from cudabench.cli.render import (
     command_line, error, exit_with_summary, progress_bar, show_history_error, show_plan,
@@ -108,6 +108,7 @@ def profile_command_cli(
     variant: Annotated[Optional[list[str]], typer.Option(
         "--variant", "-v", help="Only these variants (repeatable); baselines always run.")] = None,
     kernels: Annotated[Optional[list[Path]], typer.Option(help=KERNELS_OPTION_HELP)] = None,
+    ops: OpsOption = None,
     dtype: Annotated[Optional[list[str]], typer.Option(
         "--dtype", "-d", help="Element type(s), as for run (default float32).")] = None,
     param: Annotated[Optional[list[str]], typer.Option(
@@ -158,7 +159,7 @@ def profile_command_cli(
     failed or a row failed, 2 bad usage.
     """
     extra = [m.strip() for m in (metrics or "").split(",") if m.strip()]
-    work = plan(target, shape, variant, kernels, dtype, param, cold=cold, timer=timer)
+    work = plan(target, shape, variant, kernels, dtype, param, cold=cold, timer=timer, ops=ops)
     show_plan(work, notes=False)
     show_plan(work)
     started = now_utc()
@@ -201,7 +202,8 @@ def profile_command_cli(
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
-    launches = {v.label: len(v.launches) for job in work.jobs for v in job.variants}
+    launches = {v.label: len(v.launches) for job in work.jobs for v in job.variants
+                if v.kind == "cuda"}  # a Python variant's kernel count is its own
     history_error = ""
     if time_it:
         with Session.open(Local((device,), timeout), work.timing.timer) as session:

@@ -10,7 +10,7 @@ from typing import Annotated, Optional
 import typer
 
 from cudabench.cli.common import (
-    KERNELS_OPTION_HELP, ClusterOption, DbOption, ForceOption, GpuModelOption, MaxTimeOption,
+    KERNELS_OPTION_HELP, OpsOption, ClusterOption, DbOption, ForceOption, GpuModelOption, MaxTimeOption,
     MinSamplesOption, MinTimeOption, TimerOption, WarmupOption, err, out,
 )  # fmt: skip
 from cudabench.cli.render import (
@@ -35,6 +35,7 @@ def run_command(
     variant: Annotated[Optional[list[str]], typer.Option(
         "--variant", "-v", help="Only these variants (repeatable); baselines always run.")] = None,
     kernels: Annotated[Optional[list[Path]], typer.Option(help=KERNELS_OPTION_HELP)] = None,
+    ops: OpsOption = None,
     dtype: Annotated[Optional[list[str]], typer.Option(
         "--dtype", "-d", help="Element type: float32, float16, bfloat16, or all (every dtype "
         "each variant declares); repeatable. Default: the config's (float32). Kernels load "
@@ -95,7 +96,7 @@ def run_command(
     """
     work = plan(target, shape, variant, kernels, dtype, param, cold=cold, interleave=interleave,
                 min_samples=min_samples, min_time_s=min_time, max_time_s=max_time,
-                warmup=warmup, timer=timer)  # fmt: skip
+                warmup=warmup, timer=timer, ops=ops)  # fmt: skip
     show_plan(work, notes=False)
     where = (Cluster(cluster, timeout, gpu_model) if cluster
              else Local(parse_devices(devices), timeout))  # fmt: skip

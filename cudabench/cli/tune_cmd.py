@@ -12,7 +12,7 @@ from rich.table import Table
 from cudabench import tuner
 from cudabench import tuning
 from cudabench.cli.common import (
-    KERNELS_OPTION_HELP, ClusterOption, DbOption, ForceOption, GpuModelOption, TimerOption, err,
+    KERNELS_OPTION_HELP, OpsOption, ClusterOption, DbOption, ForceOption, GpuModelOption, TimerOption, err,
     fail_usage, out,
 )  # fmt: skip
 from cudabench.cli.render import (
@@ -135,6 +135,7 @@ def tune_command(
         "--plot/--no-plot", help="Write a PNG per search: time over the two parameters with "
         "the most values (a heat map), or against the one that varies.")] = True,
     kernels: Annotated[Optional[list[Path]], typer.Option(help=KERNELS_OPTION_HELP)] = None,
+    ops: OpsOption = None,
     cold: Annotated[Optional[bool], typer.Option(
         "--cold/--hot", help="L2 mode of every measurement, as for run (default hot).")] = None,
     timer: TimerOption = None,
@@ -167,7 +168,7 @@ def tune_command(
     if strategy not in tuner.STRATEGIES:
         fail_usage(f"--strategy {strategy!r}: not one of {', '.join(tuner.STRATEGIES)}")
     work = plan(target, shape, variant, kernels, dtype, param, expand=False, cold=cold,
-                timer=timer)
+                timer=timer, ops=ops)
     show_plan(work, notes=False)
     try:
         searches = tuner.plan_searches(work.jobs, work.narrowing, named=bool(variant))
