@@ -84,11 +84,24 @@ def title(meta: RunMeta, op_label: str, rows: list[ResultRow] | None = None) -> 
     )
 
 
+def speedup_label(rows: list[ResultRow]) -> str:
+    """The speedup column's heading: the library each case's speedups are over (the first of
+    its baselines that timed, as sweep.with_speedups takes it), `vs library` when cases used
+    different ones (a baseline that failed in one dtype), `speedup` when none timed."""
+    used: dict[tuple[str, str, str], str] = {}
+    for r in rows:
+        if r.is_baseline and r.time_us:
+            used.setdefault((r.op, r.shape, r.dtype), r.variant)
+    names = set(used.values())
+    if not names:
+        return "speedup"
+    return f"vs {names.pop()}" if len(names) == 1 else "vs library"
+
+
 def results_table(rows: list[ResultRow], meta: RunMeta, op_label: str) -> Table:
     """One line per row; the fastest correct variant of each shape in bold with a star."""
     best = fastest_per_shape(rows)
-    baseline_names = sorted({r.variant for r in rows if r.is_baseline})
-    vs = f"vs {baseline_names[0]}" if baseline_names else "speedup"
+    vs = speedup_label(rows)
     table = Table(title=title(meta, op_label, rows), title_justify="left", header_style="bold")
     flops = any(r.gflops for r in rows)  # a compute-bound op: % peak is of the fp32 peak
     # --timer both: the events clock's own time (measured just before), and how much more it says

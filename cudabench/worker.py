@@ -32,7 +32,6 @@ from typing import Any
 from cudabench.spec import Case, ResultRow, Status
 
 CONTEXT_LOST = 3  # exit status after a CRASH row
-CHANNEL: Connection | None = None  # the parent-bound channel (the fake backend's fault kernels use it)
 
 
 class _ContextLost(Exception):
@@ -65,6 +64,8 @@ def serve(device: int, inbox: Connection, outbox: Connection, timer: str = "even
 
     try:
         backend = open_backend(device=device)
+        if hasattr(backend, "channel"):  # the seam the worker owns: the fake backend's planted
+            backend.channel = outbox  # garbage fault writes on this worker's channel
         info = backend.device_info()
         versions = backend.versions()
         if timer != "events":
@@ -107,7 +108,6 @@ def _die_with_parent() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    global CHANNEL
     _die_with_parent()
     parser = argparse.ArgumentParser(description="cudabench worker (started by cudabench run)")
     parser.add_argument("--device", type=int, required=True)
@@ -117,14 +117,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     inbox = Connection(args.read, writable=False)
     outbox = Connection(args.write, readable=False)
-    CHANNEL = outbox
     status = serve(args.device, inbox, outbox, args.timer)
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(status)  # skip CuPy's teardown: a dead context can fail or hang in it
 
 
-if __name__ == "__main__":  # run as cudabench.worker, so that CHANNEL is that module's
+if __name__ == "__main__":
     from cudabench.worker import main as _main
 
     _main()

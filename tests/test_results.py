@@ -217,3 +217,22 @@ def test_each_dtype_has_its_own_star_and_label():
     console.print(results_table(rows, META, "reduce"))
     text = console.export_text()
     assert "3x5 float32" in text and "3x5 bfloat16" in text and text.count("★ fast") == 2
+
+
+def test_the_speedup_heading_names_the_library_the_speedups_are_over():
+    from cudabench.report import speedup_label
+    from cudabench.spec import ResultRow, Status
+
+    def row(variant, shape, dtype, time_us, baseline=True):
+        status = Status.OK if time_us else Status.FAIL
+        return ResultRow("softmax", shape, dtype, variant, status, time_us=time_us,
+                         is_baseline=baseline)
+
+    float32 = [row("k", "8", "float32", 1.0, False), row("cupyx", "8", "float32", 2.0),
+               row("torch", "8", "float32", 3.0)]
+    bf16 = [row("k", "8", "bfloat16", 1.0, False), row("cupyx", "8", "bfloat16", None),
+            row("torch", "8", "bfloat16", 3.0)]
+    assert speedup_label(float32) == "vs cupyx"
+    assert speedup_label(bf16) == "vs torch"  # cupyx failed: the speedups are over torch
+    assert speedup_label(float32 + bf16) == "vs library"
+    assert speedup_label([row("k", "8", "float32", 1.0, False)]) == "speedup"

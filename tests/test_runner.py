@@ -323,3 +323,22 @@ def test_every_job_makes_its_backends_stream_current_first():
         rows = runner.run_job(job((16, 129), variant("good")))
         assert rows[0].status is Status.OK
     assert backend.activations == 2
+
+
+def test_a_cold_sample_on_the_fake_backend_flushes_before_its_launch():
+    """The fake backend builds its samples from base.sample_steps as the CuPy backend does:
+    a cold run records a flush before every sample's launch, a hot single launch none (so a
+    dropped flush fails here, without a GPU)."""
+    from cudabench.backends.base import StepLog
+
+    variants, _ = discover("reduce", [BUILTIN_KERNELS])
+    float4 = [v for v in variants if v.name == "float4"]
+    for cold in (True, False):
+        backend = FakeBackend()
+        backend.step_log = StepLog()
+        timing = TimingOptions(warmup=0, min_samples=3, min_time_s=0.0, max_time_s=0.01, cold=cold)
+        rows = Runner(backend).run_job(CaseJob(Case("reduce", (64, 127)), tuple(float4), (), timing))
+        assert rows[0].status is Status.OK
+        samples = backend.step_log.samples
+        assert len(samples) >= 3 and backend.flushes == (len(samples) if cold else 0)
+        assert all(s[-1] == "launch" and (s.count("flush") == 1) == cold for s in samples)

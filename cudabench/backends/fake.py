@@ -26,7 +26,9 @@ from typing import Any
 
 import numpy as np
 
-from cudabench.backends.base import KernelCrash, Loaded, Scope
+from cudabench.backends.base import (
+    FLUSH, RESET, KernelCrash, Loaded, Scope, StepLog, sample_steps,
+)  # fmt: skip
 from cudabench.compile import CompileError
 from cudabench.cupti_clock import KernelRecord, LaunchTime, launch_times
 from cudabench.kernels import BUILTIN_KERNELS
@@ -73,11 +75,10 @@ def _hang(emulate: FakeKernel, grid: int, block: int, *args: Any) -> None:
     time.sleep(3600)
 
 
-def _garbage(emulate: FakeKernel, grid: int, block: int, *args: Any) -> None:
-    from cudabench import worker
-
-    if worker.CHANNEL is not None:  # bytes that are not a message, on the worker's channel
-        worker.CHANNEL.send_bytes(b"\x80not a pickle")
+def _garbage(emulate: FakeKernel, grid: int, block: int, *args: Any,
+             channel: Any = None) -> None:  # fmt: skip
+    if channel is not None:  # bytes that are not a message, on the worker's channel
+        channel.send_bytes(b"\x80not a pickle")
     emulate(grid, block, *args)
 
 
@@ -166,6 +167,11 @@ class FakeBackend:
                  free_bytes: int = 100 << 30, devices: int = 1,
                  clocks: Callable[[], Clocks | None] = lambda: FAKE_CLOCKS,
                  kernel_clock: bool | None = None) -> None:  # fmt: skip
+        # the parent-bound channel of the worker that opened this backend (worker.serve
+        # hands it over): where the planted garbage fault writes; None outside a worker
+        self.channel: Any = None
+        self.step_log: StepLog | None = None  # tests: the steps each sample ran
+        self.flushes = 0  # L2 flushes of cold samples, for tests
         self.kernels = kernels  # None: every op emulated through its reference, and the faults
         # $CUDABENCH_FAKE_L2 (bytes): a smaller L2, so that the ceilings' arrays (8x it) stay small
         l2 = os.environ.get("CUDABENCH_FAKE_L2", "")
@@ -239,6 +245,8 @@ class FakeBackend:
             return emulator(op)(grid, block, *args)
 
         fault = FAULTS.get(entry.split("<")[0].strip())
+        if fault is _garbage:  # it writes on the channel the worker handed this backend
+            return functools.partial(_garbage, emulate, channel=self.channel)
         return functools.partial(fault, emulate) if fault is not None else emulate
 
     def launch(self, function: _Function, grid: Any, block: Any, args: tuple[Any, ...],
@@ -301,16 +309,29 @@ class _FakeSampler:
         self.taken: list[tuple[int, int]] = []
 
     def __call__(self) -> float:
+        """One sample, built from base.sample_steps as the CuPy backend's are: reset, the
+        flush (cold: counted in `backend.flushes`, and under the kernel clock a kernel record
+        of no sample's), the spin (nothing to hold here), then the call."""
         backend = self.backend
-        if self.reset is not None:
-            self.reset()
+        log = backend.step_log
+        if log is not None:
+            log.begin()
         backend._last = "baseline"
         before = len(backend.launched)
+        flushed = False
+        for step in sample_steps(self.cold, single=self.batch == 1, reset=self.reset is not None):
+            if step == RESET and self.reset is not None:
+                self.reset()
+            elif step == FLUSH:
+                backend.flushes += 1
+                flushed = True
+            if log is not None:
+                log.step(step)
         with self.scope():
             self.call()  # once: the result is the same, and tests stay fast
         ms = backend.clock(backend._last)
         if self.kernel_clock:
-            if self.cold:
+            if flushed:
                 backend.emit(None, 1, 1, 0.05)  # the L2 flush: no sample's
             backend._samples += 1
             sample_id = backend._samples
