@@ -84,13 +84,14 @@ def kind(command: str) -> str:
     return "run"
 
 
-def run_as_written(command: str, cache: Path | None = None) -> subprocess.CompletedProcess[str]:
+def run_as_written(command: str, cache: Path | None = None,
+                   cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:  # fmt: skip
     words = shlex.split(command)
     path = [str(ROOT), os.environ.get("PYTHONPATH", "")]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in path if p)}
     if cache is not None:
         env["CUDABENCH_CACHE"] = str(cache)
-    return subprocess.run([sys.executable, "-m", "cudabench", *words[1:]], cwd=ROOT, env=env,
+    return subprocess.run([sys.executable, "-m", "cudabench", *words[1:]], cwd=cwd, env=env,
                            capture_output=True, text=True, timeout=600, check=False)  # fmt: skip
 
 
@@ -119,9 +120,16 @@ def test_install_test_and_docs_commands_are_what_ci_runs():
     assert not missing, f"README commands that .ci/run does not run as written: {missing}"
 
 
+@pytest.fixture(scope="module")
+def user_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where the README's commands run, in the README's order, as a user's own folder would
+    be (`cudabench new op ... --in myops` writes there, not into the checkout)."""
+    return tmp_path_factory.mktemp("user")
+
+
 @pytest.mark.parametrize("command", [c for c in COMMANDS if kind(c) == "run"])
-def test_gpu_free_readme_command_runs(command):
-    done = run_as_written(command)
+def test_gpu_free_readme_command_runs(command, user_folder):
+    done = run_as_written(command, cwd=user_folder)
     assert done.returncode == 0, f"{command!r} exited {done.returncode}:\n{done.stderr[-2000:]}"
 
 
