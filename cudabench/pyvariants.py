@@ -17,7 +17,6 @@ import ast
 import hashlib
 import importlib
 import importlib.util
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -128,23 +127,12 @@ _modules: dict[tuple[str, str], Any] = {}
 def load(variant: KernelVariant) -> tuple[Callable[..., Any], Any]:
     """The variant's callable and its decorator record (cudabench.op.VariantInfo), imported
     from its file by path in this process; PythonVariantError (one line) if it cannot be."""
-    from cudabench.ops.registry import describe_failure
+    from cudabench.ops.registry import import_file
 
     path = Path(variant.path)
     key = (str(path.resolve()), variant.source_hash)
-    if key not in _modules:
-        name = f"cudabench_variant_{path.stem}_{hashlib.sha256(key[0].encode()).hexdigest()[:10]}"
-        spec = importlib.util.spec_from_file_location(name, path)
-        if spec is None or spec.loader is None:
-            raise PythonVariantError(f"{path}: cannot be imported as Python")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        try:
-            spec.loader.exec_module(module)
-        except Exception as exc:  # noqa: BLE001 - the user's file: its failure is the row's error
-            sys.modules.pop(name, None)
-            raise PythonVariantError(describe_failure(exc, path.resolve(), path)) from None
-        _modules[key] = module
+    if key not in _modules:  # the user's file: its failure is the row's error
+        _modules[key] = import_file(path, "cudabench_variant", error=PythonVariantError)
     fn = getattr(_modules[key], variant.function, None) if variant.function else None
     info = getattr(fn, "__cudabench_variant__", None)
     if fn is None or info is None:

@@ -290,16 +290,8 @@ class Runner:
                 self.backend.launch(function, grid, block, args, shared)
 
         resources = {"registers": loaded.registers, "spill_bytes": loaded.spill_bytes}
-        reset: Callable[[], None] | None = None
-        if getattr(op, "in_place", False):  # the kernel works on `out`, a copy of the input
-            source = inputs[getattr(op, "in_place_input", None) or 0]
-            reset = lambda: self.backend.copy(out, source)  # noqa: E731
-            reset()
-        else:
-            self.backend.fill_bytes(out, NAN_POISON_BYTE)
-        with self._validation_scope(label, case):
-            self.backend.run(call)
-            self.backend.synchronize()
+        in_place = (getattr(op, "in_place_input", None) or 0) if getattr(op, "in_place", False) else None
+        reset = self._first_call(label, case, call, inputs, out, in_place)
         first = check_output(xp, out, ref, tol)
         if not first.ok:
             return _row(case, label, Status.FAIL, first.describe(),
@@ -309,6 +301,23 @@ class Runner:
             recheck=lambda: check_output(xp, out, ref, tol), resources=resources, reset=reset,
             blocks=max(g.blocks for g in geometries),
         )  # fmt: skip
+
+    def _first_call(self, label: str, case: Case, call: Callable[[], None], inputs: tuple[Any, ...],
+                    out: Any, in_place: int | None) -> Callable[[], None] | None:  # fmt: skip
+        """The validation call: `out` poisoned with NaN first, or, for an op that works in
+        place, a copy of input `in_place` (and the reset that restores it before every timed
+        call, returned); the call inside the variant's ranges (outside in profile mode)."""
+        reset: Callable[[], None] | None = None
+        if in_place is not None:  # the kernel works on `out`, a copy of the input
+            source = inputs[in_place]
+            reset = lambda: self.backend.copy(out, source)  # noqa: E731
+            reset()
+        else:
+            self.backend.fill_bytes(out, NAN_POISON_BYTE)
+        with self._validation_scope(label, case):
+            self.backend.run(call)
+            self.backend.synchronize()
+        return reset
 
     def _prepare_python(self, op: Op, case: Case, variant: KernelVariant,
                         seed: int) -> Prepared | ResultRow:  # fmt: skip
@@ -323,16 +332,7 @@ class Runner:
         out = xp.empty(op.output_shape(case.shape), dtype=get_dtype(case.dtype).array_type())
         in_place = getattr(op, "in_place_input", None) if getattr(op, "in_place", False) else None
         call, produced = pyvariants.bind(fn, info, in_place, inputs, out)
-        reset: Callable[[], None] | None = None
-        if in_place is not None:
-            source = inputs[in_place]
-            reset = lambda: self.backend.copy(out, source)  # noqa: E731
-            reset()
-        else:
-            self.backend.fill_bytes(out, NAN_POISON_BYTE)
-        with self._validation_scope(label, case):
-            self.backend.run(call)
-            self.backend.synchronize()
+        reset = self._first_call(label, case, call, inputs, out, in_place)
 
         def check() -> Check:
             return check_output(xp, pyvariants.as_output(produced(), out, label), ref, tol)

@@ -24,7 +24,7 @@ import sys
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from cudabench.kernels import BUILTIN_KERNELS
 
@@ -191,21 +191,33 @@ def _load(path: Path) -> Op:
     return found
 
 
-def _import(resolved: Path, shown: Path) -> Op:
-    from cudabench.op import Op, OpDefinitionError
-
+def import_file(path: Path, prefix: str, shown: Path | None = None,
+                error: type[Exception] = ValueError) -> Any:
+    """A user's Python file (an op file, a variants file) imported by path as a module of its
+    own (`<prefix>_<stem>_<hash of the path>`, so two folders' `op.py` never collide); any
+    failure of the file is `error` with one line naming it (describe_failure)."""
+    resolved = path.resolve()
     digest = hashlib.sha256(str(resolved).encode()).hexdigest()[:10]
-    module_name = f"cudabench_op_{resolved.parent.name}_{digest}"
+    stem = resolved.parent.name if resolved.stem == "op" else resolved.stem
+    module_name = f"{prefix}_{stem}_{digest}"
     spec = importlib.util.spec_from_file_location(module_name, resolved)
     if spec is None or spec.loader is None:
-        raise OpLoadError(f"{shown}: cannot be imported as Python")
+        raise error(f"{shown or path}: cannot be imported as Python")
     module = importlib.util.module_from_spec(spec)
     sys.modules[module_name] = module
     try:
         spec.loader.exec_module(module)
     except Exception as exc:  # noqa: BLE001 - any failure of the user's file is its one line
         sys.modules.pop(module_name, None)
-        raise OpLoadError(describe_failure(exc, resolved, shown)) from None
+        raise error(describe_failure(exc, resolved, shown or path)) from None
+    return module
+
+
+def _import(resolved: Path, shown: Path) -> Op:
+    from cudabench.op import Op, OpDefinitionError
+
+    module = import_file(resolved, "cudabench_op", shown, OpLoadError)
+    module_name = module.__name__
     instance = getattr(module, "OP", None)
     classes = [v for v in vars(module).values() if isinstance(v, type) and issubclass(v, Op)
                and v.__module__ == module_name]  # fmt: skip
