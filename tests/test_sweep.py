@@ -60,3 +60,8 @@ def test_ctrl_c_keeps_the_finished_rows(tmp_path):
         _run(tmp_path, work, StopAfter(2))
     doc = json.loads(info.value.path.read_text())
     assert doc["meta"]["complete"] is False and len(doc["rows"]) == 2 == len(info.value.rows)
+
+
+def test_one_shape_in_two_spellings_runs_once():
+    work = plan("reduce", ["1024", "2^10", "1e3", "1000"], ["float4"], None, None, **QUICK)
+    assert [j.case.shape_text for j in work.jobs] == ["1024", "1000"]
