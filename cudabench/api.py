@@ -151,8 +151,7 @@ def tune(target: str, shapes: Iterable[ShapeLike] | None = None,
     space: {"BLOCK": [128, 256]}."""
     import pandas as pd
 
-    from cudabench import tuner
-    from cudabench import tuning
+    from cudabench import tuner, tuning
 
     _check_timing(timing, tune)
     work = _plan(target, shapes, variants, dtypes, kernels, params, False, timing, ops)

@@ -25,9 +25,9 @@ import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
+from cudabench.dtypes import get_dtype
 from cudabench.ops import get_op
 from cudabench.schema import SchemaError, read_record
-from cudabench.dtypes import get_dtype
 from cudabench.spec import Ceilings, DeviceInfo, KernelVariant, ResultRow, Status
 
 # The mixes by the fraction of their bytes that are read, and the op that measures each.

@@ -12,7 +12,13 @@ from rich.text import Text
 
 from cudabench.ceilings import MIX_OPS, MIXES
 from cudabench.spec import (
-    Ceilings, DeviceInfo, ResultRow, RowKey, RunMeta, Status, parse_params,
+    Ceilings,
+    DeviceInfo,
+    ResultRow,
+    RowKey,
+    RunMeta,
+    Status,
+    parse_params,
 )  # fmt: skip
 
 _STATUS_STYLE = {

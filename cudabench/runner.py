@@ -40,8 +40,16 @@ from cudabench.nvtx import nvtx_range
 from cudabench.ops import UnknownName, get_op, registry
 from cudabench.ops.base import Check, Op, check_output
 from cudabench.spec import (
-    Case, Clocks, DeviceInfo, KernelVariant, Measurement, ResultRow, Status, TimingOptions,
-    median, split_label,
+    Case,
+    Clocks,
+    DeviceInfo,
+    KernelVariant,
+    Measurement,
+    ResultRow,
+    Status,
+    TimingOptions,
+    median,
+    split_label,
 )
 
 NAN_POISON_BYTE = 0xFF  # 0xFFFFFFFF is a NaN in float32

@@ -9,13 +9,13 @@ import dataclasses
 import json
 
 import pytest
+from conftest import fake_session
 from typer.testing import CliRunner
 
 from cudabench import ceilings
 from cudabench.backends.fake import FAKE_DEVICE
 from cudabench.cli import app
 from cudabench.spec import Ceilings, ResultRow, Status
-from conftest import fake_session
 
 C = Ceilings(gpu=FAKE_DEVICE.name, driver=FAKE_DEVICE.driver_version, memory_clock_mhz=3201.0,
              measured="2026-11-23T16:00:00+00:00", read_gbps=4000.0, write_gbps=4400.0,

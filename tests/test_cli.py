@@ -7,10 +7,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import write_kernel
 from typer.testing import CliRunner
 
 from cudabench.cli import app
-from conftest import write_kernel
 
 runner = CliRunner()
 FAKE = {"CUDABENCH_BACKEND": "fake"}

@@ -4,11 +4,11 @@ import dataclasses
 from pathlib import Path
 
 import pytest
+from conftest import write_kernel
 
 from cudabench.compile import CompileError, compile_variant, parse_ptxas
 from cudabench.kernels import BUILTIN_KERNELS, discover, parse_header
 from cudabench.ops import OPS
-from conftest import write_kernel
 
 REPORT = """ptxas info    : Compiling entry function 'reduce_sum_float4' for 'sm_90'
 ptxas info    : Function properties for reduce_sum_float4

@@ -1,9 +1,14 @@
 import pytest
+from conftest import write_kernel
 
 from cudabench.kernels import (
-    BUILTIN_KERNELS, KernelHeaderError, discover, parse_header, unassigned, user_roots,
+    BUILTIN_KERNELS,
+    KernelHeaderError,
+    discover,
+    parse_header,
+    unassigned,
+    user_roots,
 )
-from conftest import write_kernel
 
 GOOD = """// cudabench:
 //   variant: mine

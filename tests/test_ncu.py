@@ -7,12 +7,20 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from cudabench.spec import RowKey
-
 from cudabench.ncu import (
-    DURATION, NcuError, KernelRecord, bound_hint, import_command, metrics_by_case,
-    ncu_messages, nvtx_ranges, parse_raw_csv, profile_command, summarize,
+    DURATION,
+    KernelRecord,
+    NcuError,
+    bound_hint,
+    import_command,
+    metrics_by_case,
+    ncu_messages,
+    nvtx_ranges,
+    parse_raw_csv,
+    profile_command,
+    summarize,
 )
+from cudabench.spec import RowKey
 
 FIXTURES = Path(__file__).parent / "fixtures" / "ncu"
 

@@ -10,17 +10,17 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from conftest import fake_session
 from typer.testing import CliRunner
 
 from cudabench import sweep, tuner, tuning
 from cudabench.backends.fake import FAKE_DEVICE, FakeBackend
 from cudabench.cli import app
 from cudabench.kernels import BUILTIN_KERNELS, KernelHeaderError, parse_header
+from cudabench.plan import apply_tuned, plan
 from cudabench.results import read_results
 from cudabench.space import Space, SpaceError, grid, parse_constraint, parse_param_option
 from cudabench.spec import Case, Status, TimingOptions, row_label, split_label
-from cudabench.plan import apply_tuned, plan
-from conftest import fake_session
 
 QUICK = dict(min_samples=2, min_time_s=0.0, max_time_s=0.01, warmup=0)
 QUICK_CLI = ["--min-samples", "2", "--min-time", "0", "--max-time", "0.01", "--warmup", "0"]

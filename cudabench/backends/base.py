@@ -11,7 +11,6 @@ from typing import Any, Protocol
 from cudabench.cupti_clock import LaunchTime
 from cudabench.spec import Clocks, DeviceInfo, KernelVariant
 
-
 # Entered around each timed launch (the runner's NVTX ranges), and around nothing else.
 Scope = Callable[[], AbstractContextManager[Any]]
 

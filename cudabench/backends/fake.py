@@ -27,7 +27,13 @@ from typing import Any
 import numpy as np
 
 from cudabench.backends.base import (
-    FLUSH, RESET, KernelCrash, Loaded, Scope, StepLog, sample_steps,
+    FLUSH,
+    RESET,
+    KernelCrash,
+    Loaded,
+    Scope,
+    StepLog,
+    sample_steps,
 )  # fmt: skip
 from cudabench.compile import CompileError
 from cudabench.cupti_clock import KernelRecord, LaunchTime, launch_times
@@ -272,7 +278,7 @@ class FakeBackend:
     def sampler(self, call: Callable[[], None], batch: int, cold: bool,
                 scope: Scope = contextlib.nullcontext,
                 reset: Callable[[], None] | None = None,
-                kernel_clock: bool = False) -> "_FakeSampler":  # fmt: skip
+                kernel_clock: bool = False) -> _FakeSampler:  # fmt: skip
         return _FakeSampler(self, call, 1 if cold else batch, scope, reset, kernel_clock, cold)
 
     def kernel_clock_error(self) -> str:

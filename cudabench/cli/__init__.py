@@ -28,10 +28,18 @@ try:  # a Ctrl-C while typer, rich, pandas and the commands load is no traceback
 
     from cudabench import __version__
     from cudabench.cli import (
-        ceilings_cmd, check_cmd, cluster_cmd, compare_cmd, history_cmd, list_cmd, profile_cmd,
-        report_cmd, run_cmd, tune_cmd,
+        ceilings_cmd,
+        check_cmd,
+        cluster_cmd,
+        compare_cmd,
+        history_cmd,
+        list_cmd,
+        new_cmd,
+        profile_cmd,
+        report_cmd,
+        run_cmd,
+        tune_cmd,
     )  # fmt: skip
-    from cudabench.cli import new_cmd
     from cudabench.cli.common import err, error_line, fail_usage
     from cudabench.errors import UsageError
 except KeyboardInterrupt:  # pragma: no cover - timing; tests/test_new_user.py plays it

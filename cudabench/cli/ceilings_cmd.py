@@ -10,7 +10,14 @@ import typer
 
 from cudabench import ceilings
 from cudabench.cli.common import (
-    ForceOption, MaxTimeOption, MinSamplesOption, MinTimeOption, WarmupOption, err, fail_usage, out,
+    ForceOption,
+    MaxTimeOption,
+    MinSamplesOption,
+    MinTimeOption,
+    WarmupOption,
+    err,
+    fail_usage,
+    out,
 )  # fmt: skip
 from cudabench.cli.render import command_line, error, note, progress_bar
 from cudabench.pool import DEFAULT_TIMEOUT_S

@@ -20,11 +20,25 @@ from rich.table import Table
 
 from cudabench import abi
 from cudabench.cli.common import (
-    KERNELS_OPTION_HELP, OpsOption, catalogue, err, error_line, fail_usage, out, use_ops,
+    KERNELS_OPTION_HELP,
+    OpsOption,
+    catalogue,
+    err,
+    error_line,
+    fail_usage,
+    out,
+    use_ops,
 )  # fmt: skip
 from cudabench.compile import (
-    CompileCancelled, CompileError, Compiled, ToolchainError, cancel_compiles, compile_variant,
-    interruptible, nvcc_path, nvcc_version,
+    CompileCancelled,
+    Compiled,
+    CompileError,
+    ToolchainError,
+    cancel_compiles,
+    compile_variant,
+    interruptible,
+    nvcc_path,
+    nvcc_version,
 )  # fmt: skip
 from cudabench.ops import UnknownName, all_ops, get_op
 from cudabench.spec import KernelVariant

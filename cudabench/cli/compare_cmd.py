@@ -12,11 +12,19 @@ from rich.text import Text
 
 from cudabench.cli.common import DbOption, err, fail_usage, out
 from cudabench.compare import (
-    DEFAULT_THRESHOLD, CompareError, Pair, Verdict, check_comparable, compare_rows, find_pair,
-    find_run, load, speedup_matrix,
+    DEFAULT_THRESHOLD,
+    CompareError,
+    Pair,
+    Verdict,
+    check_comparable,
+    compare_rows,
+    find_pair,
+    find_run,
+    load,
+    speedup_matrix,
 )  # fmt: skip
-from cudabench.report import compare_table, matrix_table
 from cudabench.history import History, HistoryError
+from cudabench.report import compare_table, matrix_table
 from cudabench.results import RESULTS_DIR, ResultsError
 
 

@@ -9,10 +9,8 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from cudabench.cli.common import KERNELS_OPTION_HELP, catalogue, err, fail_usage, out
-from cudabench.cli.common import OpsOption, use_ops
+from cudabench.cli.common import KERNELS_OPTION_HELP, OpsOption, catalogue, err, fail_usage, out, use_ops
 from cudabench.ops import UnknownName, all_ops, get_op, torch_baselines
-
 
 SHORT = {"float32": "f32", "float16": "f16", "bfloat16": "bf16"}
 

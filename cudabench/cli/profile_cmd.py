@@ -21,22 +21,39 @@ from typing import Annotated, Optional
 import typer
 
 from cudabench.cli.common import (
-    KERNELS_OPTION_HELP, OpsOption, DbOption, ForceOption, TimerOption, err, fail_usage, out,
+    KERNELS_OPTION_HELP,
+    DbOption,
+    ForceOption,
+    OpsOption,
+    TimerOption,
+    err,
+    fail_usage,
+    out,
 )  # fmt: skip
 from cudabench.cli.render import (
-    command_line, error, exit_with_summary, progress_bar, show_history_error, show_plan,
+    command_line,
+    error,
+    exit_with_summary,
+    progress_bar,
+    show_history_error,
+    show_plan,
     show_run_notes,
 )  # fmt: skip
-from cudabench.plan import Plan, plan
-from cudabench.profiled import ProfileRequest, for_profiling, write_request
-from cudabench.session import Local, Session, results_stem
-from cudabench.pool import DEFAULT_TIMEOUT_S
 from cudabench.ncu import (
-    NcuError, find_ncu, import_command, metrics_by_case, ncu_messages, parse_raw_csv,
+    NcuError,
+    find_ncu,
+    import_command,
+    metrics_by_case,
+    ncu_messages,
+    parse_raw_csv,
     profile_command,
 )  # fmt: skip
+from cudabench.plan import Plan, plan
+from cudabench.pool import DEFAULT_TIMEOUT_S
+from cudabench.profiled import ProfileRequest, for_profiling, write_request
 from cudabench.report import profile_table
 from cudabench.results import ResultsError, now_utc, read_results, stem_file, write_results
+from cudabench.session import Local, Session, results_stem
 from cudabench.spec import ProfileMetrics, ResultRow, RowKey, Status
 
 NO_KERNELS = "No kernels were profiled"
