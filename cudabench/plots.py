@@ -130,7 +130,8 @@ def plot_roofline(rows: list[ResultRow], meta: RunMeta, path: Path) -> int:
     hi = max(max(p[1] for p in points) * 4, 4 * d.fp32_peak_gflops / d.dram_peak_gbps)
     x = np.geomspace(lo, hi, 200)
     ax.plot(x, np.minimum(x * d.dram_peak_gbps, d.fp32_peak_gflops), "--", color="black",
-            label=f"theoretical: DRAM {d.dram_peak_gbps:,.0f} GB/s, fp32 {d.fp32_peak_gflops:,.0f} GFLOP/s")  # fmt: skip
+            label=f"theoretical: DRAM {d.dram_peak_gbps:,.0f} GB/s, "
+                  f"fp32 {d.fp32_peak_gflops:,.0f} GFLOP/s")  # fmt: skip
     if c is not None:
         top = c.fma_gflops or d.fp32_peak_gflops
         for mix, gbps, color in (("read", c.read_gbps, "C3"), ("copy", c.copy_gbps, "C1")):

@@ -142,7 +142,8 @@ def results_table(rows: list[ResultRow], meta: RunMeta, op_label: str) -> Table:
             events = [_num(row.events_us, ",.1f"), _delta(row.events_us, row.time_us)]
             table.add_row(
                 shape if position == 0 else "", ("★ " if star else "  ") + name, status,
-                _num(row.time_us, ",.1f"), *(events if both else []), _num(row.spread and 100 * row.spread, ".1f") + ("%" if row.spread is not None else ""),
+                _num(row.time_us, ",.1f"), *(events if both else []),
+                _num(row.spread and 100 * row.spread, ".1f") + ("%" if row.spread is not None else ""),
                 _num(row.gbps, ",.0f"), *([_num(row.gflops, ",.0f")] if flops else []),
                 _num(row.pct_peak, ".1f"),
                 *([_num(row.pct_ceiling, ".1f")] if ceiling else []),

@@ -4,9 +4,13 @@ import re
 
 import pandas as pd
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from rich.console import Console
+from typer.testing import CliRunner
 
 from cudabench.backends.fake import FAKE_DEVICE
+from cudabench.cli import app
 from cudabench.report import failure_summary, fastest_per_shape, report_markdown, results_table
 from cudabench.results import ResultsError, read_results, result_stem, rows_frame, write_results
 from cudabench.spec import ResultRow, RowKey, RunMeta, Status, TimingOptions
@@ -84,12 +88,6 @@ def test_failure_summary_names_failed_rows_only():
 
 
 # --- the validating reader: any malformed file is one ResultsError naming file and field ---
-
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-from typer.testing import CliRunner
-
-from cudabench.cli import app
 
 
 def _doc(tmp_path):

@@ -235,7 +235,7 @@ class FakeBackend:
         if missing:
             raise CompileError(f"{variant.path}: fake backend has no kernel for {missing}")
         functions = tuple(_Function(e, k) for e, k in zip(variant.entries, kernels))
-        occupancy = tuple(FAKE_DEVICE.max_threads_per_sm // l.block for l in variant.launches)
+        occupancy = tuple(FAKE_DEVICE.max_threads_per_sm // launch.block for launch in variant.launches)
         return Loaded(functions, occupancy, registers=32, spill_bytes=0)
 
     def _stand_in(self, variant: KernelVariant, entry: str) -> FakeKernel:

@@ -2,9 +2,10 @@
 ncu's metrics beside cudabench's own time.
 
 Steps: plan the cases as `run` does; hand the plan to a child as data and run `ncu ... python
--m cudabench.profiled REQUEST` (ncu.profile_command, profiled.py); read the report's raw page back (ncu.parse_raw_csv) and join its
-kernels to the rows by NVTX range; time the same cases normally (unless --no-time); write
-the results files (rows with their `ncu` metrics) and the report `<stem>.ncu-rep` side by side.
+-m cudabench.profiled REQUEST` (ncu.profile_command, profiled.py); read the report's raw page
+back (ncu.parse_raw_csv) and join its kernels to the rows by NVTX range; time the same cases
+normally (unless --no-time); write the results files (rows with their `ncu` metrics) and the
+report `<stem>.ncu-rep` side by side.
 """
 
 from __future__ import annotations
