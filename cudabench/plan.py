@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from cudabench import tuning
 from cudabench.backends import backend_name
@@ -166,9 +167,9 @@ def plan(target: str, shapes: list[str] | None, variants: list[str] | None,
         parsed = tuple(parse_shape(s) for s in shapes) if shapes else None
     except (ConfigError, ShapeError) as exc:
         raise SweepError(str(exc)) from exc
-    options = dataclasses.replace(
-        config.timing, **{k: v for k, v in timing.items() if v is not None}
-    )  # type: ignore[arg-type]
+    # field name -> value, as the CLI and the API typed them (mypy cannot match ** to the fields)
+    changes: dict[str, Any] = {k: v for k, v in timing.items() if v is not None}
+    options = dataclasses.replace(config.timing, **changes)
     if options.timer not in TIMERS:
         raise SweepError(f"--timer {options.timer!r}: choose {', '.join(TIMERS)}"
                          f"{closest(options.timer, list(TIMERS))}")  # fmt: skip

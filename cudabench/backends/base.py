@@ -90,7 +90,11 @@ class Sampler(Protocol):
 
 class Backend(Protocol):
     name: str
-    xp: Any  # the array module: cupy or numpy
+
+    @property
+    def xp(self) -> Any:  # the array module: cupy or numpy (read-only: FakeBackend's is a class attribute)
+        ...
+
     # A backend may also have `step_log: StepLog | None`: when set, each sample records the
     # steps it ran (sample_steps); tests set it to observe, e.g., a cold sample's flush.
 

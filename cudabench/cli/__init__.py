@@ -113,13 +113,14 @@ def one_line(command: Callable[..., None]) -> Callable[..., None]:
     return guarded
 
 
-for name, command in [
+_COMMANDS: list[tuple[str, Callable[..., None]]] = [
     ("list", list_cmd.list_command), ("check", check_cmd.check_command),
     ("run", run_cmd.run_command), ("tune", tune_cmd.tune_command),
     ("profile", profile_cmd.profile_command_cli), ("ceilings", ceilings_cmd.ceilings_command),
     ("compare", compare_cmd.compare_command), ("report", report_cmd.report_command),
     ("history", history_cmd.history_command), ("import", history_cmd.import_command),
-]:
+]
+for name, command in _COMMANDS:
     app.command(name)(one_line(command))
 app.add_typer(cluster_cmd.app, name="cluster", cls=_WholeSummaries)
 app.add_typer(new_cmd.app, name="new", cls=_WholeSummaries)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
@@ -57,7 +57,8 @@ def ceilings_command(
     correct row, 2 bad usage.
     """
     given = dict(min_samples=min_samples, min_time_s=min_time, max_time_s=max_time, warmup=warmup)
-    timing = dataclasses.replace(TimingOptions(), **{k: v for k, v in given.items() if v is not None})
+    changes: dict[str, Any] = {k: v for k, v in given.items() if v is not None}
+    timing = dataclasses.replace(TimingOptions(), **changes)
     chosen = parse_devices(devices)
     if chosen is None or len(chosen) != 1:
         fail_usage(f"--devices {devices!r}: give one GPU index (the ceilings are one GPU's)")

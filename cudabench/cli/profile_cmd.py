@@ -86,7 +86,7 @@ def _run_ncu(command: list[str], report: Path) -> None:
         raise typer.Exit(1)
 
 
-def _read_report(ncu: str, report: Path, extra: list[str]) -> dict[tuple[str, str, str], ProfileMetrics]:
+def _read_report(ncu: str, report: Path, extra: list[str]) -> dict[RowKey, ProfileMetrics]:
     proc = subprocess.run(import_command(ncu, report), capture_output=True, text=True)
     if proc.returncode != 0:
         error(f"ncu could not read {report}: "
