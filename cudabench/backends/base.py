@@ -92,8 +92,8 @@ class Backend(Protocol):
     name: str
 
     @property
-    def xp(self) -> Any:  # the array module: cupy or numpy (read-only: FakeBackend's is a class attribute)
-        ...
+    def xp(self) -> Any:
+        """The array module: cupy or numpy (a read-only member: FakeBackend's is `xp = np`)."""
 
     # A backend may also have `step_log: StepLog | None`: when set, each sample records the
     # steps it ran (sample_steps); tests set it to observe, e.g., a cold sample's flush.
