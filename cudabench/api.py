@@ -10,8 +10,8 @@
 timing and results files (results/<time>_<op>.csv/.json), returning the rows as the DataFrame
 the CSV holds. `timeit` gives a callable the measure module's warm-up, CUDA-graph batching,
 L2 flush (`cold=True`) and stopping rule (the peers it replaces: triton.testing.do_bench,
-cupyx.profiler.benchmark). Bad input raises `cudabench.SweepError` (a `cudabench.UsageError`: one line). Importing
-`cudabench` still needs neither CuPy nor a GPU.
+cupyx.profiler.benchmark). Bad input raises `cudabench.SweepError` (a `cudabench.UsageError`:
+one line). Importing `cudabench` still needs neither CuPy nor a GPU.
 """
 
 from __future__ import annotations
@@ -151,8 +151,7 @@ def tune(target: str, shapes: Iterable[ShapeLike] | None = None,
     space: {"BLOCK": [128, 256]}."""
     import pandas as pd
 
-    from cudabench import tuner
-    from cudabench import tuning
+    from cudabench import tuner, tuning
 
     _check_timing(timing, tune)
     work = _plan(target, shapes, variants, dtypes, kernels, params, False, timing, ops)

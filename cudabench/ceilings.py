@@ -25,9 +25,9 @@ import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
+from cudabench.dtypes import get_dtype
 from cudabench.ops import get_op
 from cudabench.schema import SchemaError, read_record
-from cudabench.dtypes import get_dtype
 from cudabench.spec import Ceilings, DeviceInfo, KernelVariant, ResultRow, Status
 
 # The mixes by the fraction of their bytes that are read, and the op that measures each.
@@ -40,11 +40,11 @@ FMA_THREADS = 1 << 24  # the FMA ceiling's threads (34 GFLOP: about half a milli
 # persistent grid-stride loop (vec4) and a block per tile (tile; stream_read has no tile form:
 # its block sums end in one atomicAdd each, which a grid of 10^5 blocks would queue on).
 # A variant not named here (stream_copy's bulk, the TMA copy) runs at its header defaults.
-STREAM_GRIDS = {
+STREAM_GRIDS: dict[str, dict[str, tuple[int, ...]]] = {
     "vec4": {"UNROLL": (1, 4, 8), "GRID_K": (0, 4)},
     "tile": {"UNROLL": (1, 2), "STREAM_LOADS": (0, 1)},  # write has no loads to hint
 }
-FMA_GRID = {"BLOCK": (256, 1024)}
+FMA_GRID: dict[str, tuple[int, ...]] = {"BLOCK": (256, 1024)}
 
 
 def variant_grid(variant: KernelVariant) -> dict[str, tuple[int, ...]]:

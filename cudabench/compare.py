@@ -1,7 +1,7 @@
 """A/B comparison of two runs, and the speedup matrix inside one run. Pure logic: no printing.
 
-Rows are matched by their key (spec.RowKey: op, variant, shape, dtype). For a matched pair the verdict comes from
-the samples, as nvbench's compare does, not from a fixed percentage alone:
+Rows are matched by their key (spec.RowKey: op, variant, shape, dtype). For a matched pair the
+verdict comes from the samples, as nvbench's compare does, not from a fixed percentage alone:
 
     change = median_B / median_A - 1
     se     = sqrt(se_A^2 + se_B^2), se_X = 1.2533 * 1.4826 * MAD_X / median_X / sqrt(n_X)

@@ -10,7 +10,8 @@ finds its lowered (mangled) name among the entries ptxas reports by demangling t
 A variant with a tunable space (`params:`) compiles once per configuration too: each parameter
 is a definition, `-DBLOCK=256`. A cubin is cached under `$CUDABENCH_CACHE` (default
 `~/.cache/cudabench`) by the hash of the source, every header in `kernels/common/`, the target
-arch, the dtype, the entries, the flags (the definitions among them) and nvcc's version, so editing a kernel or a shared header recompiles and nothing else does.
+arch, the dtype, the entries, the flags (the definitions among them) and nvcc's version, so
+editing a kernel or a shared header recompiles and nothing else does.
 """
 
 from __future__ import annotations

@@ -25,12 +25,12 @@ from typing import Any
 
 import yaml
 
-from cudabench.yaml_lines import LineLoader, Lines, line_at
-from cudabench.dtypes import ALL, DTYPES
 from cudabench.cupti_clock import TIMERS
+from cudabench.dtypes import ALL, DTYPES
 from cudabench.ops import closest
 from cudabench.shapes import ShapeError, parse_shape
 from cudabench.spec import Shape, TimingOptions
+from cudabench.yaml_lines import LineLoader, Lines, line_at
 
 BUILTIN_CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 _TOP_KEYS = {"op", "shapes", "variants", "dtype", "dtypes", "params", "timing", "benchmarks"}

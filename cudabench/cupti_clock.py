@@ -2,10 +2,10 @@
 
 Events bracket more than a kernel (launch gaps, the event records themselves, for a
 multi-kernel variant the gaps between its kernels), which is most of a cold 5-20 us kernel's
-error against Nsight Compute (docs/performance.md, "The kernel clock against Nsight Compute"). CUPTI's concurrent-kernel activity
-records carry each kernel's GPU start and end timestamps (ns). This module turns records into
-samples, and decides which clock a run uses; collecting the records (cupti-python's activity
-API) is backends/cupti.py's job.
+error against Nsight Compute (docs/performance.md, "The kernel clock against Nsight
+Compute"). CUPTI's concurrent-kernel activity records carry each kernel's GPU start and end
+timestamps (ns). This module turns records into samples, and decides which clock a run uses;
+collecting the records (cupti-python's activity API) is backends/cupti.py's job.
 
 Matching is by correlation, never by position or name: the timed launches of a sample run
 inside an external-correlation id (CUPTI's `activity_push_external_correlation_id`), so each

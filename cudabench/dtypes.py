@@ -5,8 +5,8 @@ Every kernel accumulates in float32, as CUB and torch do for half and bfloat16; 
 and stores are in the element type. So a 16-bit result differs from the float64 reference
 by the float32 arithmetic an op already allows for, plus the rounding of each output to the
 element type, at most `unit_roundoff * |reference|` (round to nearest; half the subnormal
-step for the tiniest outputs). `output_tolerance` adds that term; the inputs themselves are exact: the reference is computed from them as
-stored.
+step for the tiniest outputs). `output_tolerance` adds that term; the inputs themselves are
+exact: the reference is computed from them as stored.
 """
 
 from __future__ import annotations

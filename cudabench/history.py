@@ -31,7 +31,12 @@ from pathlib import Path
 from typing import Any
 
 from cudabench.results import (
-    RESULTS_DIR, ResultsError, meta_dict, parse_document, parse_row, row_record,
+    RESULTS_DIR,
+    ResultsError,
+    meta_dict,
+    parse_document,
+    parse_row,
+    row_record,
 )  # fmt: skip
 from cudabench.schema import SchemaError, read_record
 from cudabench.spec import Ceilings, ResultRow, RowKey, RunMeta

@@ -185,8 +185,9 @@ def header_op(path: Path, text: str | None = None) -> str | None:
 
 def parse_header(path: Path, op: str, text: str | None = None) -> KernelVariant:
     """Read one .cu file's header into a KernelVariant of `op`. Everything that can be known
-    without a GPU is checked against the op: its grid rules, the names its `requires:` knows. Raises KernelHeaderError naming the file and the key's own line (OtherOp
-    when the header says `op:` another op)."""
+    without a GPU is checked against the op: its grid rules, the names its `requires:`
+    knows. Raises KernelHeaderError naming the file and the key's own line (OtherOp when the
+    header says `op:` another op)."""
     if text is None:
         try:
             text = path.read_text()

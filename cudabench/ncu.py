@@ -25,8 +25,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from cudabench.nvtx import DOMAIN, ncu_filter
 from cudabench.dtypes import DTYPES
+from cudabench.nvtx import DOMAIN, ncu_filter
 from cudabench.spec import ProfileMetrics, RowKey, split_label
 
 NVTX_COLUMN = "thread Domain:Push/Pop_Range:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg"

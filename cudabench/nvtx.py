@@ -2,9 +2,10 @@
 
     ncu --nvtx --nvtx-include "cudabench@reduce/float4/442368x128/bfloat16/" ...
 
-profiles exactly that variant at that shape and dtype (leave the dtype off for all of them). Range names never contain `/` (ncu reads it as
-nesting), `:` or `"` (they delimit the ranges in ncu's CSV). Without a profiler attached a
-range costs well under a microsecond. If the `nvtx` package is missing the ranges are no-ops.
+profiles exactly that variant at that shape and dtype (leave the dtype off for all of them).
+Range names never contain `/` (ncu reads it as nesting), `:` or `"` (they delimit the ranges
+in ncu's CSV). Without a profiler attached a range costs well under a microsecond. If the
+`nvtx` package is missing the ranges are no-ops.
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from cudabench import tuning
 from cudabench.backends import backend_name
@@ -77,7 +78,7 @@ def _config_for(target: str, shapes: list[str] | None) -> BenchConfig:
         try:
             op = get_op(target)
         except UnknownName as exc:
-            raise SweepError(str(exc))
+            raise SweepError(str(exc)) from exc
         if shapes:
             return BenchConfig((Benchmark(op.name, ()),), TimingOptions(), "command line")
         default = builtin_config(op.name)
@@ -101,7 +102,7 @@ def _dtype_names(asked: list[str], chosen: list[KernelVariant]) -> list[str]:
         try:
             names.append(get_dtype(name).name)
         except UnknownDType as exc:
-            raise SweepError(f"--dtype: {exc}")
+            raise SweepError(f"--dtype: {exc}") from exc
     return list(dict.fromkeys(names))
 
 
@@ -165,10 +166,10 @@ def plan(target: str, shapes: list[str] | None, variants: list[str] | None,
         config = _config_for(target, shapes)
         parsed = tuple(parse_shape(s) for s in shapes) if shapes else None
     except (ConfigError, ShapeError) as exc:
-        raise SweepError(str(exc))
-    options = dataclasses.replace(
-        config.timing, **{k: v for k, v in timing.items() if v is not None}
-    )  # type: ignore[arg-type]
+        raise SweepError(str(exc)) from exc
+    # field name -> value, as the CLI and the API typed them (mypy cannot match ** to the fields)
+    changes: dict[str, Any] = {k: v for k, v in timing.items() if v is not None}
+    options = dataclasses.replace(config.timing, **changes)
     if options.timer not in TIMERS:
         raise SweepError(f"--timer {options.timer!r}: choose {', '.join(TIMERS)}"
                          f"{closest(options.timer, list(TIMERS))}")  # fmt: skip
@@ -182,7 +183,7 @@ def plan(target: str, shapes: list[str] | None, variants: list[str] | None,
         try:
             op = get_op(bench.op)
         except UnknownName as exc:
-            raise SweepError(f"{config.source}: {exc}")
+            raise SweepError(f"{config.source}: {exc}") from exc
         found, bad = discover(op.name, kernel_roots(kernels))
         problems += bad
         chosen, baselines = choose(found, list(variants or bench.variants), list(op.baselines()))
@@ -199,17 +200,18 @@ def plan(target: str, shapes: list[str] | None, variants: list[str] | None,
                 try:
                     op.check_shape(shape)
                 except ValueError as exc:
-                    raise SweepError(f"shape {'x'.join(map(str, shape))}: {exc}")
+                    raise SweepError(f"shape {'x'.join(map(str, shape))}: {exc}") from exc
                 case = Case(op=op.name, shape=shape, dtype=dtype)
                 jobs.append(CaseJob(case, tuple(in_dtype), tuple(baselines), options))
                 narrowing.append(grid_values)
     if unsupported and not jobs:
-        raise SweepError(unsupported[0] + (f" (and {len(unsupported) - 1} more)" if len(unsupported) > 1 else ""))
+        more = f" (and {len(unsupported) - 1} more)" if len(unsupported) > 1 else ""
+        raise SweepError(unsupported[0] + more)
     if any(job.variants for job in jobs) and backend_name() == "cupy":
         try:
             nvcc_path()  # every variant needs it: say so once, not in a row per variant
         except ToolchainError as exc:
-            raise SweepError(str(exc))
+            raise SweepError(str(exc)) from exc
     pinned = tuple(dict.fromkeys([*overrides, *(n for b in config.benchmarks for n in b.params)]))
     return Plan(jobs, problems, options, tuple(unsupported + notes), pinned,
                 () if expand else tuple(narrowing))

@@ -50,7 +50,7 @@ def draw_run(rows: list[ResultRow], meta: RunMeta, shape: str | None = None) -> 
         raise ValueError("no correct, timed row to plot")
     shapes = list(dict.fromkeys(r.shape for r in timed))
     if shape is None:  # the largest problem, where bandwidth means the most
-        shape = max(shapes, key=lambda s: max(r.bytes_moved for r in timed if r.shape == s))
+        shape = max(shapes, key=lambda s: max(r.bytes_moved or 0 for r in timed if r.shape == s))
     elif shape not in shapes:
         raise ValueError(f"no timed row at shape {shape!r} (shapes: {', '.join(shapes)})")
 
@@ -130,7 +130,8 @@ def plot_roofline(rows: list[ResultRow], meta: RunMeta, path: Path) -> int:
     hi = max(max(p[1] for p in points) * 4, 4 * d.fp32_peak_gflops / d.dram_peak_gbps)
     x = np.geomspace(lo, hi, 200)
     ax.plot(x, np.minimum(x * d.dram_peak_gbps, d.fp32_peak_gflops), "--", color="black",
-            label=f"theoretical: DRAM {d.dram_peak_gbps:,.0f} GB/s, fp32 {d.fp32_peak_gflops:,.0f} GFLOP/s")  # fmt: skip
+            label=f"theoretical: DRAM {d.dram_peak_gbps:,.0f} GB/s, "
+                  f"fp32 {d.fp32_peak_gflops:,.0f} GFLOP/s")  # fmt: skip
     if c is not None:
         top = c.fma_gflops or d.fp32_peak_gflops
         for mix, gbps, color in (("read", c.read_gbps, "C3"), ("copy", c.copy_gbps, "C1")):
@@ -229,7 +230,7 @@ def plot_history(series: list[tuple[Any, list[tuple[Any, ResultRow]]]], path: Pa
     for key, found in series:
         timed = [(run, row) for run, row in found if row.status is Status.OK and row.time_us]
         if timed:
-            ax.errorbar([order.index(run.id) for run, _ in timed], [row.time_us for _, row in timed],
+            ax.errorbar([order.index(run.id) for run, _ in timed], [row.time_us or 0.0 for _, row in timed],
                         yerr=[(row.spread or 0) * (row.time_us or 0) / 2 for _, row in timed],
                         marker="o", capsize=3, label=f"{key.label} {key.shape} {key.dtype}")  # fmt: skip
     ax.set_xticks(range(len(order)), [f"{i}\n{runs[i].git_sha[:7]}" for i in order], fontsize=7)

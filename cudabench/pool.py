@@ -301,7 +301,7 @@ class WorkerPool:
             events.row(worker.job, row)  # type: ignore[arg-type]
             if not state.remaining:
                 rows = [state.rows[n] for n in state.names]
-                unfinished.discard(worker.job)  # type: ignore[arg-type]
+                unfinished.discard(worker.job)
                 events.job_done(worker.job, rows)  # type: ignore[arg-type]
 
         def fail(worker: _Worker, status: Status, error: str, blame: bool = True) -> None:
@@ -371,11 +371,11 @@ class WorkerPool:
         kind = message[0] if isinstance(message, tuple) and message else None
         if kind == "started" and len(message) == 3 and message[1] == worker.job:
             worker.current = message[2]
-            baselines = states[message[1]].job.baselines
+            job = states[message[1]].job  # message[1] is worker.job
             worker.deadline = (time.monotonic() + self.timeout_s
-                               + worker.allowance(message[2], baselines, self.startup_s))
+                               + worker.allowance(message[2], job.baselines, self.startup_s))
             worker.warm.add("job")
-            events.started(states[worker.job].job.case, message[2], worker.device)
+            events.started(job.case, message[2], worker.device)
         elif kind == "row" and len(message) == 3 and isinstance(message[2], ResultRow):
             row = message[2]
             worker.warm.add(row.label)  # its library, if a baseline, is loaded now

@@ -42,7 +42,7 @@ def write_request(request: ProfileRequest, path: Path) -> None:
 def for_profiling(work: Plan, warmup: int) -> Plan:
     """The plan as the child runs it: `warmup` launches before the profiled one, events (no
     CUPTI under ncu), the header defaults (the parent planned without the tuning file)."""
-    def adjust(timing):  # type: ignore[no-untyped-def]
+    def adjust(timing):
         return dataclasses.replace(timing, warmup=warmup, timer="events")
 
     jobs = [dataclasses.replace(job, timing=adjust(job.timing)) for job in work.jobs]

@@ -12,7 +12,13 @@ from rich.text import Text
 
 from cudabench.ceilings import MIX_OPS, MIXES
 from cudabench.spec import (
-    Ceilings, DeviceInfo, ResultRow, RowKey, RunMeta, Status, parse_params,
+    Ceilings,
+    DeviceInfo,
+    ResultRow,
+    RowKey,
+    RunMeta,
+    Status,
+    parse_params,
 )  # fmt: skip
 
 _STATUS_STYLE = {
@@ -54,13 +60,13 @@ def short_labels(rows: list[ResultRow]) -> list[str]:
 
 def fastest_per_shape(rows: list[ResultRow]) -> set[RowKey]:
     """The keys of the fastest correct non-baseline row of each (op, shape, dtype)."""
-    best: dict[tuple[str, str, str], ResultRow] = {}
+    best: dict[tuple[str, str, str], tuple[float, ResultRow]] = {}  # its time, the row
     for row in rows:
         if row.status is Status.OK and row.time_us and not row.is_baseline:
             key = (row.op, row.shape, row.dtype)
-            if key not in best or row.time_us < best[key].time_us:
-                best[key] = row
-    return {r.key for r in best.values()}
+            if key not in best or row.time_us < best[key][0]:
+                best[key] = (row.time_us, row)
+    return {r.key for _, r in best.values()}
 
 
 CLOCK_NAMES = {"cupti": "kernel clock (CUPTI records)", "events": "CUDA events"}
@@ -136,7 +142,8 @@ def results_table(rows: list[ResultRow], meta: RunMeta, op_label: str) -> Table:
             events = [_num(row.events_us, ",.1f"), _delta(row.events_us, row.time_us)]
             table.add_row(
                 shape if position == 0 else "", ("★ " if star else "  ") + name, status,
-                _num(row.time_us, ",.1f"), *(events if both else []), _num(row.spread and 100 * row.spread, ".1f") + ("%" if row.spread is not None else ""),
+                _num(row.time_us, ",.1f"), *(events if both else []),
+                _num(row.spread and 100 * row.spread, ".1f") + ("%" if row.spread is not None else ""),
                 _num(row.gbps, ",.0f"), *([_num(row.gflops, ",.0f")] if flops else []),
                 _num(row.pct_peak, ".1f"),
                 *([_num(row.pct_ceiling, ".1f")] if ceiling else []),

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -40,8 +41,16 @@ from cudabench.nvtx import nvtx_range
 from cudabench.ops import UnknownName, get_op, registry
 from cudabench.ops.base import Check, Op, check_output
 from cudabench.spec import (
-    Case, Clocks, DeviceInfo, KernelVariant, Measurement, ResultRow, Status, TimingOptions,
-    median, split_label,
+    Case,
+    Clocks,
+    DeviceInfo,
+    KernelVariant,
+    Measurement,
+    ResultRow,
+    Status,
+    TimingOptions,
+    median,
+    split_label,
 )
 
 NAN_POISON_BYTE = 0xFF  # 0xFFFFFFFF is a NaN in float32
@@ -199,9 +208,9 @@ class Runner:
             return [(i, _row(case, p.name, Status.ERROR, error)) for i, p in prepared]
         return [
             (i, _with_clocks(self._guarded(
-                case, p.name, lambda p=p, m=m: self._finish(op, case, p, m, timing)), before, after))
+                case, p.name, functools.partial(self._finish, op, case, p, m, timing)), before, after))
             for (i, p), m in zip(prepared, measurements)
-        ]  # type: ignore[misc]
+        ]
 
     def _guarded(self, case: Case, name: str, body: Callable[[], Any]) -> Any:
         """body(), or the row its exception stands for."""
@@ -274,9 +283,9 @@ class Runner:
         # pass their partials through it (each name as large as any launch asks)
         sizes: dict[str, tuple[int, str]] = {}
         for geometry in geometries:
-            for name, (count, dtype) in geometry.workspace.items():
-                sizes[name] = (max(count, sizes.get(name, (0, dtype))[0]), dtype)
-        workspace = {name: xp.zeros(count, dtype=dtype) for name, (count, dtype) in sizes.items()}
+            for name, (count, element) in geometry.workspace.items():
+                sizes[name] = (max(count, sizes.get(name, (0, element))[0]), element)
+        workspace = {name: xp.zeros(count, dtype=element) for name, (count, element) in sizes.items()}
         launches = []
         for function, geometry in zip(loaded.functions, geometries):
             args = op.kernel_args(inputs, out, workspace, geometry)

@@ -17,7 +17,7 @@ import enum
 import functools
 import types
 import typing
-from typing import Any, TypeVar, get_args, get_origin
+from typing import Any, TypeVar, cast, get_args, get_origin
 
 T = TypeVar("T")
 
@@ -127,6 +127,6 @@ def read_record(cls: type[T], raw: Any, where: str, derived: tuple[str, ...] = (
             if not has_default:
                 raise SchemaError(f"{path}: missing")
             continue
-        values[name] = _check(_hints(cls)[name], raw[name], path)
+        values[name] = _check(_hints(cast(type, cls))[name], raw[name], path)  # type[T] is hashable
     return cls(**values)
 

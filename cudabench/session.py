@@ -33,13 +33,25 @@ from cudabench.calibration import calibrate, use_ceilings
 from cudabench.compile import nvcc_version
 from cudabench.errors import SweepError
 from cudabench.executors import (
-    Cluster, Executor, InProcess, InProcessExecutor, Local, Where, open_executor, parse_devices,
+    Cluster,
+    Executor,
+    InProcess,
+    InProcessExecutor,
+    Local,
+    Where,
+    open_executor,
+    parse_devices,
 )  # fmt: skip
 from cudabench.history import History, HistoryError
 from cudabench.plan import Plan, apply_tuned
 from cudabench.pool import WorkerPool
 from cudabench.results import (
-    ResultsError, check_writable, git_sha, now_utc, refuse_overwrite_stem, result_stem,
+    ResultsError,
+    check_writable,
+    git_sha,
+    now_utc,
+    refuse_overwrite_stem,
+    result_stem,
 )  # fmt: skip
 from cudabench.spec import Ceilings, DeviceInfo, ResultRow, RunMeta, TimingOptions
 from cudabench.sweep import Listener, Sweep

@@ -38,7 +38,13 @@ from cudabench.ops import get_op
 from cudabench.runner import CaseJob
 from cudabench.space import Space, SpaceError, check_overrides
 from cudabench.spec import (
-    Case, KernelVariant, ResultRow, Status, TimingOptions, parse_params, split_label,
+    Case,
+    KernelVariant,
+    ResultRow,
+    Status,
+    TimingOptions,
+    parse_params,
+    split_label,
 )  # fmt: skip
 from cudabench.sweep import Sweep, SweepError
 from cudabench.tuning import TunedEntry

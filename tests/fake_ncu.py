@@ -3,8 +3,9 @@
 Profiling (`fake_ncu.py --nvtx --nvtx-include F ... --export REPORT child...`): runs the child
 command (cudabench with the fake backend), then writes REPORT as a raw CSV page built from a
 real one (tests/fixtures/ncu/reduce_runs.csv): one kernel per `--nvtx-include` range whose
-row the child ran OK, two for the `cupy` baseline. `--import REPORT ...` prints it back. FAKE_NCU=refuse answers as ncu does
-without counter permissions, FAKE_NCU=none profiles nothing.
+row the child ran OK, two for the `cupy` baseline. `--import REPORT ...` prints it back.
+FAKE_NCU=refuse answers as ncu does without counter permissions, FAKE_NCU=none profiles
+nothing.
 """
 
 import csv

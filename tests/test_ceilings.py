@@ -9,13 +9,13 @@ import dataclasses
 import json
 
 import pytest
+from conftest import fake_session
 from typer.testing import CliRunner
 
 from cudabench import ceilings
 from cudabench.backends.fake import FAKE_DEVICE
 from cudabench.cli import app
 from cudabench.spec import Ceilings, ResultRow, Status
-from conftest import fake_session
 
 C = Ceilings(gpu=FAKE_DEVICE.name, driver=FAKE_DEVICE.driver_version, memory_clock_mhz=3201.0,
              measured="2026-11-23T16:00:00+00:00", read_gbps=4000.0, write_gbps=4400.0,
@@ -47,7 +47,8 @@ def test_each_row_is_measured_against_its_own_mix():
     reduce = ceilings.pct_ceiling(row("reduce", "442368x128", gbps=3000.0), C)
     expected = ceilings.gbps_at(C, 128 / 129)
     assert reduce == pytest.approx(100 * 3000 / expected)
-    assert ceilings.pct_ceiling(row("softmax", "442368x128", gbps=3000.0), C) == pytest.approx(100 * 3000 / 3600)
+    softmax = row("softmax", "442368x128", gbps=3000.0)
+    assert ceilings.pct_ceiling(softmax, C) == pytest.approx(100 * 3000 / 3600)
     assert ceilings.pct_ceiling(row("add", "1048576", gbps=3800.0), C) == pytest.approx(100.0)
     assert ceilings.pct_ceiling(row("sgemm", "64x64x64", gflops=40_000.0), C) == pytest.approx(80.0)
     assert ceilings.pct_ceiling(row("reduce", "1024", gbps=10.0, status=Status.FAIL), C) is None

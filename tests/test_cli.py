@@ -7,10 +7,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import write_kernel
 from typer.testing import CliRunner
 
 from cudabench.cli import app
-from conftest import write_kernel
 
 runner = CliRunner()
 FAKE = {"CUDABENCH_BACKEND": "fake"}
@@ -341,7 +341,8 @@ def test_profile_hint_names_the_starred_fastest_variant(tmp_path):
 
 def test_configs_are_found_from_any_directory_and_nvcc_is_checked_once(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    result = run("run", "configs/reduce.yaml", "-s", "1024", "-v", "float4", *QUICK, "-o", str(tmp_path / "out"))
+    result = run("run", "configs/reduce.yaml", "-s", "1024", "-v", "float4", *QUICK,
+                 "-o", str(tmp_path / "out"))
     assert result.exit_code == 0, result.output
     missing = run("run", "reduce", "-s", "1024", env={"CUDABENCH_NVCC": str(tmp_path / "nvcc")})
     assert missing.exit_code == 2 and "CUDABENCH_NVCC" in missing.stderr and "no such file" in missing.stderr

@@ -11,10 +11,11 @@ from typer.testing import CliRunner
 
 pytest.importorskip("distributed")
 
+from conftest import StopAfter  # noqa: E402
+
 from cudabench import cluster  # noqa: E402
 from cudabench.backends.fake import FAKE_DEVICE  # noqa: E402
 from cudabench.cli import app  # noqa: E402
-from conftest import StopAfter  # noqa: E402
 
 QUICK = ["--min-samples", "2", "--min-time", "0", "--max-time", "0.01", "--warmup", "0"]
 runner = CliRunner()

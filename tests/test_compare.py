@@ -10,8 +10,13 @@ from typer.testing import CliRunner
 from cudabench.backends.fake import FAKE_DEVICE
 from cudabench.cli import app
 from cudabench.compare import (
-    CompareError, Verdict, check_comparable, compare_rows, relative_standard_error,
-    speedup_matrix, verdict_for,
+    CompareError,
+    Verdict,
+    check_comparable,
+    compare_rows,
+    relative_standard_error,
+    speedup_matrix,
+    verdict_for,
 )  # fmt: skip
 from cudabench.results import read_results, write_results
 from cudabench.spec import ResultRow, RunMeta, Status, TimingOptions

@@ -4,11 +4,11 @@ import dataclasses
 from pathlib import Path
 
 import pytest
+from conftest import write_kernel
 
 from cudabench.compile import CompileError, compile_variant, parse_ptxas
 from cudabench.kernels import BUILTIN_KERNELS, discover, parse_header
 from cudabench.ops import OPS
-from conftest import write_kernel
 
 REPORT = """ptxas info    : Compiling entry function 'reduce_sum_float4' for 'sm_90'
 ptxas info    : Function properties for reduce_sum_float4
@@ -41,7 +41,8 @@ def test_every_op_has_kernels_and_no_header_problems():
 
 @pytest.mark.nvcc
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
-@pytest.mark.parametrize("variant, dtype", BUILTIN, ids=lambda x: x if isinstance(x, str) else f"{x.op}/{x.name}")
+@pytest.mark.parametrize("variant, dtype", BUILTIN,
+                         ids=lambda x: x if isinstance(x, str) else f"{x.op}/{x.name}")
 def test_every_builtin_kernel_compiles(variant, dtype, arch, catalogue_cache, monkeypatch):
     monkeypatch.setenv("CUDABENCH_CACHE", str(catalogue_cache))
     compiled = compile_variant(variant, arch, dtype)
@@ -83,7 +84,8 @@ def test_template_entry_is_instantiated_and_found_by_its_demangled_name(tmp_path
 @pytest.mark.nvcc
 def test_a_template_instantiation_that_does_not_exist_is_a_compile_error(tmp_path, monkeypatch):
     monkeypatch.setenv("CUDABENCH_CACHE", str(tmp_path / "cache"))
-    text = SEED000.read_text().replace("ReduceScaleBlockKernel<T, long long>", "ReduceScaleBlockKernal<T, long long>")
+    text = SEED000.read_text().replace("ReduceScaleBlockKernel<T, long long>",
+                                       "ReduceScaleBlockKernal<T, long long>")
     path = tmp_path / "typo.cu"
     path.write_text(text)
     with pytest.raises(CompileError, match="ReduceScaleBlockKernal"):

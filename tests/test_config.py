@@ -61,7 +61,8 @@ def test_several_benchmarks(tmp_path):
         ("- a\n- b\n", r"must be a mapping"),
         ("benchmarks: []\n", r"non-empty list"),
         ("benchmarks:\n  - {op: reduce, shapes: [1], extra: 1}\n", r"unknown key 'extra' in a benchmark"),
-        ("op: reduce\nshapes: [1]\ndtype: float61\n", r"c.yaml:3: unknown dtype 'float61' \(did you mean float16"),
+        ("op: reduce\nshapes: [1]\ndtype: float61\n",
+         r"c.yaml:3: unknown dtype 'float61' \(did you mean float16"),
         ("op: reduce\nshapes: [1]\ndtypes: [float32, bf16]\n", r"c.yaml:3: unknown dtype 'bf16'"),
     ],
 )
@@ -93,6 +94,7 @@ def test_any_mapping_loads_or_raises_config_error(tmp_path_factory, raw):
 
 
 def test_top_level_dtypes_are_every_benchmarks_default(tmp_path):
-    text = "dtypes: [bfloat16]\nbenchmarks:\n  - {op: reduce, shapes: [8]}\n  - {op: add, shapes: [8], dtype: float16}\n"
+    text = ("dtypes: [bfloat16]\nbenchmarks:\n  - {op: reduce, shapes: [8]}\n"
+            "  - {op: add, shapes: [8], dtype: float16}\n")
     config = load_config(write(tmp_path, text))
     assert [b.dtypes for b in config.benchmarks] == [("bfloat16",), ("float16",)]

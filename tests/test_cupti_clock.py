@@ -7,10 +7,17 @@ import random
 
 import pytest
 
-from cudabench.cupti_clock import cut
 from cudabench.cupti_clock import (
-    KernelClockUnavailable, KernelRecord, LaunchTime, RecordsMissing, by_sample, check_dropped,
-    launch_time, launch_times, resolve_timer,
+    KernelClockUnavailable,
+    KernelRecord,
+    LaunchTime,
+    RecordsMissing,
+    by_sample,
+    check_dropped,
+    cut,
+    launch_time,
+    launch_times,
+    resolve_timer,
 )  # fmt: skip
 
 

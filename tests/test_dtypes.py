@@ -163,7 +163,8 @@ def test_dtype_all_runs_each_variant_in_what_it_declares(tmp_path):
 @pytest.mark.parametrize("args, message", [
     (["--dtype", "nosuch"], "unknown dtype 'nosuch'"),
     (["--dtype", "bfloat61"], "did you mean bfloat16"),
-    (["-v", "atomic", "--dtype", "bfloat16"], "no chosen variant of reduce runs in bfloat16 (atomic: float32)"),
+    (["-v", "atomic", "--dtype", "bfloat16"],
+     "no chosen variant of reduce runs in bfloat16 (atomic: float32)"),
 ])
 def test_bad_dtype_is_one_line_exit_2(args, message):
     result = cli.invoke(app, ["run", "reduce", "-s", "8", *args], env=FAKE)

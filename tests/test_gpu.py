@@ -3,15 +3,14 @@
 import importlib.util
 import json
 import re
-
 from pathlib import Path
 
 import pytest
+from conftest import write_kernel
 from typer.testing import CliRunner
 
 from cudabench.cli import app
 from cudabench.spec import Case, Status, TimingOptions
-from conftest import write_kernel
 
 pytestmark = pytest.mark.gpu
 ODD_SHAPES = [(1,), (3, 5), (1000003,), (442367, 129), (442368, 128), (1 << 20,), (1 << 30,)]

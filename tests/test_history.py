@@ -10,16 +10,16 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from conftest import StopAfter, fake_session, run_in_process
 from typer.testing import CliRunner
 
 from cudabench import sweep
 from cudabench.backends.fake import FAKE_DEVICE, FakeBackend
 from cudabench.cli import app
 from cudabench.history import _MIGRATIONS, SCHEMA_VERSION, History, HistoryError
+from cudabench.plan import plan
 from cudabench.results import write_results
 from cudabench.spec import ResultRow, RowKey, RunMeta, Status, TimingOptions
-from conftest import StopAfter, fake_session, run_in_process
-from cudabench.plan import plan
 
 QUICK = dict(min_samples=2, min_time_s=0.0, max_time_s=0.01, warmup=0)
 QUICK_CLI = ["--min-samples", "2", "--min-time", "0", "--max-time", "0.01", "--warmup", "0"]

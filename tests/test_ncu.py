@@ -7,12 +7,20 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from cudabench.spec import RowKey
-
 from cudabench.ncu import (
-    DURATION, NcuError, KernelRecord, bound_hint, import_command, metrics_by_case,
-    ncu_messages, nvtx_ranges, parse_raw_csv, profile_command, summarize,
+    DURATION,
+    KernelRecord,
+    NcuError,
+    bound_hint,
+    import_command,
+    metrics_by_case,
+    ncu_messages,
+    nvtx_ranges,
+    parse_raw_csv,
+    profile_command,
+    summarize,
 )
+from cudabench.spec import RowKey
 
 FIXTURES = Path(__file__).parent / "fixtures" / "ncu"
 
@@ -25,7 +33,8 @@ def test_real_page_groups_kernels_by_nvtx_range():
     kernels = parse_raw_csv(read("reduce_runs.csv"))
     assert len(kernels) == 20
     cases = metrics_by_case(kernels)
-    assert set(cases) == {RowKey("reduce", "float4", "16777216", "float32"), RowKey("reduce", "cupy", "16777216", "float32"),
+    assert set(cases) == {RowKey("reduce", "float4", "16777216", "float32"),
+                          RowKey("reduce", "cupy", "16777216", "float32"),
                           RowKey("reduce", "atomic", "3x5", "float32")}
     float4 = cases[RowKey("reduce", "float4", "16777216", "float32")]
     assert float4.kernels == 5
@@ -51,7 +60,8 @@ def test_multi_kernel_library_call_keeps_its_inner_range():
 
 
 def test_tiny_case_is_latency_bound():
-    summary = metrics_by_case(parse_raw_csv(read("reduce_runs.csv")))[RowKey("reduce", "atomic", "3x5", "float32")]
+    cases = metrics_by_case(parse_raw_csv(read("reduce_runs.csv")))
+    summary = cases[RowKey("reduce", "atomic", "3x5", "float32")]
     assert summary.bound == "latency" and summary.dram_write_bytes == 0.0
 
 
@@ -133,7 +143,8 @@ def test_nvtx_filter_escapes_ncu_quantifiers_in_configured_labels():
 
 def test_profile_command_line():
     child = ["python", "-m", "cudabench", "run", "reduce", "--profile-mode"]
-    cmd = profile_command("ncu", [("reduce", "float4", "442368x128", "float32"), ("reduce", "cupy", "442368x128", "float32")],
+    cmd = profile_command("ncu", [("reduce", "float4", "442368x128", "float32"),
+                                  ("reduce", "cupy", "442368x128", "float32")],
                           Path("r.ncu-rep"), child, cold=True, section_set="full",
                           sections=["MemoryWorkloadAnalysis"], metrics=["l1tex__t_bytes.sum"])
     text = " ".join(cmd)
@@ -166,4 +177,5 @@ def test_profile_page_has_one_kernel_per_case():
     assert all(m.kernels == 1 for m in cases.values())
     float4 = cases[RowKey("reduce", "float4", "442368x128", "float32")]
     assert abs(float4.dram_read_bytes / (442368 * 128 * 4) - 1) < 0.01  # the input, once
-    assert float4.bound == "memory" and cases[RowKey("reduce", "naive", "442368x128", "float32")].bound == "latency"
+    assert float4.bound == "memory"
+    assert cases[RowKey("reduce", "naive", "442368x128", "float32")].bound == "latency"

@@ -53,7 +53,8 @@ def test_shapes_map_onto_the_dims():
     assert op.tensor_shape(op.inputs[0], (8192,)) == (8192,)  # stays 1-D
     assert op.tensor_shape(op.inputs[1], (4, 8)) == (8,)
     assert op.output_shape((4, 8)) == (4, 8)
-    with pytest.raises(ValueError, match=r"rmsnorm takes a 1-D \(cols\) or 2-D \(rows x cols\) or 3-D \(folded\) shape, got 4-D"):
+    with pytest.raises(ValueError, match=r"rmsnorm takes a 1-D \(cols\) or 2-D \(rows x cols\) "
+                                         r"or 3-D \(folded\) shape, got 4-D"):
         op.check_shape((1, 2, 3, 4))
 
 
@@ -108,7 +109,8 @@ def test_stock_rules():
     assert op.geometry(*launch_of("row"), (4096, 8192), FAKE_DEVICE, 4).grid == 4096
     assert op.geometry(*launch_of("warp", 128), (1000, 64), FAKE_DEVICE, 4).grid == 250
     assert op.geometry(*launch_of("flat"), (10, 100), FAKE_DEVICE, 4).grid == 4
-    with pytest.raises(ValueError, match=r"/k/v.cu:1: unknown grid rule 'diag' \(rmsnorm knows: row, warp, flat\)"):
+    with pytest.raises(ValueError,
+                       match=r"/k/v.cu:1: unknown grid rule 'diag' \(rmsnorm knows: row, warp, flat\)"):
         op.geometry(*launch_of("diag"), (4, 4), FAKE_DEVICE, 4)
 
     class T(RmsNorm):
@@ -148,7 +150,8 @@ def test_an_in_place_output_is_its_input():
 
 
 @pytest.mark.parametrize("change, message", [
-    ({"inputs": (Tensor("x", "rows cls"),)}, r"tensor x names an unknown dimension 'cls' \(dims: rows, cols\)"),
+    ({"inputs": (Tensor("x", "rows cls"),)},
+     r"tensor x names an unknown dimension 'cls' \(dims: rows, cols\)"),
     ({"scalars": (Scalar("n"),)}, r"scalar n names an unknown dimension 'n'"),
     ({"scalars": (Scalar("eps", "half", 1e-3),)}, r"scalar eps has C type 'half'"),
     ({"outputs": ()}, r"declare exactly one output"),
@@ -189,7 +192,8 @@ def test_a_rule_that_forgets_its_scalars_and_a_reference_of_another_size_say_so(
 
     op = Chunked()
     x, w = op.make_inputs(np, (2, 8), seed=0)
-    with pytest.raises(ValueError, match=r"the grid rule gave 0 scalars, but rule_scalars names 1 \(chunks\)"):
+    with pytest.raises(ValueError,
+                       match=r"the grid rule gave 0 scalars, but rule_scalars names 1 \(chunks\)"):
         op.kernel_args((x, w), np.empty((2, 8), np.float32), {}, Geometry(2, 256))
     with pytest.raises(ValueError, match="the reference has 3 values, the output 16"):
         check_output(np, np.zeros(16, np.float32), np.zeros(3), np.ones(3))

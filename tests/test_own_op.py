@@ -86,12 +86,15 @@ def test_the_scaffold_lists_runs_and_refuses_to_overwrite(tmp_path):
 
 def test_a_missing_ops_folder_and_a_broken_op_are_one_line(tmp_path):
     missing = runner.invoke(app, ["list", "--ops", str(tmp_path / "nope")])
-    assert missing.exit_code == 2 and missing.stderr.strip() == f"error: --ops {tmp_path / 'nope'}: no such folder"
+    assert missing.exit_code == 2
+    assert missing.stderr.strip() == f"error: --ops {tmp_path / 'nope'}: no such folder"
     (tmp_path / "ops" / "broken").mkdir(parents=True)
-    (tmp_path / "ops" / "broken" / "op.py").write_text("from cudabench.op import Op\nraise ValueError('half done')\n")
+    (tmp_path / "ops" / "broken" / "op.py").write_text(
+        "from cudabench.op import Op\nraise ValueError('half done')\n")
     listed = runner.invoke(app, ["list", "--ops", str(tmp_path / "ops")])
     assert listed.exit_code == 0
-    assert f"warning: {tmp_path / 'ops' / 'broken' / 'op.py'}:2: ValueError: half done" in " ".join(listed.stderr.split())
+    warning = f"warning: {tmp_path / 'ops' / 'broken' / 'op.py'}:2: ValueError: half done"
+    assert warning in " ".join(listed.stderr.split())
     asked = runner.invoke(app, ["list", "broken", "--ops", str(tmp_path / "ops")])
     assert asked.exit_code == 2 and asked.stderr.count("\n") == 1 and "ValueError: half done" in asked.stderr
 

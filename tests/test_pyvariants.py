@@ -109,9 +109,11 @@ def test_decorator_arguments_that_cannot_be_read_are_one_line(scale_op):
         '''))
     (scale_op / "broken.py").write_text("def (:\n")
     variants, problems = discover("scale", [BUILTIN_KERNELS])
-    assert f"{scale_op / 'more.py'}:3: @variant dtypes= must be a literal (cudabench reads it without importing the file)" in problems
+    assert (f"{scale_op / 'more.py'}:3: @variant dtypes= must be a literal "
+            "(cudabench reads it without importing the file)") in problems
     assert any(p.startswith(f"{scale_op / 'more.py'}:5: @variant requires 'max_colz'") for p in problems)
-    assert any(p.startswith(f"{scale_op / 'broken.py'}:1: the Python variant file does not parse") for p in problems)
+    assert any(p.startswith(f"{scale_op / 'broken.py'}:1: the Python variant file does not parse")
+               for p in problems)
     assert "broken" in {v.name for v in variants}  # still a variant: its row says why
 
 
@@ -154,7 +156,8 @@ def test_the_triton_softmax_variant_is_listed_and_n_a_without_a_gpu():
     assert problems == []
     (triton,) = [v for v in variants if v.name == "triton_rows"]
     assert triton.kind == "python" and triton.dtypes == ("float32", "float16", "bfloat16")
-    (row,) = Runner(FakeBackend()).run_job(CaseJob(Case("softmax", (64, 1000), "bfloat16"), (triton,), (), QUICK))
+    job = CaseJob(Case("softmax", (64, 1000), "bfloat16"), (triton,), (), QUICK)
+    (row,) = Runner(FakeBackend()).run_job(job)
     assert row.status is Status.N_A and ("needs triton" in row.error or "needs torch" in row.error
                                          or "needs a GPU" in row.error)
     (long,) = Runner(FakeBackend()).run_job(CaseJob(Case("softmax", (4, 16384)), (triton,), (), QUICK))

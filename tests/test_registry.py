@@ -67,7 +67,8 @@ def test_a_name_clash_is_one_line_naming_both_files(tmp_path):
     write_op(tmp_path / "a", "same")
     write_op(tmp_path / "b", "same")
     registry.use_ops([tmp_path / "a", tmp_path / "b"])
-    line = f"op 'same' is defined twice: {tmp_path / 'a' / 'same' / 'op.py'} and {tmp_path / 'b' / 'same' / 'op.py'}"
+    line = (f"op 'same' is defined twice: {tmp_path / 'a' / 'same' / 'op.py'} "
+            f"and {tmp_path / 'b' / 'same' / 'op.py'}")
     assert line in registry.problems()
     with pytest.raises(UnknownName) as refused:
         get_op("same")
@@ -86,7 +87,8 @@ def test_a_file_that_does_not_import_is_one_line_with_its_line(tmp_path):
     write_op(tmp_path, "fine")
     registry.use_ops([tmp_path])
     found = registry.problems()
-    assert f"{tmp_path / 'broken' / 'op.py'}:2: ModuleNotFoundError: No module named 'no_such_module_here'" in found
+    assert (f"{tmp_path / 'broken' / 'op.py'}:2: ModuleNotFoundError: "
+            "No module named 'no_such_module_here'") in found
     assert any(p.startswith(f"{tmp_path / 'typo' / 'op.py'}:1: SyntaxError") for p in found)
     assert get_op("fine").name == "fine"  # the others load
     with pytest.raises(UnknownName, match="No module named 'no_such_module_here'"):
@@ -94,8 +96,10 @@ def test_a_file_that_does_not_import_is_one_line_with_its_line(tmp_path):
 
 
 @pytest.mark.parametrize("change, message", [
-    (('Tensor("x", "n")', 'Tensor("x", "m")'), r"op.py: bad: tensor x names an unknown dimension 'm' \(dims: n\)"),
-    (("    def reference(self, xp, x):\n        return 2 * x\n", ""), r"op.py: bad: no reference: define reference\(self, xp, x\)"),
+    (('Tensor("x", "n")', 'Tensor("x", "m")'),
+     r"op.py: bad: tensor x names an unknown dimension 'm' \(dims: n\)"),
+    (("    def reference(self, xp, x):\n        return 2 * x\n", ""),
+     r"op.py: bad: no reference: define reference\(self, xp, x\)"),
     (("class Scale(Op)", "class Scale"), r"op.py: defines no Op subclass"),
 ])
 def test_a_definition_that_cannot_serve_is_one_line_naming_the_file(tmp_path, change, message):

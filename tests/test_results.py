@@ -4,12 +4,16 @@ import re
 
 import pandas as pd
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from rich.console import Console
+from typer.testing import CliRunner
 
 from cudabench.backends.fake import FAKE_DEVICE
+from cudabench.cli import app
 from cudabench.report import failure_summary, fastest_per_shape, report_markdown, results_table
 from cudabench.results import ResultsError, read_results, result_stem, rows_frame, write_results
 from cudabench.spec import ResultRow, RowKey, RunMeta, Status, TimingOptions
-from rich.console import Console
 
 META = RunMeta(device=FAKE_DEVICE, timing_mode="hot", command="cudabench run reduce",
                started="2026-11-21T22:19:24+00:00", cudabench_version="0.1.0", cupy_version="14.2.0",
@@ -84,11 +88,6 @@ def test_failure_summary_names_failed_rows_only():
 
 
 # --- the validating reader: any malformed file is one ResultsError naming file and field ---
-
-from hypothesis import HealthCheck, given, settings, strategies as st
-from typer.testing import CliRunner
-
-from cudabench.cli import app
 
 
 def _doc(tmp_path):

@@ -7,6 +7,7 @@ import ast
 from pathlib import Path
 
 import pytest
+from conftest import fake_session
 
 import cudabench
 from cudabench.backends.fake import FakeBackend
@@ -14,7 +15,6 @@ from cudabench.errors import SweepError
 from cudabench.plan import plan
 from cudabench.results import read_results
 from cudabench.session import InProcess, Session
-from conftest import fake_session
 
 QUICK = dict(min_samples=2, min_time_s=0.0, max_time_s=0.01, warmup=0)
 PACKAGE = Path(cudabench.__file__).parent

@@ -4,10 +4,10 @@ backend, rows streamed and saved as they end, Ctrl-C kept; no typer, no printing
 import json
 
 import pytest
+from conftest import StopAfter, run_in_process
 
 from cudabench import sweep
 from cudabench.plan import plan
-from conftest import StopAfter, run_in_process
 
 QUICK = dict(min_samples=2, min_time_s=0.0, max_time_s=0.01, warmup=0)
 

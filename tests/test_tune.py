@@ -10,17 +10,17 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from conftest import fake_session
 from typer.testing import CliRunner
 
 from cudabench import sweep, tuner, tuning
 from cudabench.backends.fake import FAKE_DEVICE, FakeBackend
 from cudabench.cli import app
 from cudabench.kernels import BUILTIN_KERNELS, KernelHeaderError, parse_header
+from cudabench.plan import apply_tuned, plan
 from cudabench.results import read_results
 from cudabench.space import Space, SpaceError, grid, parse_constraint, parse_param_option
 from cudabench.spec import Case, Status, TimingOptions, row_label, split_label
-from cudabench.plan import apply_tuned, plan
-from conftest import fake_session
 
 QUICK = dict(min_samples=2, min_time_s=0.0, max_time_s=0.01, warmup=0)
 QUICK_CLI = ["--min-samples", "2", "--min-time", "0", "--max-time", "0.01", "--warmup", "0"]
@@ -155,7 +155,8 @@ def test_ties_are_within_the_noise_and_not_ranked(tmp_path):
     space = tuner.search_space(variant, (64, 129), {"WARP_ROW_BYTES": (16,)})
     timing = TimingOptions(**QUICK)
     backend = FakeBackend()
-    backend.clock = lambda name: 0.1 if name == "baseline" else 0.02 + 0.0001 * (backend.last_launch[2] == 1024)
+    backend.clock = lambda name: (0.1 if name == "baseline"
+                                  else 0.02 + 0.0001 * (backend.last_launch[2] == 1024))
     outcome = tuner.search(Case("reduce", (64, 129)), space, tuner.make_strategy("exhaustive", space, 10),
                           10, ("cupy",), timing, _sweep(tmp_path, backend, timing),
                           search_timing=timing)  # fmt: skip
@@ -263,7 +264,8 @@ def test_run_uses_the_saved_configuration_unless_told_not_to(tmp_path):
     plain = cli("run", "reduce", "-s", "64x129", "-v", "float4", "--no-tuned", *QUICK_CLI,
                 "-o", str(tmp_path / "c"), tuning_file=path)  # fmt: skip
     _, rows = read_results(next((tmp_path / "c").glob("*.json")))
-    assert rows[0].params.startswith("BLOCK=256,WARP_ROW_BYTES=16,") and "tuned configurations" not in plain.stderr
+    assert rows[0].params.startswith("BLOCK=256,WARP_ROW_BYTES=16,")
+    assert "tuned configurations" not in plain.stderr
 
 
 @pytest.mark.parametrize("args, message", [
@@ -297,7 +299,8 @@ def test_tune_end_to_end_saves_plots_and_keeps_every_configuration(tmp_path):
     assert result.exit_code == 0, result.output
     assert "exhaustive: 4 configurations measured" in result.stderr
     (entry,) = tuning.load(path)
-    assert (entry.gpu, entry.op, entry.variant, entry.shape) == (FAKE_DEVICE.name, "reduce", "float4", "64x129")
+    assert (entry.gpu, entry.op, entry.variant, entry.shape) == (
+        FAKE_DEVICE.name, "reduce", "float4", "64x129")
     assert list(out.glob("*.png"))
     meta, rows = read_results(next(out.glob("*.json")))
     assert meta.complete and len([r for r in rows if not r.is_baseline]) == 4

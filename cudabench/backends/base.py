@@ -11,7 +11,6 @@ from typing import Any, Protocol
 from cudabench.cupti_clock import LaunchTime
 from cudabench.spec import Clocks, DeviceInfo, KernelVariant
 
-
 # Entered around each timed launch (the runner's NVTX ranges), and around nothing else.
 Scope = Callable[[], AbstractContextManager[Any]]
 
@@ -91,7 +90,11 @@ class Sampler(Protocol):
 
 class Backend(Protocol):
     name: str
-    xp: Any  # the array module: cupy or numpy
+
+    @property
+    def xp(self) -> Any:
+        """The array module: cupy or numpy (a read-only member: FakeBackend's is `xp = np`)."""
+
     # A backend may also have `step_log: StepLog | None`: when set, each sample records the
     # steps it ran (sample_steps); tests set it to observe, e.g., a cold sample's flush.
 

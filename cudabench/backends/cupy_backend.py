@@ -41,12 +41,20 @@ except ImportError as exc:  # pragma: no cover - depends on the machine
     ) from exc
 
 from cudabench.backends.base import (
-    FLUSH, LAUNCH, RESET, SPIN, BackendUnavailable, KernelCrash, Loaded, Scope, StepLog,
+    FLUSH,
+    LAUNCH,
+    RESET,
+    SPIN,
+    BackendUnavailable,
+    KernelCrash,
+    Loaded,
+    Scope,
+    StepLog,
     sample_steps,
 )  # fmt: skip
 from cudabench.compile import compile_variant
-from cudabench.ops.base import dims
 from cudabench.cupti_clock import KernelClockUnavailable, LaunchTime, launch_times
+from cudabench.ops.base import dims
 from cudabench.spec import Clocks, DeviceInfo, KernelVariant
 
 _CUDA_ERRORS = (cp.cuda.runtime.CUDARuntimeError, cp.cuda.driver.CUDADriverError)
@@ -336,7 +344,7 @@ class CupyBackend:
     def sampler(self, call: Callable[[], None], batch: int, cold: bool,
                 scope: Scope = contextlib.nullcontext,
                 reset: Callable[[], None] | None = None,
-                kernel_clock: bool = False) -> "_Sampler":  # fmt: skip
+                kernel_clock: bool = False) -> _Sampler:  # fmt: skip
         sampler = self._sampler(call, batch, cold, scope, reset)
         if kernel_clock:
             from cudabench.backends import cupti
@@ -345,7 +353,7 @@ class CupyBackend:
         return sampler
 
     def _sampler(self, call: Callable[[], None], batch: int, cold: bool, scope: Scope,
-                 reset: Callable[[], None] | None) -> "_Sampler":  # fmt: skip
+                 reset: Callable[[], None] | None) -> _Sampler:  # fmt: skip
         if cold or batch == 1:
             if reset is not None:
                 reset()

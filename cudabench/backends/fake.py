@@ -27,7 +27,13 @@ from typing import Any
 import numpy as np
 
 from cudabench.backends.base import (
-    FLUSH, RESET, KernelCrash, Loaded, Scope, StepLog, sample_steps,
+    FLUSH,
+    RESET,
+    KernelCrash,
+    Loaded,
+    Scope,
+    StepLog,
+    sample_steps,
 )  # fmt: skip
 from cudabench.compile import CompileError
 from cudabench.cupti_clock import KernelRecord, LaunchTime, launch_times
@@ -229,7 +235,7 @@ class FakeBackend:
         if missing:
             raise CompileError(f"{variant.path}: fake backend has no kernel for {missing}")
         functions = tuple(_Function(e, k) for e, k in zip(variant.entries, kernels))
-        occupancy = tuple(FAKE_DEVICE.max_threads_per_sm // l.block for l in variant.launches)
+        occupancy = tuple(FAKE_DEVICE.max_threads_per_sm // launch.block for launch in variant.launches)
         return Loaded(functions, occupancy, registers=32, spill_bytes=0)
 
     def _stand_in(self, variant: KernelVariant, entry: str) -> FakeKernel:
@@ -272,7 +278,7 @@ class FakeBackend:
     def sampler(self, call: Callable[[], None], batch: int, cold: bool,
                 scope: Scope = contextlib.nullcontext,
                 reset: Callable[[], None] | None = None,
-                kernel_clock: bool = False) -> "_FakeSampler":  # fmt: skip
+                kernel_clock: bool = False) -> _FakeSampler:  # fmt: skip
         return _FakeSampler(self, call, 1 if cold else batch, scope, reset, kernel_clock, cold)
 
     def kernel_clock_error(self) -> str:

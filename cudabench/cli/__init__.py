@@ -28,10 +28,18 @@ try:  # a Ctrl-C while typer, rich, pandas and the commands load is no traceback
 
     from cudabench import __version__
     from cudabench.cli import (
-        ceilings_cmd, check_cmd, cluster_cmd, compare_cmd, history_cmd, list_cmd, profile_cmd,
-        report_cmd, run_cmd, tune_cmd,
+        ceilings_cmd,
+        check_cmd,
+        cluster_cmd,
+        compare_cmd,
+        history_cmd,
+        list_cmd,
+        new_cmd,
+        profile_cmd,
+        report_cmd,
+        run_cmd,
+        tune_cmd,
     )  # fmt: skip
-    from cudabench.cli import new_cmd
     from cudabench.cli.common import err, error_line, fail_usage
     from cudabench.errors import UsageError
 except KeyboardInterrupt:  # pragma: no cover - timing; tests/test_new_user.py plays it
@@ -105,13 +113,14 @@ def one_line(command: Callable[..., None]) -> Callable[..., None]:
     return guarded
 
 
-for name, command in [
+_COMMANDS: list[tuple[str, Callable[..., None]]] = [
     ("list", list_cmd.list_command), ("check", check_cmd.check_command),
     ("run", run_cmd.run_command), ("tune", tune_cmd.tune_command),
     ("profile", profile_cmd.profile_command_cli), ("ceilings", ceilings_cmd.ceilings_command),
     ("compare", compare_cmd.compare_command), ("report", report_cmd.report_command),
     ("history", history_cmd.history_command), ("import", history_cmd.import_command),
-]:
+]
+for name, command in _COMMANDS:
     app.command(name)(one_line(command))
 app.add_typer(cluster_cmd.app, name="cluster", cls=_WholeSummaries)
 app.add_typer(new_cmd.app, name="new", cls=_WholeSummaries)

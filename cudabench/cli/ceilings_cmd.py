@@ -4,13 +4,20 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
 from cudabench import ceilings
 from cudabench.cli.common import (
-    ForceOption, MaxTimeOption, MinSamplesOption, MinTimeOption, WarmupOption, err, fail_usage, out,
+    ForceOption,
+    MaxTimeOption,
+    MinSamplesOption,
+    MinTimeOption,
+    WarmupOption,
+    err,
+    fail_usage,
+    out,
 )  # fmt: skip
 from cudabench.cli.render import command_line, error, note, progress_bar
 from cudabench.pool import DEFAULT_TIMEOUT_S
@@ -50,7 +57,8 @@ def ceilings_command(
     correct row, 2 bad usage.
     """
     given = dict(min_samples=min_samples, min_time_s=min_time, max_time_s=max_time, warmup=warmup)
-    timing = dataclasses.replace(TimingOptions(), **{k: v for k, v in given.items() if v is not None})
+    changes: dict[str, Any] = {k: v for k, v in given.items() if v is not None}
+    timing = dataclasses.replace(TimingOptions(), **changes)
     chosen = parse_devices(devices)
     if chosen is None or len(chosen) != 1:
         fail_usage(f"--devices {devices!r}: give one GPU index (the ceilings are one GPU's)")

@@ -2,8 +2,9 @@
 
 Everything that can be known without a GPU is checked: the header (keys, values, the op's grid
 rules and `requires:` names, each error at its own line), nvcc's diagnostics, the entry
-points in the cubin, and each entry's parameter count against the op's argument list. nvcc runs in parallel (one process per CPU), with a progress bar on a
-terminal and a line per kernel otherwise.
+points in the cubin, and each entry's parameter count against the op's argument list. nvcc
+runs in parallel (one process per CPU), with a progress bar on a terminal and a line per
+kernel otherwise.
 """
 
 from __future__ import annotations
@@ -20,11 +21,25 @@ from rich.table import Table
 
 from cudabench import abi
 from cudabench.cli.common import (
-    KERNELS_OPTION_HELP, OpsOption, catalogue, err, error_line, fail_usage, out, use_ops,
+    KERNELS_OPTION_HELP,
+    OpsOption,
+    catalogue,
+    err,
+    error_line,
+    fail_usage,
+    out,
+    use_ops,
 )  # fmt: skip
 from cudabench.compile import (
-    CompileCancelled, CompileError, Compiled, ToolchainError, cancel_compiles, compile_variant,
-    interruptible, nvcc_path, nvcc_version,
+    CompileCancelled,
+    Compiled,
+    CompileError,
+    ToolchainError,
+    cancel_compiles,
+    compile_variant,
+    interruptible,
+    nvcc_path,
+    nvcc_version,
 )  # fmt: skip
 from cudabench.ops import UnknownName, all_ops, get_op
 from cudabench.spec import KernelVariant
@@ -55,8 +70,9 @@ def check_command(
         "--jobs", "-j", min=1, help="nvcc processes at once (default: one per CPU).")] = None,
 ) -> None:
     """Check every kernel variant without a GPU: its header against the op, and nvcc for each
-    dtype the header declares and each arch (registers and spills reported). Exits 1 if any header is wrong, a kernel fails to
-    compile or lacks an entry point its header names; 2 if nvcc itself cannot run."""
+    dtype the header declares and each arch (registers and spills reported). Exits 1 if any
+    header is wrong, a kernel fails to compile or lacks an entry point its header names; 2 if
+    nvcc itself cannot run."""
     use_ops(ops_dirs)
     try:
         ops = [get_op(op)] if op else list(all_ops().values())

@@ -5,19 +5,28 @@ from __future__ import annotations
 import dataclasses
 import json
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any, Optional, cast
 
 import typer
 from rich.text import Text
 
 from cudabench.cli.common import DbOption, err, fail_usage, out
 from cudabench.compare import (
-    DEFAULT_THRESHOLD, CompareError, Pair, Verdict, check_comparable, compare_rows, find_pair,
-    find_run, load, speedup_matrix,
+    DEFAULT_THRESHOLD,
+    CompareError,
+    Pair,
+    Verdict,
+    check_comparable,
+    compare_rows,
+    find_pair,
+    find_run,
+    load,
+    speedup_matrix,
 )  # fmt: skip
-from cudabench.report import compare_table, matrix_table
 from cudabench.history import History, HistoryError
+from cudabench.report import compare_table, matrix_table
 from cudabench.results import RESULTS_DIR, ResultsError
+from cudabench.spec import ResultRow
 
 
 def parse_threshold(text: str, option: str = "--threshold") -> float:
@@ -188,7 +197,8 @@ def gate_failures(pairs: list[Pair], allow_missing: bool) -> list[tuple[str, str
     # a library baseline (cupy, torch) is the yardstick, not the code under test: its time
     # moves with the host (torch's loop-timed 2^24 sum read 64 and 118 us in two runs of the
     # same code, 2026-11-23), and that is shown in the table but fails no gate
-    regressed = [p for p in pairs if p.regressed and not (p.a or p.b).is_baseline]
+    # a pair has a row on at least one side
+    regressed = [p for p in pairs if p.regressed and not cast(ResultRow, p.a or p.b).is_baseline]
     if regressed:
         reasons.append(("regression", "; ".join(f"{p.key} {p.verdict.value}" for p in regressed)))
     missing = [p for p in pairs if p.verdict is Verdict.ONLY_A]

@@ -18,6 +18,7 @@ from cudabench.results import ResultsError, read_results
 from cudabench.shapes import ShapeError, parse_shape
 from cudabench.spec import ResultRow, RowKey, Status
 
+
 def _open(db: Path | None, readonly: bool = False) -> History:
     try:
         return History(db, readonly=readonly).open()

@@ -9,10 +9,8 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from cudabench.cli.common import KERNELS_OPTION_HELP, catalogue, err, fail_usage, out
-from cudabench.cli.common import OpsOption, use_ops
+from cudabench.cli.common import KERNELS_OPTION_HELP, OpsOption, catalogue, err, fail_usage, out, use_ops
 from cudabench.ops import UnknownName, all_ops, get_op, torch_baselines
-
 
 SHORT = {"float32": "f32", "float16": "f16", "bfloat16": "bf16"}
 
@@ -38,8 +36,8 @@ def list_command(
             table.add_section()
         table.add_row(f"[bold]{operation.name}[/]", "", "", "", escape(operation.about))
         for variant in variants:
-            launch = "; ".join(f"{l.entry} ({l.block_param + '=' if l.block_param else ''}{l.block}, "
-                               f"{l.grid})" for l in variant.launches)  # fmt: skip
+            launch = "; ".join(f"{ln.entry} ({ln.block_param + '=' if ln.block_param else ''}{ln.block}, "
+                               f"{ln.grid})" for ln in variant.launches)  # fmt: skip
             if variant.kind == "python":  # a function in a .py file of the op's folder
                 launch = f"python: {Path(variant.path).name}:{variant.function or '?'}"
             if variant.params:  # a tunable space: `cudabench tune OP -v NAME --space` says more

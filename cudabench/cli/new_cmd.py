@@ -22,7 +22,8 @@ def new_op_command(
     folder: Annotated[Path, typer.Option("--in", help="The folder of your ops (made if need be); "
                                                        "the op goes in <folder>/<name>/.")],
     style: Annotated[str, typer.Option(help=f"The starter: {' or '.join(STYLES)} (out = x / "
-                                            "sqrt(mean(x^2) + eps) along rows, or SiLU elementwise).")] = "row",
+                                            "sqrt(mean(x^2) + eps) along rows, or SiLU "
+                                            "elementwise).")] = "row",
 ) -> None:
     """Write DIR/NAME/op.py (the op: tensors, scalars, grid rule, float64 reference, a CuPy
     baseline) and DIR/NAME/naive.cu (a kernel taking the op's argument list). Refuses to

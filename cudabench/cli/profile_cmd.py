@@ -2,9 +2,10 @@
 ncu's metrics beside cudabench's own time.
 
 Steps: plan the cases as `run` does; hand the plan to a child as data and run `ncu ... python
--m cudabench.profiled REQUEST` (ncu.profile_command, profiled.py); read the report's raw page back (ncu.parse_raw_csv) and join its
-kernels to the rows by NVTX range; time the same cases normally (unless --no-time); write
-the results files (rows with their `ncu` metrics) and the report `<stem>.ncu-rep` side by side.
+-m cudabench.profiled REQUEST` (ncu.profile_command, profiled.py); read the report's raw page
+back (ncu.parse_raw_csv) and join its kernels to the rows by NVTX range; time the same cases
+normally (unless --no-time); write the results files (rows with their `ncu` metrics) and the
+report `<stem>.ncu-rep` side by side.
 """
 
 from __future__ import annotations
@@ -21,22 +22,39 @@ from typing import Annotated, Optional
 import typer
 
 from cudabench.cli.common import (
-    KERNELS_OPTION_HELP, OpsOption, DbOption, ForceOption, TimerOption, err, fail_usage, out,
+    KERNELS_OPTION_HELP,
+    DbOption,
+    ForceOption,
+    OpsOption,
+    TimerOption,
+    err,
+    fail_usage,
+    out,
 )  # fmt: skip
 from cudabench.cli.render import (
-    command_line, error, exit_with_summary, progress_bar, show_history_error, show_plan,
+    command_line,
+    error,
+    exit_with_summary,
+    progress_bar,
+    show_history_error,
+    show_plan,
     show_run_notes,
 )  # fmt: skip
-from cudabench.plan import Plan, plan
-from cudabench.profiled import ProfileRequest, for_profiling, write_request
-from cudabench.session import Local, Session, results_stem
-from cudabench.pool import DEFAULT_TIMEOUT_S
 from cudabench.ncu import (
-    NcuError, find_ncu, import_command, metrics_by_case, ncu_messages, parse_raw_csv,
+    NcuError,
+    find_ncu,
+    import_command,
+    metrics_by_case,
+    ncu_messages,
+    parse_raw_csv,
     profile_command,
 )  # fmt: skip
+from cudabench.plan import Plan, plan
+from cudabench.pool import DEFAULT_TIMEOUT_S
+from cudabench.profiled import ProfileRequest, for_profiling, write_request
 from cudabench.report import profile_table
 from cudabench.results import ResultsError, now_utc, read_results, stem_file, write_results
+from cudabench.session import Local, Session, results_stem
 from cudabench.spec import ProfileMetrics, ResultRow, RowKey, Status
 
 NO_KERNELS = "No kernels were profiled"
@@ -68,7 +86,7 @@ def _run_ncu(command: list[str], report: Path) -> None:
         raise typer.Exit(1)
 
 
-def _read_report(ncu: str, report: Path, extra: list[str]) -> dict[tuple[str, str, str], ProfileMetrics]:
+def _read_report(ncu: str, report: Path, extra: list[str]) -> dict[RowKey, ProfileMetrics]:
     proc = subprocess.run(import_command(ncu, report), capture_output=True, text=True)
     if proc.returncode != 0:
         error(f"ncu could not read {report}: "

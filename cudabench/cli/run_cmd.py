@@ -10,11 +10,27 @@ from typing import Annotated, Optional
 import typer
 
 from cudabench.cli.common import (
-    KERNELS_OPTION_HELP, OpsOption, ClusterOption, DbOption, ForceOption, GpuModelOption, MaxTimeOption,
-    MinSamplesOption, MinTimeOption, TimerOption, WarmupOption, err, out,
+    KERNELS_OPTION_HELP,
+    ClusterOption,
+    DbOption,
+    ForceOption,
+    GpuModelOption,
+    MaxTimeOption,
+    MinSamplesOption,
+    MinTimeOption,
+    OpsOption,
+    TimerOption,
+    WarmupOption,
+    err,
+    out,
 )  # fmt: skip
 from cudabench.cli.render import (
-    command_line, exit_with_summary, progress_bar, show_history_error, show_plan, show_run_notes,
+    command_line,
+    exit_with_summary,
+    progress_bar,
+    show_history_error,
+    show_plan,
+    show_run_notes,
 )  # fmt: skip
 from cudabench.nvtx import ncu_filter
 from cudabench.plan import plan

@@ -9,20 +9,32 @@ from typing import Annotated, Optional
 import typer
 from rich.table import Table
 
-from cudabench import tuner
-from cudabench import tuning
+from cudabench import tuner, tuning
 from cudabench.cli.common import (
-    KERNELS_OPTION_HELP, OpsOption, ClusterOption, DbOption, ForceOption, GpuModelOption, TimerOption, err,
-    fail_usage, out,
+    KERNELS_OPTION_HELP,
+    ClusterOption,
+    DbOption,
+    ForceOption,
+    GpuModelOption,
+    OpsOption,
+    TimerOption,
+    err,
+    fail_usage,
+    out,
 )  # fmt: skip
 from cudabench.cli.render import (
-    command_line, error, progress_bar, show_history_error, show_plan, show_run_notes,
+    command_line,
+    error,
+    progress_bar,
+    show_history_error,
+    show_plan,
+    show_run_notes,
 )  # fmt: skip
 from cudabench.plan import Plan, plan
 from cudabench.pool import DEFAULT_TIMEOUT_S
 from cudabench.report import title
-from cudabench.spec import DeviceInfo, ResultRow, RunMeta, Status, parse_params
 from cudabench.session import Cluster, Local, Session, parse_devices
+from cudabench.spec import DeviceInfo, ResultRow, RunMeta, Status, parse_params
 
 
 def _space_table(searches: list[tuple[int, tuner.SearchSpace]], work: Plan) -> Table:
