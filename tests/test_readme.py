@@ -41,7 +41,7 @@ README_LIMIT = 12 * 1024  # bytes: the README is a door, the manual is docs/
 
 GPU_COMMANDS = ("run", "profile", "ceilings", "tune", "compare", "report", "history", "import")
 GPU_FREE_FLAGS = ("--help", "-h", "--space")
-CI_PREFIXES = ("pip install ", "python3 -m pytest", "mkdocs ")
+CI_PREFIXES = ("pip install ", "python3 -m pytest", "mkdocs ", "ruff check", "mypy")
 DRIVER_PREFIXES = ("nvidia-smi", "cat /proc/driver/nvidia/")
 SLOW = {"cudabench check"}  # GPU-free but long: its own test below
 
@@ -113,7 +113,8 @@ def test_every_readme_command_is_sorted():
 def test_install_test_and_docs_commands_are_what_ci_runs():
     ci_lines = {line.strip() for line in CI_RUN.read_text().splitlines()}
     ci_commands = [c for c in COMMANDS if kind(c) == "ci"]
-    needed = ['pip install -e ".[cuda13,test]"', "python3 -m pytest -q", "mkdocs build --strict"]
+    needed = ['pip install -e ".[cuda13,test]"', "python3 -m pytest -q", "mkdocs build --strict",
+              "ruff check cudabench tests", "mypy"]
     for command in needed:
         assert command in ci_commands, f"the README no longer says {command!r}"
     missing = [c for c in ci_commands if c not in ci_lines]
