@@ -22,6 +22,7 @@
 // constant -m*log2e (a factor common to the whole row, which the normalisation cancels) and
 // ex2.approx.ftz (2 ulp); the sum and the reciprocal in float, so the float result is a few
 // ulp of float32 off before the one rounding to 16 bits.
+#include "common/pack16.cuh"
 #include "common/softmax.cuh"
 
 #include <type_traits>
@@ -47,48 +48,17 @@ static_assert(sizeof(elem_t) == 2, "warp_pack16 is for float16 and bfloat16");
 
 namespace {
 
-constexpr bool kBf16 = std::is_same<elem_t, __nv_bfloat16>::value;
+constexpr bool kBf16 = cb::kPackedBf16;
 constexpr float kLog2e = 1.4426950408889634f;
 constexpr uint32_t kNegInf2 = kBf16 ? 0xFF80FF80u : 0xFC00FC00u;  // two -inf of elem_t
 constexpr int kRows = 4;                                            // rows a warp (warp_rows4)
 
-__device__ __forceinline__ uint32_t max2(uint32_t a, uint32_t b) {
-  uint32_t d;
-  if constexpr (kBf16) asm("max.bf16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
-  else asm("max.f16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
-  return d;
-}
-
-// The two elements of a 32-bit word: element 2w in the low half, 2w + 1 in the high.
-__device__ __forceinline__ float lo(uint32_t w) {
-  if constexpr (kBf16) return __uint_as_float(w << 16);
-  else return __half2float(__ushort_as_half((unsigned short)(w & 0xffffu)));
-}
-__device__ __forceinline__ float hi(uint32_t w) {
-  if constexpr (kBf16) return __uint_as_float(w & 0xffff0000u);
-  else return __half2float(__ushort_as_half((unsigned short)(w >> 16)));
-}
-
-// Two floats rounded to nearest into one word (one F2FP instruction).
-__device__ __forceinline__ uint32_t pack2(float l, float h) {
-  uint32_t d;
-  if constexpr (kBf16) asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(d) : "f"(h), "f"(l));
-  else asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(d) : "f"(h), "f"(l));
-  return d;
-}
-
-__device__ __forceinline__ float ex2(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return y;
-}
-
-// 1/s for a row's sum, s >= 1 (the max's own term is 1): rcp.approx (1 ulp), no slow path.
-__device__ __forceinline__ float rcp(float x) {
-  float y;
-  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return y;
-}
+using cb::ex2;  // the packed-pair and fast-float blocks (kernels/common/pack16.cuh)
+using cb::hi;
+using cb::lo;
+using cb::max2;
+using cb::pack2;
+using cb::rcp;
 
 __device__ __forceinline__ uint4 load(const elem_t* p) {
   return STREAM ? cb::load16_stream(p) : cb::load16(p);
