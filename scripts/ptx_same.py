@@ -2,8 +2,8 @@
 
     git worktree add /tmp/old <rev> && python scripts/ptx_same.py /tmp/old
 
-Compiles each (op, variant, dtype) for sm_90 with nvcc -ptx in both trees (the header's
-parameter definitions in this one) and compares the PTX without comments, .file/.loc lines
+Compiles each (op, variant, dtype) for sm_90 with nvcc -ptx in both trees (both with this
+tree's header parameter definitions) and compares the PTX without comments, .file/.loc lines
 and the path-dependent hashes nvcc puts in internal symbol names. A kernel refactor that
 prints SAME everywhere changes no instruction the GPU runs. Needs nvcc, no GPU.
 """
@@ -54,7 +54,10 @@ def main() -> int:
 
     def compare(job):
         op, variant, dtype = job
-        same = ptx(old, variant, dtype, []) == ptx(ROOT, variant, dtype, param_defines(variant))
+        # both trees at this tree's header defaults: a kernel compiled without them falls back
+        # to its .cuh's own #ifndef values, which need not be the header's first ones
+        defines = param_defines(variant)
+        same = ptx(old, variant, dtype, defines) == ptx(ROOT, variant, dtype, defines)
         return f"{op} {variant.name} {dtype}: {'SAME' if same else 'DIFFERENT'}", same
 
     with concurrent.futures.ThreadPoolExecutor(4) as pool:
