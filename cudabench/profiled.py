@@ -21,6 +21,7 @@ from pathlib import Path
 from cudabench.errors import UsageError
 from cudabench.plan import Plan
 from cudabench.session import InProcess, Session
+from cudabench.spec import TimingOptions
 
 
 @dataclass(frozen=True)
@@ -42,7 +43,7 @@ def write_request(request: ProfileRequest, path: Path) -> None:
 def for_profiling(work: Plan, warmup: int) -> Plan:
     """The plan as the child runs it: `warmup` launches before the profiled one, events (no
     CUPTI under ncu), the header defaults (the parent planned without the tuning file)."""
-    def adjust(timing):
+    def adjust(timing: TimingOptions) -> TimingOptions:
         return dataclasses.replace(timing, warmup=warmup, timer="events")
 
     jobs = [dataclasses.replace(job, timing=adjust(job.timing)) for job in work.jobs]
