@@ -410,13 +410,19 @@ def test_7_history_reads_a_database_it_cannot_write(tmp_path):
             history.add_row(run, row("float4", 50.0))
         os.chmod(db, 0o644)
         before = sorted(p.name for p in folder.iterdir())
-        env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(Path(__file__).resolve().parent.parent),
+        # this interpreter's whole path (a user-site install lives under $HOME, which changes here)
+        paths = [str(Path(__file__).resolve().parent.parent), *(p for p in sys.path if p)]
+        env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": os.pathsep.join(paths),
                "HOME": str(folder)}
         nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
         probe = subprocess.run([*nobody, "touch", str(folder / "probe")], capture_output=True,
                                check=False)
         if probe.returncode == 0:
             pytest.skip("the folder is writable by nobody here")
+        imports = subprocess.run([*nobody, sys.executable, "-c", "import typer, rich, pandas"], env=env,
+                                 capture_output=True, cwd=folder, check=False)
+        if imports.returncode != 0:
+            pytest.skip("nobody cannot read this interpreter's installed packages here")
         proc = subprocess.run([*nobody, sys.executable, "-m", "cudabench", "history", "reduce",
                                "--db", str(db)], env=env, capture_output=True, text=True,
                               cwd=folder, timeout=120, check=False)  # fmt: skip
