@@ -62,7 +62,7 @@ def row_record(row: ResultRow) -> dict[str, Any]:
 NCU_COLUMNS = [f"ncu_{f.name}" for f in dataclasses.fields(ProfileMetrics)]
 
 
-_CLOCKS = ("sm_mhz", "mem_mhz")  # (before, after) pairs: two CSV columns each
+_CLOCKS = ("sm_mhz", "mem_mhz", "temp_c")  # (before, after) pairs: two CSV columns each
 _INT_COLUMNS = [name for name, hint in typing.get_type_hints(ResultRow).items()
                 if hint in (int, int | None)]
 _INT_COLUMNS += [f"{name}_{when}" for name in _CLOCKS for when in ("before", "after")]

@@ -168,6 +168,16 @@ class TimingOptions:
     # where it can start, else events). Events stay the default: docs/performance.md, "The
     # kernel clock against Nsight Compute"
     timer: str = "events"
+    # Telemetry (telemetry.py): leave samples the card took while slowed for power or heat out
+    # of the statistics; warm up until the SM clock settles ("auto": on for cold rows of
+    # launches from batch_below_us up); wait for the GPU to cool to this many degrees C before
+    # each variant (0: no wait); measure energy per call (a window of back-to-back calls)
+    drop_throttled: bool = False
+    settle: str = "auto"  # auto, on, off
+    cooldown_c: int = 0
+    energy: bool = True
+    fill: str = "random"  # the inputs: random, zeros or ones (a zero fill draws less power)
+    clocks: str = "default"  # the SM clock policy the run asked for: default, base, max or MHz
 
     @property
     def mode(self) -> str:
@@ -287,7 +297,19 @@ class ResultRow:
     host: str = ""  # the machine it ran on (a cluster's rows come from several)
     sm_mhz: tuple[int, int] | None = None  # SM clock before and after the timed samples (NVML)
     mem_mhz: tuple[int, int] | None = None  # memory clock, likewise
-    throttle: str = ""  # NVML throttle reasons seen before or after the samples
+    throttle: str = ""  # NVML slowdown reasons seen during the samples (power cap, thermal...)
+    # telemetry (telemetry.py), blank where the GPU or driver does not say
+    throttled_samples: int | None = None  # samples taken while the card was slowed
+    dropped_samples: int | None = None  # of them, left out of the statistics (--drop-throttled)
+    sm_mhz_min: int | None = None  # the SM clock over the samples: lowest and median seen
+    sm_mhz_median: int | None = None
+    temp_c: tuple[int, int] | None = None  # GPU temperature at the start and end of the samples
+    energy_mj: float | None = None  # energy per call, millijoules (back-to-back calls, hot)
+    power_w: float | None = None  # average board power over the energy window
+    gb_per_j: float | None = None  # bytes moved per joule (GB/J); GFLOP/J for compute rows
+    gflop_per_j: float | None = None
+    settle_s: float | None = None  # warm-up until the SM clock settled (--settle)
+    cooldown_s: float | None = None  # waited for the GPU to cool first (--cooldown)
     floor_us: float | None = None  # an empty kernel's time, measured the same way (launch floor)
     timer: str = "events"  # the clock: CUDA events ("events"); CUPTI kernel records ("cupti")
     pct_ceiling: float | None = None  # of what this card can move in the row's mix (ceilings.py)
@@ -319,6 +341,11 @@ class DeviceInfo:
     runtime_version: str
     max_threads_per_sm: int = 2048
     sm_clock_mhz: float = 0.0  # the highest SM clock (boost)
+    # what the card is set to (NVML; '' where it does not say): they move times, so a run's
+    # fingerprint holds them
+    power_limit_w: str = ""
+    ecc: str = ""
+    mig: str = ""
 
     @property
     def sm_version(self) -> int:
