@@ -16,6 +16,11 @@
 
 The median is the reported figure; min and the relative spread come with it.
 
+Telemetry (telemetry.py, where the backend has NVML's gauges): a Watch marks the samples the
+card took while slowed for power or heat (`drop_throttled` leaves them out of the figures,
+unless all were); with `settle` (or `auto` for cold single launches) the warm-up goes on
+until the SM clock's median stops moving.
+
 The clock (`options.timer`, cupti_clock.TIMERS): CUDA events around each sample, as above;
 or CUPTI's kernel records (`cupti`), where a sample's launches run under an external
 correlation id and each launch becomes one sample (a graph of `batch` launches gives `batch`),
@@ -37,6 +42,7 @@ from dataclasses import replace
 from cudabench.backends.base import Backend, Sampler, Scope
 from cudabench.cupti_clock import resolve_timer
 from cudabench.spec import Measurement, TimingOptions
+from cudabench.telemetry import Watch, settle
 
 MAX_BATCH = 1000
 PILOT_SAMPLES = 3
@@ -65,13 +71,16 @@ def counted(taken: int, batch: int, clock: str) -> int:
 
 
 def collect(sample: Callable[[], float], batch: int, options: TimingOptions,
-            clock: str = "events") -> list[float]:  # fmt: skip
-    """Call `sample` (returns ms per launch) until the stopping rule is met."""
+            clock: str = "events", watch: Watch | None = None) -> list[float]:  # fmt: skip
+    """Call `sample` (returns ms per launch) until the stopping rule is met; `watch` is told
+    of each sample (it marks those the card took while slowed)."""
     samples: list[float] = []
     spent_s = 0.0
     while True:
         ms = sample()
         samples.append(ms)
+        if watch is not None:
+            watch.sample_done()
         spent_s += ms * batch / 1000.0
         if enough(counted(len(samples), batch, clock), spent_s, options):
             return samples
@@ -99,38 +108,82 @@ def measure(backend: Backend, call: Callable[[], None], options: TimingOptions,
     events = measure(backend, call, replace(options, timer="events"), scope, reset) \
         if clock == "both" else None  # fmt: skip
     with _session(backend, clock):  # open before the sampler captures its graph
-        sampler = _prepare(backend, call, options, scope, reset, clock)
-        samples = collect(sampler, sampler.batch, options, clock)
-        return _measurement(sampler, samples, clock, events)
+        sampler, settled = _prepare(backend, call, options, scope, reset, clock)
+        watch = _watch(backend)
+        samples = collect(sampler, sampler.batch, options, clock, watch)
+        return _measurement(sampler, samples, clock, events, watch, options, settled)
+
+
+def _watch(backend: Backend) -> Watch | None:
+    gauge = backend.gauge()
+    return Watch(gauge) if gauge is not None else None
 
 
 def _measurement(sampler: Sampler, samples: list[float], clock: str,
-                 events: Measurement | None = None) -> Measurement:  # fmt: skip
+                 events: Measurement | None = None, watch: Watch | None = None,
+                 options: TimingOptions | None = None,
+                 settle_s: float | None = None) -> Measurement:  # fmt: skip
     """The samples as a Measurement: the events' as they are, or the kernel clock's launches
     (span as the time, summed durations kept beside, and with `both` the events' own
-    measurement's samples)."""
+    measurement's samples); with the watch's marks, and without the marked samples when
+    `options.drop_throttled` (unless every sample was marked: then none is dropped)."""
+    telemetry = watch.finish() if watch is not None else None
+    marked = telemetry.marked if telemetry is not None else ()
     if clock == "events":
-        return Measurement(samples_ms=tuple(samples), batch=sampler.batch, method=sampler.method)
-    launches = sampler.launch_times()
+        times, busy = tuple(samples), tuple[float, ...]()
+    else:
+        launches = sampler.launch_times()
+        times = tuple(t.span_ns / 1e6 for t in launches)
+        busy = tuple(t.busy_ns / 1e6 for t in launches)
+        if len(marked) * sampler.batch == len(times):  # a sample's marks on each of its launches
+            marked = tuple(m for m in marked for _ in range(sampler.batch))
+    throttled = sum(marked) if len(marked) == len(times) else 0
+    dropped = 0
+    if options is not None and options.drop_throttled and 0 < throttled < len(times):
+        keep = [not m for m in marked]
+        times = tuple(t for t, k in zip(times, keep) if k)
+        busy = tuple(b for b, k in zip(busy, keep) if k) if busy else ()
+        dropped = throttled
     return Measurement(
-        samples_ms=tuple(t.span_ns / 1e6 for t in launches), batch=sampler.batch,
-        method=sampler.method, timer="cupti", busy_ms=tuple(t.busy_ns / 1e6 for t in launches),
+        samples_ms=times, batch=sampler.batch, method=sampler.method,
+        timer="events" if clock == "events" else "cupti", busy_ms=busy,
         events_ms=events.samples_ms if events is not None else (),
+        telemetry=telemetry, throttled=throttled, dropped=dropped, settle_s=settle_s,
     )  # fmt: skip
+
+
+def settles(options: TimingOptions, pilot_ms: float) -> bool:
+    """Whether to warm up until the SM clock settles: `--settle on`, or `auto` for cold rows
+    of launches from `batch_below_us` up (one launch a sample: the card idles between them
+    while the L2 is flushed, and its clock wanders)."""
+    auto = options.cold and pilot_ms * 1000.0 >= options.batch_below_us
+    return options.settle == "on" or (options.settle == "auto" and auto)
 
 
 def _prepare(backend: Backend, call: Callable[[], None], options: TimingOptions,
              scope: Scope, reset: Callable[[], None] | None = None,
-             clock: str = "events") -> Sampler:  # fmt: skip
-    """Warm up, take the pilot, and return the sampler with its batch size."""
+             clock: str = "events") -> tuple[Sampler, float | None]:  # fmt: skip
+    """Warm up, take the pilot, settle the clock when asked, and return the sampler with its
+    batch size (and the seconds settling took, None when it did not)."""
     for _ in range(options.warmup):
         with scope():
             backend.run(call)
     backend.synchronize()
     pilot_sampler = backend.sampler(call, 1, options.cold, scope, reset)
     pilot = min(pilot_sampler() for _ in range(PILOT_SAMPLES))
-    return backend.sampler(call, batch_size(pilot, options), options.cold, scope, reset,
-                           kernel_clock=clock != "events")  # fmt: skip
+    settled = None
+    gauge = backend.gauge()
+    if gauge is not None and settles(options, pilot):
+        def busy(seconds: float) -> None:  # back-to-back calls, in the variant's ranges
+            with scope():
+                for _ in range(max(1, math.ceil(seconds * 1e3 / max(pilot, 1e-3)))):
+                    backend.run(call)
+            backend.synchronize()
+
+        settled = settle(busy, gauge)
+    sampler = backend.sampler(call, batch_size(pilot, options), options.cold, scope, reset,
+                              kernel_clock=clock != "events")  # fmt: skip
+    return sampler, settled
 
 
 def measure_interleaved(
@@ -146,8 +199,10 @@ def measure_interleaved(
     if clock == "both":  # the events clock alone first, interleaved as asked
         events = list(measure_interleaved(backend, calls, replace(options, timer="events")))
     with _session(backend, clock):
-        samplers = [_prepare(backend, call, options, scope, reset, clock)
+        prepared = [_prepare(backend, call, options, scope, reset, clock)
                     for call, scope, reset in calls]  # fmt: skip
+        samplers = [sampler for sampler, _ in prepared]
+        watches = [_watch(backend) for _ in samplers]
         samples: list[list[float]] = [[] for _ in samplers]
         spent_s = [0.0] * len(samplers)
         done = [False] * len(samplers)
@@ -157,8 +212,11 @@ def measure_interleaved(
                     continue
                 ms = sampler()
                 samples[index].append(ms)
+                watch = watches[index]
+                if watch is not None:
+                    watch.sample_done()
                 spent_s[index] += ms * sampler.batch / 1000.0
                 count = counted(len(samples[index]), sampler.batch, clock)
                 done[index] = enough(count, spent_s[index], options)
-        return [_measurement(sampler, taken, clock, e)
-                for taken, sampler, e in zip(samples, samplers, events)]  # fmt: skip
+        return [_measurement(sampler, taken, clock, e, w, options, settled)
+                for taken, (sampler, settled), e, w in zip(samples, prepared, events, watches)]  # fmt: skip

@@ -8,9 +8,12 @@ reading a GPU or driver does not answer is None, never a guess.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass
 from typing import Any, Protocol
+
+from cudabench.spec import DeviceInfo
 
 # NVML clock event ("throttle") reasons that mean the GPU was held below the clock it wanted
 # (nvmlClocksEventReason*; idle, application clocks and sync boost are not slowdowns)
@@ -45,11 +48,18 @@ class ClockLockError(RuntimeError):
 
 
 class Gauge(Protocol):
+    def now(self) -> float:
+        """The gauge's clock, seconds (time.perf_counter; the fake's is virtual)."""
+
+    def sleep(self, seconds: float) -> None:
+        """Wait, idle (a cool-down)."""
+
     def read(self) -> Reading:
         """Every gauge at once (one NVML call each)."""
 
     def quick(self) -> Reading:
-        """What a sample-by-sample watch needs, cheaply: the slowdown counters and reasons."""
+        """What a sample-by-sample watch needs, cheaply: the SM clock, the slowdown counters
+        and reasons."""
 
     def facts(self) -> dict[str, str]:
         """What the card is set to: power limit, ECC, MIG, persistence, locked clocks."""
@@ -92,9 +102,17 @@ class NvmlGauge:
             total += int(status.violationTime)
         return total
 
+    def now(self) -> float:
+        return time.perf_counter()
+
+    def sleep(self, seconds: float) -> None:
+        time.sleep(seconds)
+
     def quick(self) -> Reading:
+        n = self.nvml
         mask = _or_none(self._reasons, self.handle)
-        return Reading(time.perf_counter(), reasons=reason_names(int(mask or 0)),
+        sm = _or_none(n.nvmlDeviceGetClockInfo, self.handle, n.NVML_CLOCK_SM)
+        return Reading(time.perf_counter(), sm_mhz=sm, reasons=reason_names(int(mask or 0)),
                        slowdown_ns=self._slowdown_ns())  # fmt: skip
 
     def read(self) -> Reading:
@@ -102,8 +120,7 @@ class NvmlGauge:
         power = _or_none(n.nvmlDeviceGetPowerUsage, h)
         fast = self.quick()
         return Reading(
-            fast.t_s,
-            sm_mhz=_or_none(n.nvmlDeviceGetClockInfo, h, n.NVML_CLOCK_SM),
+            fast.t_s, sm_mhz=fast.sm_mhz,
             mem_mhz=_or_none(n.nvmlDeviceGetClockInfo, h, n.NVML_CLOCK_MEM),
             temp_c=_or_none(n.nvmlDeviceGetTemperature, h, n.NVML_TEMPERATURE_GPU),
             energy_mj=_or_none(n.nvmlDeviceGetTotalEnergyConsumption, h),
@@ -141,6 +158,15 @@ class NvmlGauge:
             self.nvml.nvmlDeviceResetGpuLockedClocks(self.handle)
         except self.nvml.NVMLError as exc:
             raise ClockLockError(f"cannot reset the SM clock: NVML says {exc}") from exc
+
+
+def with_facts(info: DeviceInfo, gauge: Gauge | None) -> DeviceInfo:
+    """The device record with what the card is set to (power limit, ECC, MIG)."""
+    if gauge is None:
+        return info
+    facts = gauge.facts()
+    return dataclasses.replace(info, power_limit_w=facts.get("power_limit_w", ""),
+                               ecc=facts.get("ecc", ""), mig=facts.get("mig", ""))  # fmt: skip
 
 
 def open_gauge(pci_bus_id: str) -> NvmlGauge | None:

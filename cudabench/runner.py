@@ -11,8 +11,12 @@ with their samples taken in turn (measure.measure_interleaved), then checked aga
 data would not fit in GPU memory at once, the case is timed one variant after another.
 
 NVTX: the range cudabench@<op>/<variant>/<shape>/ holds, in order, the validation launch, the
-warm-up launches, the pilot launch and the timed launches (batch x samples) of that variant,
-and nothing else: inputs, reference and checks run outside it.
+warm-up launches, the pilot launch, the settling launches (--settle), the timed launches
+(batch x samples) and the energy window's back-to-back launches of that variant, and nothing
+else: inputs, reference and checks run outside it.
+
+Telemetry (telemetry.py): a row gets the card's clocks, temperatures and slowdowns over its
+samples, and an OK hot row its energy per call; `--cooldown` waits before each variant.
 
 Profile mode (`Runner(..., profile=True)`, what `cudabench profile` runs under ncu): nothing
 is timed; validation and warm-up run outside the ranges, and each range holds exactly one call
@@ -42,7 +46,6 @@ from cudabench.ops import UnknownName, get_op, registry
 from cudabench.ops.base import Check, Op, check_output
 from cudabench.spec import (
     Case,
-    Clocks,
     DeviceInfo,
     KernelVariant,
     Measurement,
@@ -52,6 +55,7 @@ from cudabench.spec import (
     median,
     split_label,
 )
+from cudabench.telemetry import cool_down, energy_per_call, throttled_note
 
 NAN_POISON_BYTE = 0xFF  # 0xFFFFFFFF is a NaN in float32
 
@@ -185,11 +189,11 @@ class Runner:
             return self._guarded(job.case, name, lambda: self._profiled(op, job, ready))
 
         def timed() -> ResultRow:
-            before = self.backend.clocks()
+            waited = self._cool_down(job.timing)
             measurement = measure(self.backend, ready.call, job.timing, ready.scope, ready.reset)
-            after = self.backend.clocks()
-            return _with_clocks(self._finish(op, job.case, ready, measurement, job.timing),
-                                before, after)  # fmt: skip
+            row = self._finish(op, job.case, ready, measurement, job.timing)
+            return self._with_energy(with_telemetry(row, measurement, waited), ready, measurement,
+                                     job.timing)  # fmt: skip
 
         return self._guarded(job.case, name, timed)
 
@@ -198,19 +202,51 @@ class Runner:
         """Time the prepared calls of one shape with their samples taken in turn."""
         calls = [(p.call, p.scope, p.reset) for _, p in prepared]
         try:
-            before = self.backend.clocks()
+            waited = self._cool_down(timing)
             measurements = measure_interleaved(self.backend, calls, timing)
-            after = self.backend.clocks()
         except KernelCrash as exc:  # the context is gone: no row of this shape can finish
             return [(i, _row(case, p.name, Status.CRASH, str(exc))) for i, p in prepared]
         except Exception as exc:
             error = f"{type(exc).__name__}: {exc}"
             return [(i, _row(case, p.name, Status.ERROR, error)) for i, p in prepared]
-        return [
-            (i, _with_clocks(self._guarded(
-                case, p.name, functools.partial(self._finish, op, case, p, m, timing)), before, after))
-            for (i, p), m in zip(prepared, measurements)
-        ]
+        rows = []
+        for (i, p), m in zip(prepared, measurements):
+            row = self._guarded(case, p.name, functools.partial(self._finish, op, case, p, m, timing))
+            rows.append((i, self._with_energy(with_telemetry(row, m, waited), p, m, timing)))
+        return rows
+
+    def _cool_down(self, timing: TimingOptions) -> float | None:
+        """--cooldown: wait, idle, for the GPU to cool to the asked temperature first."""
+        gauge = self.backend.gauge()
+        if not timing.cooldown_c or gauge is None:
+            return None
+        return cool_down(gauge, timing.cooldown_c)
+
+    def _with_energy(self, row: ResultRow, p: Prepared, m: Measurement,
+                     timing: TimingOptions) -> ResultRow:  # fmt: skip
+        """The energy per call of an OK hot row (a window of back-to-back calls), its average
+        power and its GB/J (GFLOP/J); cold rows have none: back-to-back calls are not cold."""
+        gauge = self.backend.gauge()
+        if row.status is not Status.OK or not timing.energy or timing.cold or gauge is None:
+            return row
+        if p.reset is not None:  # an in-place op's input: each call needs it restored
+            return row
+        try:
+            with p.scope():  # the variant's own launches, in its ranges as the timed ones
+                energy = energy_per_call(self.backend, p.call, gauge, m.median_ms)
+        except KernelCrash:
+            raise
+        except Exception as exc:  # a reading that failed: the row stands without energy
+            return dataclasses.replace(row, notes=_join(row.notes, f"no energy: {exc}"))
+        if energy is None:
+            return row
+        joules = energy.mj_per_call / 1e3
+        return dataclasses.replace(
+            row, energy_mj=energy.mj_per_call, power_w=energy.power_w,
+            gb_per_j=row.bytes_moved / 1e9 / joules if row.bytes_moved and joules > 0 else None,
+            gflop_per_j=(row.gflops * row.time_us * 1e-6) / joules
+            if row.gflops and row.time_us and joules > 0 else None,
+        )  # fmt: skip
 
     def _guarded(self, case: Case, name: str, body: Callable[[], Any]) -> Any:
         """body(), or the row its exception stands for."""
@@ -244,18 +280,18 @@ class Runner:
         case = job.case
         if index < len(job.variants):
             variant = job.variants[index]
-            return self._prepare_variant(op, case, variant, _seed(case, variant.name))
+            return self._prepare_variant(op, case, variant, _seed(case, variant.name), job.timing.fill)
         name = job.baselines[index - len(job.variants)]
-        return self._prepare_baseline(op, case, name, _seed(case, name))
+        return self._prepare_baseline(op, case, name, _seed(case, name), job.timing.fill)
 
     def _prepare_variant(self, op: Op, case: Case, variant: KernelVariant,
-                         seed: int) -> Prepared | ResultRow:  # fmt: skip
+                         seed: int, fill: str = "random") -> Prepared | ResultRow:  # fmt: skip
         label = variant.label
         reason = variant.unmet_on(self.device) or op.unmet(variant, case.shape)
         if reason:
             return _row(case, label, Status.N_A, reason)
         if variant.kind == pyvariants.PYTHON:
-            return self._prepare_python(op, case, variant, seed)
+            return self._prepare_python(op, case, variant, seed, fill)
         dtype = get_dtype(case.dtype)
         loaded = self._load(variant, dtype.name)
         if 0 in loaded.blocks_per_sm:  # e.g. registers x threads beyond what an SM holds
@@ -277,7 +313,7 @@ class Runner:
         except ValueError as exc:
             return _row(case, label, Status.ERROR, str(exc))
         xp = self.backend.xp
-        inputs, ref, tol = _problem(xp, op, case, seed)
+        inputs, ref, tol = _problem(xp, op, case, seed, fill)
         out = xp.empty(op.output_shape(case.shape), dtype=dtype.array_type())
         # one workspace for all launches of the variant: a multi-kernel variant's kernels
         # pass their partials through it (each name as large as any launch asks)
@@ -329,7 +365,7 @@ class Runner:
         return reset
 
     def _prepare_python(self, op: Op, case: Case, variant: KernelVariant,
-                        seed: int) -> Prepared | ResultRow:  # fmt: skip
+                        seed: int, fill: str = "random") -> Prepared | ResultRow:  # fmt: skip
         """A Python variant (pyvariants.py): validated and timed like a kernel's launches."""
         label = variant.label
         fn, info = pyvariants.load(variant)
@@ -337,7 +373,7 @@ class Runner:
         if reason:
             return _row(case, label, Status.N_A, reason)
         xp = self.backend.xp
-        inputs, ref, tol = _problem(xp, op, case, seed)
+        inputs, ref, tol = _problem(xp, op, case, seed, fill)
         out = xp.empty(op.output_shape(case.shape), dtype=get_dtype(case.dtype).array_type())
         in_place = getattr(op, "in_place_input", None) if getattr(op, "in_place", False) else None
         call, produced = pyvariants.bind(fn, info, in_place, inputs, out)
@@ -353,9 +389,10 @@ class Runner:
         return Prepared(label, call, lambda: _ranges(label, case), first, recheck=check,
                         reset=reset)  # fmt: skip
 
-    def _prepare_baseline(self, op: Op, case: Case, name: str, seed: int) -> Prepared | ResultRow:
+    def _prepare_baseline(self, op: Op, case: Case, name: str, seed: int,
+                          fill: str = "random") -> Prepared | ResultRow:  # fmt: skip
         xp = self.backend.xp
-        inputs, ref, tol = _problem(xp, op, case, seed)
+        inputs, ref, tol = _problem(xp, op, case, seed, fill)
         library_call = op.baselines()[name]
         result: list[Any] = [None]
 
@@ -498,25 +535,42 @@ def sanity_notes(gbps: float | None, moved: int, device: DeviceInfo, timing: Tim
     return "; ".join(notes)
 
 
-def _with_clocks(row: ResultRow, before: Clocks | None, after: Clocks | None) -> ResultRow:
-    """The clocks around a row's samples, and a note if the GPU throttled."""
-    if before is None or after is None or row.status is not Status.OK:
+def _join(*notes: str) -> str:
+    return "; ".join(n for n in notes if n)
+
+
+def with_telemetry(row: ResultRow, m: Measurement, cooldown_s: float | None = None) -> ResultRow:
+    """An OK row with the card's state over its samples: clocks, temperatures, the slowdowns
+    seen, how many samples were taken slowed (and dropped), settling and cool-down times."""
+    t = m.telemetry
+    if row.status is not Status.OK:
         return row
-    reasons = tuple(dict.fromkeys(before.throttle + after.throttle))
-    notes = row.notes
-    if reasons:
-        notes = "; ".join(n for n in (notes, f"GPU throttled ({', '.join(reasons)})") if n)
+    if t is None:
+        return dataclasses.replace(row, settle_s=m.settle_s, cooldown_s=cooldown_s)
+    total = len(m.samples_ms) + m.dropped
+    note = throttled_note(m.throttled, total, t.reasons, m.dropped)
     return dataclasses.replace(
-        row, sm_mhz=(before.sm_mhz, after.sm_mhz), mem_mhz=(before.mem_mhz, after.mem_mhz),
-        throttle=", ".join(reasons), notes=notes,
+        row, sm_mhz=t.sm_mhz, mem_mhz=t.mem_mhz, throttle=", ".join(t.reasons),
+        throttled_samples=m.throttled, dropped_samples=m.dropped, sm_mhz_min=t.sm_min,
+        sm_mhz_median=t.sm_median, temp_c=t.temp_c, settle_s=m.settle_s, cooldown_s=cooldown_s,
+        notes=_join(row.notes, note),
     )  # fmt: skip
 
 
-def _problem(xp: Any, op: Op, case: Case, seed: int) -> tuple[tuple[Any, ...], Any, Any]:
+FILLS = ("random", "zeros", "ones")
+
+
+def _problem(xp: Any, op: Op, case: Case, seed: int,
+             fill: str = "random") -> tuple[tuple[Any, ...], Any, Any]:  # fmt: skip
     """Fresh inputs in the case's dtype, and the float64 reference computed from them as
-    stored, with the op's tolerance plus the rounding of each output to the dtype."""
+    stored, with the op's tolerance plus the rounding of each output to the dtype. `fill`
+    zeros or ones: every floating-point input so filled instead (a zero fill draws less power
+    and can run at higher clocks under a power cap); integer inputs (indices) stay drawn."""
     dtype = get_dtype(case.dtype)
     inputs = op.make_inputs(xp, case.shape, seed)
+    if fill != "random":
+        value = 0.0 if fill == "zeros" else 1.0
+        inputs = tuple(xp.full_like(x, value) if x.dtype.kind == "f" else x for x in inputs)
     if dtype.name != "float32":  # drawn in float32, then rounded once to the element type
         inputs = tuple(x.astype(dtype.array_type()) for x in inputs)
     ref, tol = op.expected(xp, inputs)

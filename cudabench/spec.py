@@ -192,6 +192,19 @@ def median(values: tuple[float, ...] | list[float]) -> float:
 
 
 @dataclass(frozen=True)
+class SampleTelemetry:
+    """The card over one row's timed samples, from NVML (telemetry.Watch)."""
+
+    marked: tuple[bool, ...]  # each sample: taken while the card was slowed (power, heat)
+    reasons: tuple[str, ...]  # the slowdown reasons seen
+    sm_mhz: tuple[int, int] | None  # at the first and the last reading
+    mem_mhz: tuple[int, int] | None
+    sm_min: int | None  # over the polls
+    sm_median: int | None
+    temp_c: tuple[int, int] | None
+
+
+@dataclass(frozen=True)
 class Measurement:
     """Raw per-launch times (ms) of the samples, and what they were taken with.
 
@@ -206,6 +219,10 @@ class Measurement:
     timer: str = "events"  # "events" or "cupti"
     busy_ms: tuple[float, ...] = ()  # cupti: each launch's kernel durations summed
     events_ms: tuple[float, ...] = ()  # both: the events clock's own samples (ms a launch)
+    telemetry: SampleTelemetry | None = None  # the card over the samples (None: no NVML)
+    throttled: int = 0  # samples taken while the card was slowed (telemetry.Watch)
+    dropped: int = 0  # of them, left out of samples_ms (--drop-throttled)
+    settle_s: float | None = None  # warm-up until the SM clock settled (--settle)
 
     @property
     def median_ms(self) -> float:
@@ -346,6 +363,7 @@ class DeviceInfo:
     power_limit_w: str = ""
     ecc: str = ""
     mig: str = ""
+    pci_bus_id: str = ""  # NVML finds the GPU by it (CUDA's and NVML's orders can differ)
 
     @property
     def sm_version(self) -> int:
@@ -372,15 +390,6 @@ class DeviceInfo:
     def dram_peak_gbps(self) -> float:
         """Theoretical DRAM peak: 2 transfers a clock (DDR) x memory clock x bus width / 8."""
         return 2 * self.memory_clock_mhz * 1e6 * self.bus_width_bits / 8 / 1e9
-
-
-@dataclass(frozen=True)
-class Clocks:
-    """A reading of the GPU's clocks (NVML): what it ran at, and why it was held back."""
-
-    sm_mhz: int
-    mem_mhz: int
-    throttle: tuple[str, ...] = ()  # active reasons that slow the GPU (power cap, thermal...)
 
 
 @dataclass(frozen=True)

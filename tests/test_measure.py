@@ -52,6 +52,9 @@ class ScriptedBackend:
     def kernel_clock_error(self):  # timer auto: CUDA events
         return "not in this test"
 
+    def gauge(self):  # no NVML
+        return None
+
     def sampler(self, call, batch, cold, scope, reset=None, kernel_clock=False):
         backend = self
 

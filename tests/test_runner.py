@@ -280,16 +280,20 @@ def test_rows_near_the_launch_floor_are_flagged_with_the_floor():
     assert "launch floor" not in row.notes
 
 
-def test_clocks_and_throttling_are_recorded():
-    from cudabench.spec import Clocks
+def test_clocks_and_slowdowns_over_the_samples_are_recorded():
+    from cudabench.backends.fake_nvml import FakeGauge
 
-    readings = iter([Clocks(1980, 3201), Clocks(1410, 3201, ("sw power cap", "hw slowdown"))])
-    backend = FakeBackend(clocks=lambda: next(readings, Clocks(1980, 3201)))
+    first = iter([1980])  # the watch's first reading; the clock drops after it
+    gauge = FakeGauge(sm_mhz=lambda t: next(first, 1410), slowdowns=range(2, 400))
+    backend = FakeBackend(gauge=gauge)
     (row,) = Runner(backend).run_job(job((8, 64), variant("float4", "reduce_sum_float4"),
                                          baselines=()))
-    assert row.sm_mhz == (1980, 1410) and row.mem_mhz == (3201, 3201)
-    assert row.throttle == "sw power cap, hw slowdown"
-    assert "GPU throttled (sw power cap, hw slowdown)" in row.notes
+    assert row.sm_mhz == (1980, 1410) and row.mem_mhz == (2619, 2619)
+    assert row.sm_mhz_min == 1410 and row.temp_c == (40, 40)
+    assert row.throttle == "sw power cap"
+    assert row.throttled_samples and row.throttled_samples > 0.9 * row.samples
+    assert "samples taken while the GPU was slowed (sw power cap)" in row.notes
+    assert "--drop-throttled" in row.notes
 
 
 def test_a_multi_kernel_variants_launches_share_one_grid():

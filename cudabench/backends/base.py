@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from cudabench.cupti_clock import LaunchTime
-from cudabench.spec import Clocks, DeviceInfo, KernelVariant
+from cudabench.nvml import Gauge
+from cudabench.spec import DeviceInfo, KernelVariant
 
 # Entered around each timed launch (the runner's NVTX ranges), and around nothing else.
 Scope = Callable[[], AbstractContextManager[Any]]
@@ -130,8 +131,9 @@ class Backend(Protocol):
     def device_count(self) -> int:
         """How many GPUs this backend can see (for `--devices all`)."""
 
-    def clocks(self) -> Clocks | None:
-        """The SM and memory clocks and the active throttle reasons now (None: no NVML)."""
+    def gauge(self) -> Gauge | None:
+        """The GPU's own gauges (NVML: energy, power, clocks, temperature, slowdowns), opened
+        once; None where NVML is missing or does not see the GPU."""
 
     def empty_call(self) -> Callable[[], None]:
         """A call that launches an empty kernel: the launch floor is its time."""

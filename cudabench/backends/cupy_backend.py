@@ -54,8 +54,9 @@ from cudabench.backends.base import (
 )  # fmt: skip
 from cudabench.compile import compile_variant
 from cudabench.cupti_clock import KernelClockUnavailable, LaunchTime, launch_times
+from cudabench.nvml import Gauge, open_gauge, with_facts
 from cudabench.ops.base import dims
-from cudabench.spec import Clocks, DeviceInfo, KernelVariant
+from cudabench.spec import DeviceInfo, KernelVariant
 
 _CUDA_ERRORS = (cp.cuda.runtime.CUDARuntimeError, cp.cuda.driver.CUDADriverError)
 SPIN_US = 50.0  # longer than Python takes to queue an event, a launch and an event
@@ -83,14 +84,6 @@ extern "C" __global__ void cudabench_flush(const float4* buffer, long long count
 """
 FLUSH_BLOCKS_PER_SM = 16
 _EMPTY_SOURCE = 'extern "C" __global__ void cudabench_empty() {}'
-
-# NVML clock event ("throttle") reasons that mean the GPU was held below the clock it wanted
-# (nvmlClocksEventReason*; idle, application clocks and sync boost are not slowdowns)
-THROTTLE_REASONS = {
-    0x4: "sw power cap", 0x8: "hw slowdown", 0x20: "sw thermal", 0x40: "hw thermal",
-    0x80: "hw power brake",
-}  # fmt: skip
-
 
 def crash_from(exc: BaseException) -> KernelCrash:
     """A CuPy CUDA error as KernelCrash named like `cudaErrorIllegalAddress`."""
@@ -173,7 +166,7 @@ class CupyBackend:
         # function id -> (function, the dynamic shared memory it opted in to); the function is
         # held so that its id cannot be reused by another
         self._opted: dict[int, tuple[Any, int]] = {}
-        self._nvml: Any = None  # (pynvml, handle) once opened; False where NVML is missing
+        self._nvml: Gauge | bool | None = None  # the gauges once opened; False where NVML is missing
         self.step_log: StepLog | None = None  # tests: the steps each sample runs
 
     def activate(self) -> None:
@@ -201,7 +194,9 @@ class CupyBackend:
                 runtime_version=_version(rt.runtimeGetVersion()),
                 max_threads_per_sm=int(props["maxThreadsPerMultiProcessor"]),
                 sm_clock_mhz=rt.deviceGetAttribute(13, self.device.id) / 1e3,  # ClockRate, kHz
+                pci_bus_id=self.device.pci_bus_id,
             )
+            self._info = with_facts(self._info, self.gauge())  # the run's fingerprint holds them
         return self._info
 
     def versions(self) -> dict[str, str]:
@@ -210,30 +205,11 @@ class CupyBackend:
     def device_count(self) -> int:
         return int(cp.cuda.runtime.getDeviceCount())
 
-    def clocks(self) -> Clocks | None:
-        """NVML's current SM and memory clocks and throttle reasons for this GPU."""
+    def gauge(self) -> Gauge | None:
+        """NVML's gauges of this GPU (found by its PCI bus id), opened once."""
         if self._nvml is None:
-            try:
-                import pynvml
-
-                pynvml.nvmlInit()
-                handle = pynvml.nvmlDeviceGetHandleByPciBusId(self.device.pci_bus_id.encode())
-                self._nvml = (pynvml, handle)
-            except Exception:  # no NVML library, or the GPU is hidden from it
-                self._nvml = False
-        if not self._nvml:
-            return None
-        nvml, handle = self._nvml
-        try:
-            sm = nvml.nvmlDeviceGetClockInfo(handle, nvml.NVML_CLOCK_SM)
-            mem = nvml.nvmlDeviceGetClockInfo(handle, nvml.NVML_CLOCK_MEM)
-            reasons_of = getattr(nvml, "nvmlDeviceGetCurrentClocksEventReasons", None) or \
-                nvml.nvmlDeviceGetCurrentClocksThrottleReasons
-            mask = int(reasons_of(handle))
-        except Exception:
-            return None
-        active = tuple(name for bit, name in THROTTLE_REASONS.items() if mask & bit)
-        return Clocks(int(sm), int(mem), active)
+            self._nvml = open_gauge(self.device.pci_bus_id) or False
+        return None if isinstance(self._nvml, bool) else self._nvml
 
     def kernel_clock_error(self) -> str:
         from cudabench.backends import cupti

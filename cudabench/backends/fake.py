@@ -35,10 +35,12 @@ from cudabench.backends.base import (
     StepLog,
     sample_steps,
 )  # fmt: skip
+from cudabench.backends.fake_nvml import FakeGauge
 from cudabench.compile import CompileError
 from cudabench.cupti_clock import KernelRecord, LaunchTime, launch_times
 from cudabench.kernels import BUILTIN_KERNELS
-from cudabench.spec import Clocks, DeviceInfo, KernelVariant
+from cudabench.nvml import with_facts
+from cudabench.spec import DeviceInfo, KernelVariant
 
 FakeKernel = Callable[..., Any]  # called as kernel(grid, block, *args)
 # A fault is called with the stand-in of the variant's op first (the faults that still write
@@ -145,7 +147,6 @@ FAKE_TIMES_MS = {
     "reduce_sum_naive": 0.9, "reduce_sum_shared": 0.12, "reduce_sum_shuffle": 0.1,
     "reduce_sum_float4": 0.06, "reduce_sum_atomic": 0.07, "empty": 0.002,
 }  # fmt: skip
-FAKE_CLOCKS = Clocks(sm_mhz=1980, mem_mhz=3201)
 # The fake kernel clock: a launch's kernels take this share of its scripted (event) time,
 # split evenly among them with a gap of FAKE_GAP_NS between kernels; a flush kernel that no
 # sample owns runs before each cold sample. Plumbing for tests, not a model of a GPU.
@@ -171,7 +172,7 @@ class FakeBackend:
     def __init__(self, kernels: dict[str, FakeKernel] | None = None,
                  clock: Callable[[str], float] | None = None,
                  free_bytes: int = 100 << 30, devices: int = 1,
-                 clocks: Callable[[], Clocks | None] = lambda: FAKE_CLOCKS,
+                 gauge: FakeGauge | None | bool = True,
                  kernel_clock: bool | None = None) -> None:  # fmt: skip
         # the parent-bound channel of the worker that opened this backend (worker.serve
         # hands it over): where the planted garbage fault writes; None outside a worker
@@ -182,7 +183,9 @@ class FakeBackend:
         # $CUDABENCH_FAKE_L2 (bytes): a smaller L2, so that the ceilings' arrays (8x it) stay small
         l2 = os.environ.get("CUDABENCH_FAKE_L2", "")
         self.device = dataclasses.replace(FAKE_DEVICE, l2_bytes=int(l2)) if l2.isdigit() else FAKE_DEVICE
-        self._devices, self._clocks = devices, clocks
+        self._devices = devices
+        # the fake NVML (True: a steady one; None: a GPU without NVML)
+        self._gauge = FakeGauge() if gauge is True else (gauge or None)
         self.clock = clock or (lambda name: FAKE_TIMES_MS.get(name, 0.1))
         self._free = free_bytes
         self._last = "baseline"
@@ -200,7 +203,7 @@ class FakeBackend:
         self._ids = self._samples = 0
 
     def device_info(self) -> DeviceInfo:
-        return self.device
+        return with_facts(self.device, self._gauge)
 
     def versions(self) -> dict[str, str]:
         return {"numpy": np.__version__}
@@ -214,8 +217,13 @@ class FakeBackend:
     def device_count(self) -> int:
         return self._devices
 
-    def clocks(self) -> Clocks | None:
-        return self._clocks()
+    def gauge(self) -> FakeGauge | None:
+        return self._gauge
+
+    def _busy(self, ms: float) -> None:
+        """GPU work as the fake NVML sees it: time, energy and heat pass."""
+        if self._gauge is not None:
+            self._gauge.advance(ms / 1e3)
 
     def empty_call(self) -> Callable[[], None]:
         def empty() -> None:
@@ -265,6 +273,7 @@ class FakeBackend:
     def run(self, call: Callable[[], None]) -> None:
         self._last = "baseline"
         call()
+        self._busy(self.clock(self._last))
 
     def fill_bytes(self, array: Any, byte: int) -> None:
         array.view(np.uint8)[...] = byte
@@ -336,6 +345,7 @@ class _FakeSampler:
         with self.scope():
             self.call()  # once: the result is the same, and tests stay fast
         ms = backend.clock(backend._last)
+        backend._busy(ms * self.batch)
         if self.kernel_clock:
             if flushed:
                 backend.emit(None, 1, 1, 0.05)  # the L2 flush: no sample's

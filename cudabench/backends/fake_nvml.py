@@ -1,0 +1,91 @@
+"""A fake NVML gauge (nvml.Gauge) for GPU-free tests: a virtual clock the fake backend's
+launches advance, an energy counter that integrates a set power over it, an SM clock that can
+ramp, slowdowns planted at chosen polls, a temperature that falls while the caller waits, and
+an SM clock lock that can be refused (no permission) or fail to reset."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from cudabench.nvml import ClockLockError, Reading
+
+READ_S = 1e-6  # virtual time one reading takes
+
+
+class FakeGauge:
+    def __init__(self, power_w: float = 300.0, sm_mhz: int | Callable[[float], int] = 1980,
+                 mem_mhz: int = 2619, temp_c: float = 40.0, energy: bool = True,
+                 slowdowns: Iterable[int] = (), can_lock: bool = True,
+                 cooling_c_per_s: float = 2.0, heating_c_per_s: float = 0.0,
+                 facts: dict[str, str] | None = None) -> None:  # fmt: skip
+        self.t = 0.0  # virtual seconds
+        self.power_w = power_w
+        self._sm = sm_mhz
+        self.mem_mhz = mem_mhz
+        self.temp = temp_c
+        self.energy = energy
+        self.slowdowns = set(slowdowns)  # quick() polls (0, 1, ...) that see a slowdown
+        self.polls = 0
+        self._slow_ns = 0
+        self.can_lock = can_lock
+        self.cooling, self.heating = cooling_c_per_s, heating_c_per_s
+        self.locked: int | None = None
+        self.lock_calls: list[int | None] = []  # every lock (MHz) and reset (None), in order
+        self._facts = facts or {"power_limit_w": "700", "ecc": "on", "mig": "off"}
+        self._energy_j = 0.0
+
+    # the virtual clock ---------------------------------------------------------------------
+
+    def advance(self, seconds: float) -> None:
+        """GPU work (the fake backend calls this for each launch): time, energy and heat."""
+        self.t += seconds
+        self._energy_j += self.power_w * seconds
+        self.temp += self.heating * seconds
+
+    def now(self) -> float:
+        return self.t
+
+    def sleep(self, seconds: float) -> None:
+        """Idle: time passes, the card cools."""
+        self.t += seconds
+        self.temp -= self.cooling * seconds
+
+    # the Gauge interface -------------------------------------------------------------------
+
+    def sm_mhz(self) -> int:
+        clock = self.locked or (self._sm(self.t) if callable(self._sm) else self._sm)
+        return int(clock)
+
+    def quick(self) -> Reading:
+        self.t += READ_S
+        slowed = self.polls in self.slowdowns
+        self.polls += 1
+        if slowed:
+            self._slow_ns += 1_000_000
+        return Reading(self.t, sm_mhz=self.sm_mhz(),
+                       reasons=("sw power cap",) if slowed else (), slowdown_ns=self._slow_ns)  # fmt: skip
+
+    def read(self) -> Reading:
+        fast = self.quick()
+        return Reading(
+            fast.t_s, sm_mhz=fast.sm_mhz, mem_mhz=self.mem_mhz, temp_c=round(self.temp),
+            energy_mj=int(self._energy_j * 1000) if self.energy else None,
+            power_w=self.power_w, reasons=fast.reasons, slowdown_ns=fast.slowdown_ns,
+        )  # fmt: skip
+
+    def facts(self) -> dict[str, str]:
+        return dict(self._facts)
+
+    def sm_clocks(self) -> tuple[int, int]:
+        return (1590, 1980)
+
+    def lock_sm_clock(self, mhz: int) -> None:
+        if not self.can_lock:
+            raise ClockLockError(f"cannot lock the SM clock at {mhz} MHz: NVML says Insufficient "
+                                 "Permissions (locking needs root or an administrator's permission)")
+        self.locked = mhz
+        self.lock_calls.append(mhz)
+
+    def reset_sm_clock(self) -> None:
+        self.locked = None
+        self.lock_calls.append(None)

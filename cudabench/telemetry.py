@@ -1,0 +1,171 @@
+"""What the card did while a row was timed, from its own gauges (nvml.Gauge), and the rules
+that act on it.
+
+- `Watch`: over the timed samples, the SM clock (lowest, median), the memory clock and the
+  temperature at both ends, and every sample taken while the card was slowed for power or heat
+  marked. The gauges are polled at most every POLL_S (a poll covers the samples since the last
+  one), so watching costs a few NVML calls a millisecond; NVML's violation counters (the
+  cumulative time held back for power and for heat) catch a slowdown between two polls, its
+  reasons name it.
+- `energy_per_call`: the card's total-energy counter across a window of back-to-back calls
+  (ENERGY_WINDOW_S, hot), divided by the calls; where the counter is missing, the average of
+  the power readings at both ends times the window. The window is not the timed samples
+  themselves: a single-launch sample holds the GPU with a 50 us spin before the launch
+  (measure.py), whose energy is not the kernel's.
+- `settle`: warm-up until the SM clock's median over consecutive windows stops moving (within
+  SETTLE_MHZ, SETTLE_STABLE times in a row), capped at SETTLE_CAP_S.
+- `cool_down`: wait, idle, until the GPU is at or below a temperature, capped at COOLDOWN_CAP_S.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from cudabench.backends.base import Backend
+from cudabench.nvml import Gauge, Reading
+from cudabench.spec import SampleTelemetry, median
+
+MAX_BATCH = 1000  # launches a graph of the energy window holds (measure.MAX_BATCH)
+POLL_S = 0.002  # the watch reads the gauges at most this often
+THROTTLED_NOTE = 0.03  # a row with more than this share of its samples slowed gets a note
+ENERGY_WINDOW_S = 0.1  # back-to-back calls for the energy counter (it updates every few ms)
+SETTLE_WINDOW_S = 0.05
+SETTLE_MHZ = 15  # one step of the SM clock
+SETTLE_STABLE = 2
+SETTLE_CAP_S = 5.0
+COOLDOWN_POLL_S = 0.5
+COOLDOWN_CAP_S = 120.0
+
+
+class Watch:
+    """Marks the samples of one measurement (`sample_done` after each); `finish` -> record."""
+
+    def __init__(self, gauge: Gauge, poll_s: float = POLL_S) -> None:
+        self.gauge, self.poll_s = gauge, poll_s
+        self.first = gauge.read()
+        self._slow_ns = self.first.slowdown_ns
+        self._polled_at = self.first.t_s
+        self._samples = 0
+        self.marked: list[bool] = []
+        self.reasons: dict[str, None] = dict.fromkeys(self.first.reasons)
+        self.clocks: list[int] = [self.first.sm_mhz] if self.first.sm_mhz else []
+
+    def sample_done(self) -> None:
+        self._samples += 1
+        if self.gauge.now() - self._polled_at >= self.poll_s:
+            self._poll(self.gauge.quick())
+
+    def _poll(self, r: Reading) -> None:
+        counted = r.slowdown_ns is not None and self._slow_ns is not None and r.slowdown_ns > self._slow_ns
+        slowed = bool(r.reasons) or counted
+        self.marked += [slowed] * (self._samples - len(self.marked))
+        self._slow_ns = r.slowdown_ns if r.slowdown_ns is not None else self._slow_ns
+        self._polled_at = r.t_s
+        self.reasons.update(dict.fromkeys(r.reasons))
+        if r.sm_mhz:
+            self.clocks.append(r.sm_mhz)
+
+    def finish(self) -> SampleTelemetry:
+        last = self.gauge.read()
+        self._poll(last)
+        first = self.first
+
+        def pair(a: int | None, b: int | None) -> tuple[int, int] | None:
+            return (a, b) if a is not None and b is not None else None
+
+        return SampleTelemetry(
+            marked=tuple(self.marked), reasons=tuple(self.reasons),
+            sm_mhz=pair(first.sm_mhz, last.sm_mhz), mem_mhz=pair(first.mem_mhz, last.mem_mhz),
+            sm_min=min(self.clocks) if self.clocks else None,
+            sm_median=round(median([float(c) for c in self.clocks])) if self.clocks else None,
+            temp_c=pair(first.temp_c, last.temp_c),
+        )  # fmt: skip
+
+
+def throttled_note(marked: int, total: int, reasons: tuple[str, ...], dropped: int) -> str:
+    """The row's note when more than THROTTLED_NOTE of its samples were slowed ('' if not)."""
+    if total == 0 or marked <= THROTTLED_NOTE * total:
+        return ""
+    why = f" ({', '.join(reasons)})" if reasons else ""
+    if dropped:
+        return f"{marked} of {total} samples taken while the GPU was slowed{why}: left out"
+    if marked == total:
+        return f"every sample taken while the GPU was slowed{why}"
+    return (f"{marked} of {total} samples taken while the GPU was slowed{why}: "
+            "--drop-throttled leaves them out")
+
+
+@dataclass(frozen=True)
+class Energy:
+    mj_per_call: float
+    power_w: float
+    window_s: float
+    calls: int
+    counter: bool  # the energy counter (True) or power readings times the window (False)
+
+
+def energy_per_call(backend: Backend, call: Callable[[], None], gauge: Gauge, per_call_ms: float,
+                    window_s: float = ENERGY_WINDOW_S) -> Energy | None:  # fmt: skip
+    """Run `call` back to back for about `window_s` (graphs of up to MAX_BATCH launches, as
+    the timed batches: no spin, no flush) and read the energy the card drew per call; None
+    where the card reports neither energy nor power."""
+    if per_call_ms <= 0:
+        return None
+    batch = max(1, min(MAX_BATCH, math.ceil(window_s * 1e3 / per_call_ms)))
+    reps = max(1, math.ceil(window_s * 1e3 / (per_call_ms * batch)))
+    sampler = backend.sampler(call, batch, False, contextlib.nullcontext)
+    backend.synchronize()
+    start = gauge.read()
+    for _ in range(reps):
+        sampler()
+    backend.synchronize()
+    end = gauge.read()
+    calls = reps * batch
+    elapsed = end.t_s - start.t_s
+    if start.energy_mj is not None and end.energy_mj is not None and elapsed > 0:
+        joules = (end.energy_mj - start.energy_mj) / 1e3
+        return Energy(joules * 1e3 / calls, joules / elapsed, elapsed, calls, True)
+    powers = [w for w in (start.power_w, end.power_w) if w is not None]
+    if not powers or elapsed <= 0:
+        return None
+    watts = sum(powers) / len(powers)
+    return Energy(watts * elapsed * 1e3 / calls, watts, elapsed, calls, False)
+
+
+def settle(run_window: Callable[[float], None], gauge: Gauge, window_s: float = SETTLE_WINDOW_S,
+           cap_s: float = SETTLE_CAP_S) -> float:  # fmt: skip
+    """Launch (`run_window(seconds)` keeps the GPU busy about that long, polling nothing) until
+    the SM clock's median over consecutive windows stops moving; the seconds it took."""
+    start = gauge.now()
+    last: float | None = None
+    stable = 0
+    while gauge.now() - start < cap_s:
+        clocks: list[float] = []
+        window_start = gauge.now()
+        while gauge.now() - window_start < window_s:
+            run_window(window_s / 10)
+            clock = gauge.quick().sm_mhz
+            if clock:
+                clocks.append(clock)
+        if not clocks:  # no clock to watch: nothing to settle on
+            break
+        now = median(clocks)
+        stable = stable + 1 if last is not None and abs(now - last) <= SETTLE_MHZ else 0
+        last = now
+        if stable >= SETTLE_STABLE:
+            break
+    return gauge.now() - start
+
+
+def cool_down(gauge: Gauge, target_c: int, cap_s: float = COOLDOWN_CAP_S) -> float:
+    """Wait, idle, until the GPU is at or below `target_c`; the seconds waited."""
+    start = gauge.now()
+    while gauge.now() - start < cap_s:
+        temp = gauge.read().temp_c
+        if temp is None or temp <= target_c:
+            break
+        gauge.sleep(COOLDOWN_POLL_S)
+    return gauge.now() - start
