@@ -145,6 +145,12 @@ def timing_from(raw: Any, where: str, base: TimingOptions | None = None) -> Timi
                                   f"{', '.join(TIMERS)}, not {value!r}")  # fmt: skip
             values[key] = value
             continue
+        if kind is str:  # settle, fill, clocks: checked against their choices by plan()
+            if isinstance(value, bool) or not isinstance(value, (str, int)):
+                raise ConfigError(f"{line_at(where, raw, key)}: timing.{key} must be a word "
+                                  f"(or, for clocks, MHz), not {value!r}")  # fmt: skip
+            values[key] = str(value)
+            continue
         ok = isinstance(value, bool) if kind is bool else (
             isinstance(value, (int, float)) and not isinstance(value, bool)
             and (kind is float or isinstance(value, int)) and value >= 0

@@ -13,6 +13,7 @@ from typing import Any
 
 from cudabench import tuning
 from cudabench.backends import backend_name
+from cudabench.clocklock import parse_clocks
 from cudabench.compile import ToolchainError, nvcc_path
 from cudabench.config import BenchConfig, Benchmark, ConfigError, builtin_config, load_config
 from cudabench.cupti_clock import TIMERS
@@ -20,10 +21,11 @@ from cudabench.dtypes import ALL, DTYPES, UnknownDType, get_dtype
 from cudabench.errors import SweepError
 from cudabench.kernels import BUILTIN_KERNELS, discover, user_roots
 from cudabench.ops import UnknownName, closest, get_op, registry
-from cudabench.runner import CaseJob
+from cudabench.runner import FILLS, CaseJob
 from cudabench.shapes import ShapeError, parse_shape
 from cudabench.space import Space, SpaceError, grid, parse_param_option
 from cudabench.spec import Case, KernelVariant, TimingOptions
+from cudabench.telemetry import SETTLE
 
 
 @dataclass(frozen=True)
@@ -173,6 +175,13 @@ def plan(target: str, shapes: list[str] | None, variants: list[str] | None,
     if options.timer not in TIMERS:
         raise SweepError(f"--timer {options.timer!r}: choose {', '.join(TIMERS)}"
                          f"{closest(options.timer, list(TIMERS))}")  # fmt: skip
+    for name, value, choices in (("--settle", options.settle, SETTLE), ("--fill", options.fill, FILLS)):
+        if value not in choices:
+            raise SweepError(f"{name} {value!r}: choose {', '.join(choices)}{closest(value, list(choices))}")
+    try:
+        options = dataclasses.replace(options, clocks=parse_clocks(options.clocks))
+    except ValueError as exc:
+        raise SweepError(str(exc)) from None
     jobs: list[CaseJob] = []
     problems: list[str] = []
     unsupported: list[str] = []

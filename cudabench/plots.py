@@ -54,7 +54,10 @@ def draw_run(rows: list[ResultRow], meta: RunMeta, shape: str | None = None) -> 
     elif shape not in shapes:
         raise ValueError(f"no timed row at shape {shape!r} (shapes: {', '.join(shapes)})")
 
-    fig, (left, right) = plt.subplots(1, 2, figsize=(13, 5), constrained_layout=True)
+    with_energy = any(r.energy_mj for r in timed if r.shape == shape)  # a third panel
+    fig, axes = plt.subplots(1, 3 if with_energy else 2, figsize=(19 if with_energy else 13, 5),
+                             constrained_layout=True)  # fmt: skip
+    left, right = axes[0], axes[1]
     peak = meta.device.dram_peak_gbps
     for index, name in enumerate(dict.fromkeys(r.label for r in timed)):
         mine = [r for r in timed if r.label == name]
@@ -85,8 +88,25 @@ def draw_run(rows: list[ResultRow], meta: RunMeta, shape: str | None = None) -> 
     for index, row in enumerate(bars):
         right.annotate(f"{row.time_us:,.1f} µs", (index, row.gbps), ha="center", va="bottom",
                        fontsize=8)  # fmt: skip
+    if with_energy:
+        draw_energy(axes[2], bars, shape)
     fig.suptitle(f"{rows[0].op} on {meta.device.name} ({meta.timing_mode} L2, {meta.started[:10]})")
     return fig, shape
+
+
+def draw_energy(ax: Any, bars: list[ResultRow], shape: str) -> None:
+    """Time and energy per call of one shape's variants, side by side (two y axes)."""
+    xs = range(len(bars))
+    width = 0.4
+    ax.bar([x - width / 2 for x in xs], [r.time_us or 0 for r in bars], width, color="C0",
+           label="time (µs)")  # fmt: skip
+    ax.set_ylabel("time per call (µs)", color="C0")
+    joules = ax.twinx()
+    joules.bar([x + width / 2 for x in xs], [r.energy_mj or 0 for r in bars], width, color="C3",
+               label="energy (mJ)")  # fmt: skip
+    joules.set_ylabel("energy per call (mJ, back-to-back calls)", color="C3")
+    ax.set_xticks(list(xs), [r.label for r in bars], rotation=30)
+    ax.set_title(f"shape {shape}: time and energy per call")
 
 
 def roofline_points(rows: list[ResultRow]) -> tuple[list[tuple[ResultRow, float, float]], list[str]]:

@@ -113,11 +113,15 @@ def results_table(rows: list[ResultRow], meta: RunMeta, op_label: str) -> Table:
     # --timer both: the events clock's own time (measured just before), and how much more it says
     both = meta.timing.timer == "both"
     ceiling = any(r.pct_ceiling is not None for r in rows)  # of what this card can move
+    # energy per call, average power and work per joule: only where the card measured them
+    energy = any(r.energy_mj is not None for r in rows)
+    per_joule = "GFLOP/J" if flops else "GB/J"
     for name, justify in [
         ("shape", "left"), ("variant", "left"), ("status", "left"), ("time µs", "right"),
         *([("events µs", "right"), ("Δ events", "right")] if both else []),
         ("±spread", "right"), ("GB/s", "right"), *([("GFLOP/s", "right")] if flops else []),
         ("% peak", "right"), *([("% ceiling", "right")] if ceiling else []),
+        *([("mJ", "right"), ("W", "right"), (per_joule, "right")] if energy else []),
         (vs, "right"), ("regs", "right"), ("timing", "left"),
     ]:  # fmt: skip
         # a narrow terminal cuts a long variant label short (…) rather than wrapping it: the
@@ -147,6 +151,8 @@ def results_table(rows: list[ResultRow], meta: RunMeta, op_label: str) -> Table:
                 _num(row.gbps, ",.0f"), *([_num(row.gflops, ",.0f")] if flops else []),
                 _num(row.pct_peak, ".1f"),
                 *([_num(row.pct_ceiling, ".1f")] if ceiling else []),
+                *([_num(row.energy_mj, ",.3f"), _num(row.power_w, ",.0f"),
+                   _num(row.gflop_per_j if flops else row.gb_per_j, ",.1f")] if energy else []),
                 _num(row.speedup, ".2f") + ("×" if row.speedup else ""),
                 _num(row.registers, "d"), timing, style=style,
             )  # fmt: skip

@@ -22,6 +22,7 @@ when none are kept). Nothing here prints; bad usage is a SweepError (one line).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from collections.abc import Callable
 from pathlib import Path
@@ -30,6 +31,7 @@ from types import TracebackType
 from cudabench import __version__
 from cudabench.backends import backend_name
 from cudabench.calibration import calibrate, use_ceilings
+from cudabench.clocklock import held, restore_left, state_dir
 from cudabench.compile import nvcc_version
 from cudabench.errors import SweepError
 from cudabench.executors import (
@@ -43,6 +45,7 @@ from cudabench.executors import (
     parse_devices,
 )  # fmt: skip
 from cudabench.history import History, HistoryError
+from cudabench.nvml import Gauge, open_gauge
 from cudabench.plan import Plan, apply_tuned
 from cudabench.pool import WorkerPool
 from cudabench.results import (
@@ -80,6 +83,34 @@ class Session:
         self.history: History | None = None
         self.history_error = ""  # the database could not be opened: the run went on without
         self.sweep: Sweep | None = None
+        self._held = contextlib.ExitStack()  # the SM clock lock (--clocks), reset on close
+        # an SM clock an earlier run locked and never gave back (it was killed): reset first
+        self.clock_notes: list[str] = restore_left(self._gauge) if state_dir().is_dir() else []
+
+    def _gauge(self, pci_bus_id: str) -> Gauge | None:
+        """NVML's gauges of the run's GPU, opened here (a worker's crash cannot skip the reset):
+        the in-process backend's own (the fake's in tests), else found by PCI bus id."""
+        if isinstance(self.executor, InProcessExecutor):
+            info = self.executor.info
+            return self.executor.backend.gauge() if pci_bus_id == info.pci_bus_id else None
+        return open_gauge(pci_bus_id) if pci_bus_id else None
+
+    def _hold_clocks(self, timing: TimingOptions) -> tuple[TimingOptions, list[str]]:
+        """Lock the SM clock for the run as `timing.clocks` asks (held until close); where it
+        cannot be, the run goes on at the driver's clocks, its timing saying `default`."""
+        if timing.clocks == "default":
+            return timing, []
+        if len(self.devices) > 1:
+            raise SweepError(f"--clocks {timing.clocks}: locks the SM clock of one GPU; run on "
+                             "one (--devices 0)")  # fmt: skip
+        gauge = self._gauge(self.info.pci_bus_id)
+        if gauge is None:
+            why = f"--clocks {timing.clocks}: NVML does not see this GPU; the run used the driver's clocks"
+        else:
+            why = self._held.enter_context(held(gauge, self.info.pci_bus_id, timing.clocks))
+        if why:
+            return dataclasses.replace(timing, clocks="default"), [why]
+        return timing, []
 
     @classmethod
     def open(cls, where: Where | None = None, timer: str = "events") -> Session:
@@ -161,7 +192,9 @@ class Session:
                 self.history = History(db).open()
             except HistoryError as exc:
                 self.history_error = str(exc)
+        timing, notes = self._hold_clocks(timing)
         meta = self._meta(timing, command, started)
+        meta = dataclasses.replace(meta, notes=(*meta.notes, *self.clock_notes, *notes))
         if ceilings:
             meta = use_ceilings(self, meta, recalibrate, announce, listener, stem.parent,
                                 self.history)  # fmt: skip
@@ -212,8 +245,11 @@ class Session:
         try:
             self.executor.close(graceful)
         finally:
-            if self.history is not None:
-                self.history.close()
+            try:
+                self._held.close()  # the SM clock given back, whatever happened
+            finally:
+                if self.history is not None:
+                    self.history.close()
 
     def __enter__(self) -> Session:
         return self

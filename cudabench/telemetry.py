@@ -28,6 +28,7 @@ from cudabench.backends.base import Backend
 from cudabench.nvml import Gauge, Reading
 from cudabench.spec import SampleTelemetry, median
 
+SETTLE = ("auto", "on", "off")  # --settle
 MAX_BATCH = 1000  # launches a graph of the energy window holds (measure.MAX_BATCH)
 POLL_S = 0.002  # the watch reads the gauges at most this often
 THROTTLED_NOTE = 0.03  # a row with more than this share of its samples slowed gets a note

@@ -57,6 +57,30 @@ TimerOption = Annotated[Optional[str], typer.Option(
     "exit 2 if CUPTI cannot start), both (CUPTI's time with the events' beside it and their "
     "difference) or auto (cupti where CUPTI starts, else events with a note). Rows record "
     "their clock; compare refuses to judge across clocks.")]
+# Telemetry and the card's state (telemetry.py, clocklock.py): run's and tune's options.
+DropThrottledOption = Annotated[Optional[bool], typer.Option(
+    "--drop-throttled/--keep-throttled", help="Leave out of each row's statistics the samples "
+    "the GPU took while slowed for power or heat (NVML's slowdown reasons and counters); the "
+    "row says how many. Default: keep them, and note a row with more than 3% slowed.")]
+SettleOption = Annotated[Optional[str], typer.Option(
+    "--settle", help="Warm up until the SM clock's median over consecutive 50 ms windows "
+    "stops moving (within 15 MHz twice; at most 5 s): on, off, or auto (default: on for --cold "
+    "rows of launches from 50 us up). The row records the seconds it took.")]
+CooldownOption = Annotated[Optional[int], typer.Option(
+    "--cooldown", min=0, help="Before each variant, wait idle until the GPU is at or below "
+    "this temperature in C (at most 120 s; the row records the wait). Default 0: no wait.")]
+ClocksOption = Annotated[Optional[str], typer.Option(
+    "--clocks", help="The SM clock for the run: default (the driver's), base, max or a "
+    "number of MHz, locked through NVML (needs root or permission; where refused, the run "
+    "goes on at the driver's clocks and says so) and reset afterwards, also on Ctrl-C or a "
+    "crash. Recorded in the run's fingerprint: compare refuses runs locked differently.")]
+FillOption = Annotated[Optional[str], typer.Option(
+    "--fill", help="The inputs: random (default), zeros or ones. A zero fill draws less "
+    "power and can run at higher clocks under a power cap; results stay checked.")]
+EnergyOption = Annotated[Optional[bool], typer.Option(
+    "--energy/--no-energy", help="Energy per call (mJ), average power (W) and GB/J for every "
+    "OK hot row: the card's energy counter across 0.1 s of back-to-back calls after the "
+    "samples (default on; cold rows have none).")]
 GpuModelOption = Annotated[Optional[str], typer.Option(
     help="With --cluster: only the workers whose GPU model's name contains this (e.g. H200); "
     "needed when the cluster's GPUs differ.")]

@@ -11,14 +11,20 @@ import typer
 
 from cudabench.cli.common import (
     KERNELS_OPTION_HELP,
+    ClocksOption,
     ClusterOption,
+    CooldownOption,
     DbOption,
+    DropThrottledOption,
+    EnergyOption,
+    FillOption,
     ForceOption,
     GpuModelOption,
     MaxTimeOption,
     MinSamplesOption,
     MinTimeOption,
     OpsOption,
+    SettleOption,
     TimerOption,
     WarmupOption,
     err,
@@ -84,6 +90,12 @@ def run_command(
     min_time: MinTimeOption = None,
     max_time: MaxTimeOption = None,
     warmup: WarmupOption = None,
+    drop_throttled: DropThrottledOption = None,
+    settle: SettleOption = None,
+    cooldown: CooldownOption = None,
+    clocks: ClocksOption = None,
+    fill: FillOption = None,
+    energy: EnergyOption = None,
     output: Annotated[Optional[Path], typer.Option(
         "--output", "-o", help="Folder for the result files, or a file stem "
         "(default results/<timestamp>_<op>.csv/.json).")] = None,
@@ -112,7 +124,9 @@ def run_command(
     """
     work = plan(target, shape, variant, kernels, dtype, param, cold=cold, interleave=interleave,
                 min_samples=min_samples, min_time_s=min_time, max_time_s=max_time,
-                warmup=warmup, timer=timer, ops=ops)  # fmt: skip
+                warmup=warmup, timer=timer, ops=ops, drop_throttled=drop_throttled,
+                settle=settle, cooldown_c=cooldown, clocks=clocks, fill=fill,
+                energy=energy)  # fmt: skip
     show_plan(work, notes=False)
     where = (Cluster(cluster, timeout, gpu_model) if cluster
              else Local(parse_devices(devices), timeout))  # fmt: skip

@@ -1,0 +1,250 @@
+"""Telemetry through a fake NVML (backends/fake_nvml.py): slowed samples marked and dropped,
+energy per call, settling, cool-down, the SM clock lock given back, the input fill."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from cudabench.backends.fake import FakeBackend
+from cudabench.backends.fake_nvml import FakeGauge
+from cudabench.measure import measure
+from cudabench.runner import CaseJob, Runner
+from cudabench.spec import Case, KernelVariant, Launch, Status, TimingOptions
+from cudabench.telemetry import SETTLE_CAP_S, Watch, cool_down, energy_per_call, settle, throttled_note
+
+QUICK = TimingOptions(warmup=1, min_samples=20, min_time_s=0.0, max_time_s=1.0)
+
+
+def float4() -> KernelVariant:
+    return KernelVariant("reduce", "float4", "/k/float4.cu", (Launch("reduce_sum_float4", 256, "segments"),), "t")
+
+
+def store_sum(grid, block, x, out, *rest):
+    out[...] = x.sum(axis=-1, dtype=np.float32)
+
+
+def one_row(gauge, timing=QUICK, clock=None, kernels=None):
+    backend = FakeBackend(kernels=kernels or {"reduce_sum_float4": store_sum}, gauge=gauge, clock=clock)
+    (row,) = Runner(backend).run_job(CaseJob(Case("reduce", (64, 1024)), (float4(),), (), timing))
+    return row
+
+
+# ------------------------------------------------------------------ slowed samples
+
+
+def test_the_watch_marks_the_samples_since_the_poll_that_saw_a_slowdown():
+    gauge = FakeGauge(slowdowns={3})  # the counter moves at the fourth look (poll 3)
+    watch = Watch(gauge, poll_s=0)  # poll 0: the first reading
+    for _ in range(5):
+        watch.sample_done()  # polls 1..5
+    t = watch.finish()
+    assert t.marked == (False, False, True, False, False)
+    assert t.reasons == ("sw power cap",)
+
+
+def test_a_row_with_a_few_slowed_samples_is_noted_and_drop_throttled_leaves_them_out():
+    slowed = range(5, 10)  # 2 ms samples: a poll after each, five of them see a slowdown
+    row = one_row(FakeGauge(slowdowns=slowed), clock=lambda name: 2.0)
+    assert row.status is Status.OK and row.throttled_samples == 5 and row.dropped_samples == 0
+    assert "5 of 20 samples taken while the GPU was slowed (sw power cap): --drop-throttled" in row.notes
+    kept = one_row(FakeGauge(slowdowns=slowed), TimingOptions(**{**QUICK.__dict__, "drop_throttled": True}),
+                   clock=lambda name: 2.0)  # fmt: skip
+    assert kept.dropped_samples == 5 and kept.samples == 15
+    assert "5 of 20 samples taken while the GPU was slowed (sw power cap): left out" in kept.notes
+
+
+def test_a_rare_slowdown_gets_no_note_and_every_sample_slowed_drops_none():
+    assert throttled_note(1, 100, ("sw power cap",), 0) == ""
+    row = one_row(FakeGauge(slowdowns=range(0, 10_000)),
+                  TimingOptions(**{**QUICK.__dict__, "drop_throttled": True}))  # fmt: skip
+    assert row.dropped_samples == 0 and row.samples == row.throttled_samples == 20
+    assert "every sample taken while the GPU was slowed" in row.notes
+
+
+# ------------------------------------------------------------------ energy
+
+
+def test_energy_per_call_is_the_counter_over_back_to_back_calls():
+    row = one_row(FakeGauge(power_w=300.0), clock=lambda name: 0.1)  # 0.1 ms a call
+    assert row.energy_mj == pytest.approx(30.0, rel=1e-3)  # 300 W x 0.1 ms
+    assert row.power_w == pytest.approx(300.0, rel=1e-3)
+    assert row.gb_per_j == pytest.approx(row.bytes_moved / 1e9 / 0.030, rel=1e-3)
+
+
+def test_without_the_energy_counter_power_times_the_window_stands_in():
+    gauge = FakeGauge(power_w=200.0, energy=False)
+    backend = FakeBackend(kernels={"k": store_sum}, gauge=gauge, clock=lambda name: 0.5)
+    energy = energy_per_call(backend, lambda: backend.run(lambda: None), gauge, 0.5, window_s=0.1)
+    assert energy is not None and not energy.counter
+    assert energy.mj_per_call == pytest.approx(100.0, rel=0.01)  # 200 W x 0.5 ms
+    assert energy.calls * 0.5 >= 100  # the window: at least 0.1 s of calls
+
+
+def test_no_nvml_no_energy_and_cold_rows_have_none():
+    assert one_row(None).energy_mj is None
+    cold = one_row(FakeGauge(), TimingOptions(**{**QUICK.__dict__, "cold": True}))
+    assert cold.status is Status.OK and cold.energy_mj is None
+    off = one_row(FakeGauge(), TimingOptions(**{**QUICK.__dict__, "energy": False}))
+    assert off.energy_mj is None
+
+
+# ------------------------------------------------------------------ settling and cooling
+
+
+def test_settle_waits_for_the_clock_to_stop_moving():
+    gauge = FakeGauge(sm_mhz=lambda t: 1980 if t > 0.3 else int(1400 + 1900 * t))
+
+    def busy(seconds):
+        gauge.advance(seconds)
+
+    took = settle(busy, gauge)
+    assert 0.3 < took < 0.3 + 4 * 0.05  # settled within a few windows of the ramp's end
+    steady = FakeGauge()
+    assert settle(lambda s: steady.advance(s), steady) == pytest.approx(0.15, abs=0.02)  # 3 windows
+
+
+def test_settle_gives_up_at_its_cap():
+    gauge = FakeGauge(sm_mhz=lambda t: 1410 if int(t * 10) % 2 else 1980)  # jumps every 0.1 s
+    assert settle(lambda s: gauge.advance(s), gauge) == pytest.approx(SETTLE_CAP_S, abs=0.06)
+
+
+def test_settle_auto_runs_for_cold_long_launches_only():
+    long = lambda name: 0.2  # noqa: E731  (200 us a launch)
+    cold = one_row(FakeGauge(), TimingOptions(**{**QUICK.__dict__, "cold": True}), clock=long)
+    hot = one_row(FakeGauge(), QUICK, clock=long)
+    assert cold.settle_s is not None and cold.settle_s > 0 and hot.settle_s is None
+    on = one_row(FakeGauge(), TimingOptions(**{**QUICK.__dict__, "settle": "on"}), clock=long)
+    assert on.settle_s is not None
+
+
+def test_cooldown_waits_until_the_gpu_is_cool_enough():
+    gauge = FakeGauge(temp_c=70.0, cooling_c_per_s=2.0)
+    assert cool_down(gauge, 50) == pytest.approx(10.0, abs=0.6)
+    row = one_row(FakeGauge(temp_c=61.0), TimingOptions(**{**QUICK.__dict__, "cooldown_c": 55}))
+    assert row.cooldown_s == pytest.approx(3.0, abs=0.6) and row.temp_c is not None
+    assert row.temp_c[0] <= 55
+
+
+def test_measure_without_a_gauge_has_no_telemetry():
+    backend = FakeBackend(gauge=None)
+    m = measure(backend, lambda: None, QUICK)
+    assert m.telemetry is None and m.throttled == 0
+
+
+# ------------------------------------------------------------------ the SM clock lock
+
+
+def run_locked(tmp_path, monkeypatch, gauge, clocks="max", fail=False):
+    from cudabench.plan import plan
+    from tests.conftest import fake_session
+
+    monkeypatch.setenv("CUDABENCH_STATE", str(tmp_path / "state"))
+    work = plan("reduce", ["64x1024"], ["float4"], None, min_samples=3, min_time_s=0.0,
+                warmup=1, clocks=clocks)  # fmt: skip
+    with fake_session(FakeBackend(gauge=gauge)) as session:
+        sweep = session.start(work.op_label, work.timing, "test", output=tmp_path / "out",
+                              record=False)  # fmt: skip
+        assert gauge.locked == (1980 if gauge.can_lock and clocks == "max" else None)
+        if fail:
+            raise RuntimeError("a crash in the middle of the run")
+        sweep.run(work.jobs)
+        return sweep.meta
+
+
+def test_clocks_are_locked_for_the_run_and_given_back(tmp_path, monkeypatch):
+    gauge = FakeGauge()
+    meta = run_locked(tmp_path, monkeypatch, gauge)
+    assert gauge.lock_calls == [1980, None] and gauge.locked is None
+    assert meta.timing.clocks == "max" and not meta.notes
+    assert not list((tmp_path / "state").rglob("*.json"))  # no marker left
+
+
+def test_a_crash_still_gives_the_clock_back(tmp_path, monkeypatch):
+    gauge = FakeGauge()
+    with pytest.raises(RuntimeError, match="a crash"):
+        run_locked(tmp_path, monkeypatch, gauge, fail=True)
+    assert gauge.lock_calls == [1980, None] and gauge.locked is None
+
+
+def test_a_refused_lock_is_one_note_and_the_run_says_default(tmp_path, monkeypatch):
+    gauge = FakeGauge(can_lock=False)
+    meta = run_locked(tmp_path, monkeypatch, gauge)
+    assert meta.timing.clocks == "default"
+    assert len(meta.notes) == 1 and "--clocks max: cannot lock the SM clock at 1980 MHz" in meta.notes[0]
+
+
+def test_a_lock_left_by_a_killed_run_is_reset_by_the_next(tmp_path, monkeypatch):
+    from cudabench.clocklock import state_dir
+
+    monkeypatch.setenv("CUDABENCH_STATE", str(tmp_path / "state"))
+    state_dir().mkdir(parents=True)
+    (state_dir() / "gpu.json").write_text(json.dumps({"pci_bus_id": "", "mhz": 1410, "pid": 4242}))
+    gauge = FakeGauge()
+    gauge.locked = 1410  # as the killed run left it
+    meta = run_locked(tmp_path, monkeypatch, gauge, clocks="default")
+    assert gauge.lock_calls == [None] and gauge.locked is None
+    assert any("pid 4242" in n and "1410 MHz" in n and "reset now" in n for n in meta.notes)
+    assert not (state_dir() / "gpu.json").exists()
+
+
+# ------------------------------------------------------------------ fill, usage, table
+
+
+def test_fill_zeros_gives_zero_inputs_and_checked_rows():
+    seen = []
+
+    def record(grid, block, x, out, *rest):
+        seen.append(float(np.abs(x).sum()))
+        store_sum(grid, block, x, out)
+
+    row = one_row(FakeGauge(), TimingOptions(**{**QUICK.__dict__, "fill": "zeros"}),
+                  kernels={"reduce_sum_float4": record})  # fmt: skip
+    assert row.status is Status.OK and seen and set(seen) == {0.0}
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--settle", "sometimes"], "--settle 'sometimes': choose auto, on, off"),
+    (["--fill", "noise"], "--fill 'noise': choose random, zeros, ones"),
+    (["--clocks", "fast"], "--clocks 'fast': choose default, base, max or a clock in MHz"),
+])  # fmt: skip
+def test_bad_telemetry_options_are_one_line_and_exit_2(args, message):
+    from cudabench.cli import app
+
+    result = CliRunner().invoke(app, ["run", "reduce", "--shape", "64x64", *args])
+    assert result.exit_code == 2 and message in result.output
+    assert "Traceback" not in result.output
+
+
+def test_a_config_may_set_the_telemetry_options(tmp_path):
+    from cudabench.config import timing_from
+
+    timing = timing_from({"clocks": 1755, "fill": "ones", "settle": "on", "drop_throttled": True,
+                          "cooldown_c": 45}, "c.yaml")  # fmt: skip
+    assert (timing.clocks, timing.fill, timing.settle, timing.drop_throttled, timing.cooldown_c) == \
+        ("1755", "ones", "on", True, 45)
+
+
+def test_the_table_shows_energy_only_where_measured(tmp_path):
+    from rich.console import Console
+
+    from cudabench.report import results_table
+    from tests.conftest import fake_session
+
+    def table_text(gauge):
+        from cudabench.plan import plan
+
+        work = plan("reduce", ["64x1024"], ["float4"], None, min_samples=3, min_time_s=0.0, warmup=1)
+        with fake_session(FakeBackend(gauge=gauge)) as session:
+            sweep = session.start(work.op_label, work.timing, "t", output=tmp_path / str(id(gauge)),
+                                  record=False)  # fmt: skip
+            sweep.run(work.jobs)
+        console = Console(width=250, record=True)
+        console.print(results_table(sweep.rows, sweep.meta, "reduce"))
+        return console.export_text()
+
+    assert "GB/J" in table_text(FakeGauge()) and " mJ " in table_text(FakeGauge())
+    assert "GB/J" not in table_text(None)
