@@ -20,7 +20,8 @@ QUICK = TimingOptions(warmup=1, min_samples=20, min_time_s=0.0, max_time_s=1.0)
 
 
 def float4() -> KernelVariant:
-    return KernelVariant("reduce", "float4", "/k/float4.cu", (Launch("reduce_sum_float4", 256, "segments"),), "t")
+    launch = Launch("reduce_sum_float4", 256, "segments")
+    return KernelVariant("reduce", "float4", "/k/float4.cu", (launch,), "t")
 
 
 def store_sum(grid, block, x, out, *rest):
