@@ -57,6 +57,9 @@ class Gauge(Protocol):
     def read(self) -> Reading:
         """Every gauge at once (one NVML call each)."""
 
+    def energy_mj(self) -> int | None:
+        """The total-energy counter alone (mJ since the driver loaded), None if missing."""
+
     def quick(self) -> Reading:
         """What a sample-by-sample watch needs, cheaply: the SM clock, the slowdown counters
         and reasons."""
@@ -108,6 +111,10 @@ class NvmlGauge:
     def sleep(self, seconds: float) -> None:
         time.sleep(seconds)
 
+    def energy_mj(self) -> int | None:
+        value = _or_none(self.nvml.nvmlDeviceGetTotalEnergyConsumption, self.handle)
+        return int(value) if value is not None else None
+
     def quick(self) -> Reading:
         n = self.nvml
         mask = _or_none(self._reasons, self.handle)
@@ -123,7 +130,7 @@ class NvmlGauge:
             fast.t_s, sm_mhz=fast.sm_mhz,
             mem_mhz=_or_none(n.nvmlDeviceGetClockInfo, h, n.NVML_CLOCK_MEM),
             temp_c=_or_none(n.nvmlDeviceGetTemperature, h, n.NVML_TEMPERATURE_GPU),
-            energy_mj=_or_none(n.nvmlDeviceGetTotalEnergyConsumption, h),
+            energy_mj=self.energy_mj(),
             power_w=power / 1000.0 if power is not None else None,
             reasons=fast.reasons, slowdown_ns=fast.slowdown_ns,
         )  # fmt: skip

@@ -8,10 +8,11 @@ that act on it.
   cumulative time held back for power and for heat) catch a slowdown between two polls, its
   reasons name it.
 - `energy_per_call`: the card's total-energy counter across a window of back-to-back calls
-  (ENERGY_WINDOW_S, hot), divided by the calls; where the counter is missing, the average of
-  the power readings at both ends times the window. The window is not the timed samples
-  themselves: a single-launch sample holds the GPU with a 50 us spin before the launch
-  (measure.py), whose energy is not the kernel's.
+  (hot) from one of its updates to a later one (at least ENERGY_UPDATES updates and
+  ENERGY_MIN_S apart), divided by the calls in between; where the counter is missing, the
+  average of the power readings at both ends of a fixed window times the window. The window
+  is not the timed samples themselves: a single-launch sample holds the GPU with a 50 us
+  spin before the launch (measure.py), whose energy is not the kernel's.
 - `settle`: warm-up until the SM clock's median over consecutive windows stops moving (within
   SETTLE_MHZ, SETTLE_STABLE times in a row), capped at SETTLE_CAP_S.
 - `cool_down`: wait, idle, until the GPU is at or below a temperature, capped at COOLDOWN_CAP_S.
@@ -32,7 +33,14 @@ SETTLE = ("auto", "on", "off")  # --settle
 MAX_BATCH = 1000  # launches a graph of the energy window holds (measure.MAX_BATCH)
 POLL_S = 0.002  # the watch reads the gauges at most this often
 THROTTLED_NOTE = 0.03  # a row with more than this share of its samples slowed gets a note
-ENERGY_WINDOW_S = 0.1  # back-to-back calls for the energy counter (it updates every few ms)
+# The energy window: graphs of about REPLAY_MS of launches, from one counter update to the
+# first after ENERGY_UPDATES more and ENERGY_MIN_S; at most ENERGY_MAX_S. Without the counter,
+# power readings across POWER_WINDOW_S.
+REPLAY_MS = 1.0
+ENERGY_UPDATES = 4
+ENERGY_MIN_S = 0.02
+ENERGY_MAX_S = 1.0
+POWER_WINDOW_S = 0.1
 SETTLE_WINDOW_S = 0.05
 SETTLE_MHZ = 15  # one step of the SM clock
 SETTLE_STABLE = 2
@@ -108,31 +116,59 @@ class Energy:
     counter: bool  # the energy counter (True) or power readings times the window (False)
 
 
-def energy_per_call(backend: Backend, call: Callable[[], None], gauge: Gauge, per_call_ms: float,
-                    window_s: float = ENERGY_WINDOW_S) -> Energy | None:  # fmt: skip
-    """Run `call` back to back for about `window_s` (graphs of up to MAX_BATCH launches, as
-    the timed batches: no spin, no flush) and read the energy the card drew per call; None
-    where the card reports neither energy nor power."""
+def energy_per_call(backend: Backend, call: Callable[[], None], gauge: Gauge,
+                    per_call_ms: float) -> Energy | None:  # fmt: skip
+    """Run `call` back to back (graphs of about REPLAY_MS of launches, as the timed batches:
+    no spin, no flush) and read the energy the card drew per call. The window is aligned to
+    the counter's own updates: it opens at one update and closes at the first update after
+    ENERGY_UPDATES more and ENERGY_MIN_S, so neither end falls between two updates (the
+    counter moves in steps). None where the card reports neither energy nor power."""
     if per_call_ms <= 0:
         return None
-    batch = max(1, min(MAX_BATCH, math.ceil(window_s * 1e3 / per_call_ms)))
-    reps = max(1, math.ceil(window_s * 1e3 / (per_call_ms * batch)))
+    batch = max(1, min(MAX_BATCH, math.ceil(REPLAY_MS / per_call_ms)))
     sampler = backend.sampler(call, batch, False, contextlib.nullcontext)
     backend.synchronize()
+    if gauge.energy_mj() is None:
+        return _power_times_window(backend, sampler, batch, gauge, per_call_ms)
+    calls, updates = 0, 0
+    last = gauge.energy_mj()
+    opened: tuple[float, int, int] | None = None  # (time, counter, calls) at the first update
+    start = gauge.now()
+    while gauge.now() - start < ENERGY_MAX_S:
+        sampler()  # waits for its launches
+        calls += batch
+        counter, now = gauge.energy_mj(), gauge.now()
+        if counter is None or counter == last:
+            continue
+        last = counter
+        if opened is None:
+            opened = (now, counter, calls)
+            continue
+        updates += 1
+        if updates >= ENERGY_UPDATES and now - opened[0] >= ENERGY_MIN_S:
+            joules = (counter - opened[1]) / 1e3
+            elapsed = now - opened[0]
+            return Energy(joules * 1e3 / (calls - opened[2]), joules / elapsed, elapsed,
+                          calls - opened[2], True)  # fmt: skip
+    return None  # the counter did not move often enough to measure in ENERGY_MAX_S
+
+
+def _power_times_window(backend: Backend, sampler: Callable[[], object], batch: int, gauge: Gauge,
+                        per_call_ms: float) -> Energy | None:  # fmt: skip
+    """No energy counter: the average of the power readings at both ends of a fixed window,
+    times the window."""
+    reps = max(1, math.ceil(POWER_WINDOW_S * 1e3 / (per_call_ms * batch)))
     start = gauge.read()
     for _ in range(reps):
         sampler()
     backend.synchronize()
     end = gauge.read()
-    calls = reps * batch
     elapsed = end.t_s - start.t_s
-    if start.energy_mj is not None and end.energy_mj is not None and elapsed > 0:
-        joules = (end.energy_mj - start.energy_mj) / 1e3
-        return Energy(joules * 1e3 / calls, joules / elapsed, elapsed, calls, True)
     powers = [w for w in (start.power_w, end.power_w) if w is not None]
     if not powers or elapsed <= 0:
         return None
     watts = sum(powers) / len(powers)
+    calls = reps * batch
     return Energy(watts * elapsed * 1e3 / calls, watts, elapsed, calls, False)
 
 

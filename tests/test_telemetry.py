@@ -79,10 +79,28 @@ def test_energy_per_call_is_the_counter_over_back_to_back_calls():
 def test_without_the_energy_counter_power_times_the_window_stands_in():
     gauge = FakeGauge(power_w=200.0, energy=False)
     backend = FakeBackend(kernels={"k": store_sum}, gauge=gauge, clock=lambda name: 0.5)
-    energy = energy_per_call(backend, lambda: backend.run(lambda: None), gauge, 0.5, window_s=0.1)
+    energy = energy_per_call(backend, lambda: None, gauge, 0.5)
     assert energy is not None and not energy.counter
     assert energy.mj_per_call == pytest.approx(100.0, rel=0.01)  # 200 W x 0.5 ms
     assert energy.calls * 0.5 >= 100  # the window: at least 0.1 s of calls
+
+
+@pytest.mark.parametrize("period", [0.001, 0.01, 0.1])
+def test_the_energy_window_spans_whole_counter_updates(period):
+    """A counter that moves in steps: the window opens and closes on updates, so the energy
+    per call is right however coarse the steps, and the window grows with them."""
+    gauge = FakeGauge(power_w=400.0, energy_period_s=period)
+    backend = FakeBackend(gauge=gauge, clock=lambda name: 0.05)  # 50 us a call
+    energy = energy_per_call(backend, lambda: None, gauge, 0.05)
+    assert energy is not None and energy.counter
+    assert energy.mj_per_call == pytest.approx(20.0, rel=0.02)  # 400 W x 50 us
+    assert energy.window_s >= max(0.02, 4 * period) * 0.99
+
+
+def test_a_counter_that_never_moves_gives_no_energy():
+    gauge = FakeGauge(energy_period_s=10.0)  # slower than the window's cap
+    backend = FakeBackend(gauge=gauge)
+    assert energy_per_call(backend, lambda: None, gauge, 0.1) is None
 
 
 def test_no_nvml_no_energy_and_cold_rows_have_none():

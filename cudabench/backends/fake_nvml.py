@@ -17,6 +17,7 @@ class FakeGauge:
                  mem_mhz: int = 2619, temp_c: float = 40.0, energy: bool = True,
                  slowdowns: Iterable[int] = (), can_lock: bool = True,
                  cooling_c_per_s: float = 2.0, heating_c_per_s: float = 0.0,
+                 energy_period_s: float = 0.005,
                  facts: dict[str, str] | None = None) -> None:  # fmt: skip
         self.t = 0.0  # virtual seconds
         self.power_w = power_w
@@ -33,6 +34,8 @@ class FakeGauge:
         self.lock_calls: list[int | None] = []  # every lock (MHz) and reset (None), in order
         self._facts = facts or {"power_limit_w": "700", "ecc": "on", "mig": "off"}
         self._energy_j = 0.0
+        self.energy_period = energy_period_s  # the counter moves in steps, this often
+        self._counted_j, self._counted_at = 0.0, 0.0
 
     # the virtual clock ---------------------------------------------------------------------
 
@@ -52,6 +55,15 @@ class FakeGauge:
 
     # the Gauge interface -------------------------------------------------------------------
 
+    def energy_mj(self) -> int | None:
+        """The counter as of its last update (it updates every `energy_period` seconds)."""
+        if not self.energy:
+            return None
+        if self.t - self._counted_at >= self.energy_period:
+            self._counted_j = self._energy_j
+            self._counted_at = self.t - (self.t % self.energy_period)
+        return int(self._counted_j * 1000)
+
     def sm_mhz(self) -> int:
         clock = self.locked or (self._sm(self.t) if callable(self._sm) else self._sm)
         return int(clock)
@@ -69,7 +81,7 @@ class FakeGauge:
         fast = self.quick()
         return Reading(
             fast.t_s, sm_mhz=fast.sm_mhz, mem_mhz=self.mem_mhz, temp_c=round(self.temp),
-            energy_mj=int(self._energy_j * 1000) if self.energy else None,
+            energy_mj=self.energy_mj(),
             power_w=self.power_w, reasons=fast.reasons, slowdown_ns=fast.slowdown_ns,
         )  # fmt: skip
 

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# The telemetry measurements docs/guide/telemetry.md records, on a GPU machine, from the repo
+# root (after `. .whl/install.sh` on a lent one). Logs go to $OUT/tel (default /tmp/tel_out).
+# It never changes the card's clocks or power limit (--clocks is not run here: a lent machine's
+# settings are not ours to change); the locking rules are tested GPU-free (tests/test_telemetry.py).
+#
+#   bash scripts/telemetry_check.sh
+set -u
+OUT=${OUT:-/tmp/tel_out}
+LOG="$OUT/tel"
+mkdir -p "$LOG"
+export CUDABENCH_DB="$LOG/history.db"
+CB=(python3 -m cudabench)
+step() {  # step NAME SECONDS COMMAND...: its output, wall time and exit status in NAME.log
+  local name=$1 limit=$2
+  shift 2
+  echo "=== $name: $*"
+  local start=$EPOCHREALTIME
+  timeout "$limit" "$@" > "$LOG/$name.log" 2>&1
+  local rc=$?
+  echo "rc=$rc wall_s=$(python3 -c "print(f'{$EPOCHREALTIME - $start:.2f}')")" | tee -a "$LOG/$name.log"
+}
+
+nvidia-smi --query-gpu=name,driver_version,power.limit,clocks.sm,clocks.mem,temperature.gpu \
+  --format=csv > "$LOG/gpu.csv" 2>&1
+
+# 1. what NVML can tell here: the energy counter's update period, a poll's cost
+step probe 60 python3 scripts/nvml_probe.py --seconds 1.0
+
+# 2. energy per call: the catalogue's sums against CUB/CuPy on 2^30 floats (a table with mJ, W, GB/J)
+step reduce_energy 120 "${CB[@]}" run reduce -s 2^30 --no-ceilings -o "$LOG/reduce_energy.json"
+
+# 3. one case's energy measured five times (its spread)
+step five 120 python3 - <<'EOF'
+import statistics
+import cudabench
+rows = []
+for i in range(5):
+    frame = cudabench.run("reduce", shapes=["2^30"], variants=["float4"], ceilings=False,
+                          output=f"{__import__('os').environ['OUT']}/tel/five_{i}.json")
+    row = frame[frame.variant == "float4"].iloc[0]
+    rows.append((row.time_us, row.energy_mj, row.power_w, row.gb_per_j, row.sm_mhz_median))
+    print(f"run {i}: {row.time_us:.1f} us, {row.energy_mj:.3f} mJ, {row.power_w:.0f} W, "
+          f"{row.gb_per_j:.1f} GB/J, SM {row.sm_mhz_median} MHz")
+energies = [r[1] for r in rows]
+print(f"energy: median {statistics.median(energies):.3f} mJ, min {min(energies):.3f}, "
+      f"max {max(energies):.3f}, spread (max-min)/median "
+      f"{100 * (max(energies) - min(energies)) / statistics.median(energies):.1f}%")
+EOF
+
+# 4. the cost: the same sweep with the energy window and without (the watch runs in both)
+COST=(run reduce -s 442368x128 -s 2^24 -s 1000003 -s 2^20 --no-ceilings)
+step cost_energy 150 "${CB[@]}" "${COST[@]}" -o "$LOG/cost_energy.json"
+step cost_none 150 "${CB[@]}" "${COST[@]}" --no-energy -o "$LOG/cost_none.json"
+
+# 5. zero against random fill on a compute-heavy case, and compare refusing the pair
+step sgemm_random 120 "${CB[@]}" run sgemm -s 4096x4096x4096 -v warptile --no-ceilings -o "$LOG/sgemm_random.json"
+step sgemm_zeros 120 "${CB[@]}" run sgemm -s 4096x4096x4096 -v warptile --no-ceilings --fill zeros -o "$LOG/sgemm_zeros.json"
+step compare_fill 60 "${CB[@]}" compare "$LOG/sgemm_random.json" "$LOG/sgemm_zeros.json"
+step compare_fill_allowed 60 "${CB[@]}" compare "$LOG/sgemm_random.json" "$LOG/sgemm_zeros.json" --allow-mismatch
+
+# 6. timing unchanged by the watch: one row against Nsight Compute
+step profile 180 "${CB[@]}" profile reduce -s 2^30 -v float4 -o "$LOG/profile.json"
+# 7. is the cold L2 cold? ncu's L2 hit rate of cold launches
+step profile_cold 180 "${CB[@]}" profile softmax -s 13824x4096 -v block_smem -v block_reg --cold -o "$LOG/profile_cold.json"
+
+tar -C "$OUT" -czf "$OUT/tel.tar.gz" tel && echo "packed $OUT/tel.tar.gz"
