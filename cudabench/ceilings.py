@@ -204,7 +204,7 @@ def above(row: ResultRow, c: Ceilings | None, device: DeviceInfo) -> str:
     excess = (row.gbps or 0.0) / ceiling - 1
     if excess <= spread:
         return ""
-    lo, hi, w = _between(fraction)
+    lo, hi, _ = _between(fraction)
     exact = [mix for mix, share in MIXES.items() if abs(fraction - share) <= MIX_TOLERANCE]
     name = f"{exact[0]} ceiling" if exact else f"ceiling of its mix (between {lo} and {hi})"
     return (f"{ABOVE}{name} ({ceiling:,.0f} GB/s) by {100 * excess:.1f}%, more than its "
