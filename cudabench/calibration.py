@@ -2,7 +2,10 @@
 
 `calibrate` measures this GPU's ceilings (ceilings.py does the arithmetic and keeps the file):
 each stream op over arrays of 8x the L2 size at a few configurations, with its library
-reference, and the FMA op, as a run of their own (results/<time>_ceilings.*). `use_ceilings`
+references; at the same size the library references of the catalogue ops that move a mix
+(ceilings.MIX_REFERENCES: reduce's sums, add, relu), so that no library the catalogue times
+moves a mix faster than its ceiling; and the FMA op, as a run of their own
+(results/<time>_ceilings.*). Each mix's ceiling is the best of all those rows. `use_ceilings`
 finds the ceilings a run uses — kept in the ceilings file, recorded in the history database,
 or measured now — and says which in a note on the run's metadata.
 """
@@ -50,6 +53,10 @@ def calibrate(session: Session, size: int | None = None, output: Path | None = N
     jobs = [dataclasses.replace(job, variants=tuple(
         c for v in job.variants for c in grid(v, ceilings.variant_grid(v))))
         for job in jobs]  # fmt: skip
+    # the library references of the ops that move a mix, at the same size: their rows alone
+    jobs += [dataclasses.replace(job, variants=())
+             for op in ceilings.MIX_REFERENCES.values()
+             for job in plan(op, [str(n)], None, None, **options).jobs if job.baselines]  # fmt: skip
     done = session.new_sweep("ceilings", jobs[0].timing, command, output=output,
                              listener=listener, started=started, force=force)  # fmt: skip
     done.run(jobs)
@@ -107,7 +114,7 @@ def use_ceilings(session: Session, meta: RunMeta, recalibrate: bool = False,
     why = ("--recalibrate" if recalibrate else ceilings.stale(entries, info)
            or f"none kept for the {info.name} in {path}")  # fmt: skip
     if announce is not None:
-        announce(f"measuring this GPU's ceilings first ({why}; about 30 rows, once per GPU "
+        announce(f"measuring this GPU's ceilings first ({why}; about 50 rows, once per GPU "
                  "model, driver and memory clock; --no-ceilings skips it)")  # fmt: skip
     try:
         _, done = calibrate(session, output=output, listener=listener, timing=meta.timing,

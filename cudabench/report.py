@@ -10,7 +10,7 @@ import pandas as pd
 from rich.table import Table
 from rich.text import Text
 
-from cudabench.ceilings import MIX_OPS, MIXES
+from cudabench.ceilings import MIX_OPS, MIXES, mix_of
 from cudabench.spec import (
     Ceilings,
     DeviceInfo,
@@ -200,8 +200,8 @@ def profile_table(rows: list[ResultRow], meta: RunMeta, op_label: str) -> Table:
 
 def ceilings_table(c: Ceilings, device: DeviceInfo, rows: list[ResultRow] | None = None) -> Table:
     """What the card can move in each mix and compute, against its theoretical peaks, and the
-    row that set each ceiling; with the measurement's rows, the best variant and the library
-    reference of each mix beside."""
+    row that set each ceiling; with the measurement's rows, the best kernel and the best
+    library reference of each mix beside (of any op that moves the mix: ceilings.mix_of)."""
     kept = "" if rows else f" | kept from {c.measured} (--recalibrate measures again)"
     table = Table(title=f"ceilings of {c.gpu} (driver {c.driver}, memory {c.memory_clock_mhz:g} "
                         f"MHz, DRAM peak {device.dram_peak_gbps:,.0f} GB/s, fp32 peak "
@@ -218,18 +218,25 @@ def ceilings_table(c: Ceilings, device: DeviceInfo, rows: list[ResultRow] | None
             continue
         peak = device.fp32_peak_gflops if mix == "fma" else device.dram_peak_gbps
         unit = "GFLOP/s" if mix == "fma" else "GB/s"
-        mine = [r for r in rows or [] if r.op == op and r.status is Status.OK]
+        mine = [r for r in rows or [] if r.status is Status.OK
+                and (r.op == op if mix == "fma" else mix_of(r, device) == mix)]  # fmt: skip
         value = (lambda r: r.gflops) if mix == "fma" else (lambda r: r.gbps)
         best = [max((r for r in mine if r.is_baseline == library), key=lambda r: value(r) or 0.0,
                     default=None) for library in (False, True)]  # fmt: skip
         cells = [cell for r in best for cell in (
-            (r.variant if r.is_baseline else r.label, _num(value(r), ",.0f")) if r else ("", ""))]
+            (_named(r, op), _num(value(r), ",.0f")) if r else ("", ""))]
         table.add_row(mix, "" if mix == "fma" else f"{MIXES[mix]:.2f}", f"{rate:,.0f} {unit}",
                       f"{100 * rate / peak:.1f}", set_by.get(mix, "").removeprefix(f"{op} "),
                       *cells)  # fmt: skip
     if c.floor_us is not None:
         table.add_row("launch floor", "", f"{c.floor_us:.1f} µs", "", "empty kernel", "", "", "", "")
     return table
+
+
+def _named(row: ResultRow, op: str) -> str:
+    """A variant (or library) beside its mix's op: its label, with its op when another."""
+    name = row.variant if row.is_baseline else row.label
+    return name if row.op == op else f"{row.op} {name}"
 
 
 def _delta(value: float | None, reference: float | None) -> str:

@@ -394,9 +394,11 @@ class DeviceInfo:
 
 @dataclass(frozen=True)
 class Ceilings:
-    """What one GPU can actually move and compute (`cudabench ceilings`): the best of the
-    stream ops' variants and library references in each traffic mix, the fp32 FMA rate, and
-    the launch floor, with the key they hold for (GPU model, driver, memory clock)."""
+    """What one GPU can actually move and compute (`cudabench ceilings`): the best correct
+    row of each traffic mix (the stream ops' variants, their library references, and any row
+    that moves exactly that mix over arrays of at least the measured size: ceilings.py), the
+    fp32 FMA rate, and the launch floor, with the key they hold for (GPU model, driver,
+    memory clock)."""
 
     gpu: str
     driver: str
@@ -410,6 +412,12 @@ class Ceilings:
     floor_us: float | None = None  # an empty kernel's time, as the rows were timed
     by: tuple[str, ...] = ()  # which row set each ceiling, `read: stream_read vec4[...]`
     source: str = ""  # the results file of the measurement
+    # the relative spread ((p90 - p10) / median) of the row that set each memory ceiling: a
+    # row above a ceiling by more than it is flagged (None: unknown, ceilings.SPREAD_FLOOR)
+    read_spread: float | None = None
+    write_spread: float | None = None
+    copy_spread: float | None = None
+    triad_spread: float | None = None
 
 
 @dataclass(frozen=True)

@@ -113,16 +113,29 @@ class Sweep:
         """Mark the run complete: the files rewritten (with `rows`, e.g. after ncu's metrics
         were joined), the database's rows and run updated. Returns the CSV and JSON paths."""
         self.meta = dataclasses.replace(self.meta, complete=True)
-        rows = self.rows if rows is None else [ceilings.annotate(r, self.meta.ceilings) for r in rows]
+        rows = self.rows if rows is None else [self.with_ceiling(r) for r in rows]
         paths = write_results(self.stem, self.meta, rows)
         self._record(rows, self.meta)
         return paths
 
     def derive(self, rows: list[ResultRow], job: CaseJob) -> list[ResultRow]:
         """The derived columns of a finished job's rows, filled here and nowhere else: each
-        kernel row's speedup over the job's baseline, and each row's `% ceiling`."""
+        kernel row's speedup over the job's baseline, and each row's `% ceiling` (with its
+        note when above the ceiling: `with_ceiling`)."""
         rows = with_speedups(rows, job.baselines)
-        return [ceilings.annotate(r, self.meta.ceilings) for r in rows]
+        return [self.with_ceiling(r) for r in rows]
+
+    def with_ceiling(self, row: ResultRow) -> ResultRow:
+        """The row's `% ceiling` (ceilings.annotate), with its note when it ran above its
+        ceiling by more than that ceiling's spread; the first such row adds the run's note
+        asking for a recalibration (once)."""
+        c = self.meta.ceilings
+        row = ceilings.annotate(row, c, self.meta.device)
+        if c is not None and ceilings.flagged(row):
+            note = ceilings.recalibration_note(c)
+            if note not in self.meta.notes:
+                self.meta = dataclasses.replace(self.meta, notes=(*self.meta.notes, note))
+        return row
 
     def run(self, jobs: list[CaseJob], ready: Ready | None = None) -> list[list[ResultRow]]:
         """Run a round of jobs; returns each job's rows (in the jobs' order)."""
@@ -136,7 +149,7 @@ class Sweep:
                     outer.listener.started(case, name, device)
 
             def row(self, job_index: int, row: ResultRow) -> None:
-                row = ceilings.annotate(row, outer.meta.ceilings)
+                row = outer.with_ceiling(row)
                 outer._pending[offset + job_index].append(row)
                 outer.save()  # every row saved as it ends
                 outer._record([row])

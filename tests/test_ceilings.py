@@ -25,13 +25,14 @@ runner = CliRunner()
 
 
 def row(op, shape, gbps=None, gflops=None, status=Status.OK, variant="v", baseline=False,
-        bytes_moved=None, **kw):  # fmt: skip
+        bytes_moved=None, dtype="float32", **kw):  # fmt: skip
+    from cudabench.dtypes import get_dtype
     from cudabench.ops import get_op
 
     dims = tuple(int(d) for d in shape.split("x"))
-    return ResultRow(op=op, shape=shape, dtype="float32", variant=variant, status=status,
-                     gbps=gbps, gflops=gflops, is_baseline=baseline,
-                     bytes_moved=bytes_moved or get_op(op).bytes_moved(dims), **kw)  # fmt: skip
+    moved = bytes_moved or get_op(op).bytes_moved(dims, get_dtype(dtype).itemsize)
+    return ResultRow(op=op, shape=shape, dtype=dtype, variant=variant, status=status,
+                     gbps=gbps, gflops=gflops, is_baseline=baseline, bytes_moved=moved, **kw)  # fmt: skip
 
 
 def test_a_mix_between_two_measured_ones_is_interpolated_by_its_read_fraction():
@@ -57,24 +58,135 @@ def test_each_row_is_measured_against_its_own_mix():
     assert ceilings.pct_ceiling(row("sgemm", "64x64x64", gflops=1.0), no_fma) is None
 
 
-def test_the_ceilings_are_the_best_correct_rows_of_each_mix():
-    rows = [
-        row("stream_read", "1000", gbps=3500.0, variant="vec4", params="UNROLL=1"),
-        row("stream_read", "1000", gbps=3900.0, variant="vec4", params="UNROLL=4"),
-        row("stream_read", "1000", gbps=3950.0, variant="cupy", baseline=True),
-        row("stream_read", "1000", gbps=9999.0, variant="vec4", status=Status.FAIL),
-        row("stream_write", "1000", gbps=4300.0, variant="vec4"),
-        row("stream_copy", "1000", gbps=3500.0, variant="vec4"),
-        row("stream_copy", "1000", gbps=3550.0, variant="memcpy", baseline=True),
-        row("stream_triad", "1000", gbps=3700.0, variant="vec4", floor_us=2.5),
+N = str(ceilings.array_elements(FAKE_DEVICE))  # the calibration size: 8x the fake's 60 MiB L2
+
+
+def measurement(*more):
+    """A measurement's rows at the calibration size (and `more`)."""
+    return [
+        row("stream_read", N, gbps=3500.0, variant="vec4", params="UNROLL=1", spread=0.004),
+        row("stream_read", N, gbps=3900.0, variant="vec4", params="UNROLL=4", spread=0.002),
+        row("stream_read", N, gbps=9999.0, variant="vec4", status=Status.FAIL),
+        row("stream_write", N, gbps=4300.0, variant="vec4", spread=0.003),
+        row("stream_copy", N, gbps=3500.0, variant="vec4"),
+        row("stream_copy", N, gbps=3550.0, variant="memcpy", baseline=True, spread=0.001),
+        row("stream_triad", N, gbps=3700.0, variant="vec4", floor_us=2.5, spread=0.005),
         row("fma", "1000", gflops=51_000.0, variant="chain", params="BLOCK=1024"),
+        *more,
     ]
+
+
+def test_the_ceilings_are_the_best_correct_rows_of_each_mix():
+    rows = measurement(row("stream_read", N, gbps=3950.0, variant="cupy", baseline=True))
     c = ceilings.from_rows(rows, FAKE_DEVICE, "now", "r.json")
     assert (c.read_gbps, c.write_gbps, c.copy_gbps, c.triad_gbps) == (3950.0, 4300.0, 3550.0, 3700.0)
     assert c.fma_gflops == 51_000.0 and c.floor_us == 2.5 and c.source == "r.json"
     assert "read: stream_read cupy" in c.by and "fma: fma chain[BLOCK=1024]" in c.by
+    # the spread of the row that set each ceiling (the cupy row's unknown)
+    assert (c.read_spread, c.write_spread, c.copy_spread, c.triad_spread) == (None, 0.003, 0.001, 0.005)
     with pytest.raises(ceilings.CeilingsError, match="no correct row of stream_copy"):
         ceilings.from_rows([r for r in rows if r.op != "stream_copy"], FAKE_DEVICE, "now")
+
+
+def test_a_library_row_faster_than_the_stream_kernels_raises_the_ceiling():
+    """Issue 35: CUB's and torch's sums read faster than the stream kernels; the read ceiling
+    is theirs, and `by` says so."""
+    torch_sum = row("reduce", N, gbps=4010.0, variant="torch", baseline=True, spread=0.003)
+    c = ceilings.from_rows(measurement(torch_sum), FAKE_DEVICE, "now")
+    assert c.read_gbps == 4010.0 and c.read_spread == 0.003
+    assert f"read: reduce torch {N} float32" in c.by
+    slower = dataclasses.replace(torch_sum, gbps=3800.0)
+    c = ceilings.from_rows(measurement(slower), FAKE_DEVICE, "now")
+    assert c.read_gbps == 3900.0 and "read: stream_read vec4[UNROLL=4]" in c.by
+
+
+def test_a_catalogue_row_of_exactly_the_mix_at_the_calibration_size_raises_it():
+    """Any row that moves exactly a mix over arrays of at least 8x the L2 counts for that
+    mix, a kernel as much as a library; a smaller array, or another mix, does not."""
+    big = str(4 * int(N))
+    add = row("add", big, gbps=3760.0, variant="float4")  # two reads, one write: a triad
+    c = ceilings.from_rows(measurement(add), FAKE_DEVICE, "now")
+    assert c.triad_gbps == 3760.0 and f"triad: add float4 {big} float32" in c.by
+    small = row("add", str(int(N) // 2), gbps=9000.0, variant="float4")  # the L2 helps it
+    row_sums = row("reduce", f"{int(N) // 128}x128", gbps=9000.0, variant="float4")  # 128/129 read
+    softmax = row("softmax", f"{int(N) // 128}x128", gbps=9000.0, variant="v")  # copy's mix...
+    relu = row("relu", N, gbps=3560.0, variant="cupy", baseline=True)  # ... as relu's
+    c = ceilings.from_rows(measurement(small, row_sums, relu), FAKE_DEVICE, "now")
+    assert (c.read_gbps, c.triad_gbps, c.copy_gbps) == (3900.0, 3700.0, 3560.0)
+    assert ceilings.mix_of(softmax, FAKE_DEVICE) == "copy"
+    assert ceilings.mix_of(row_sums, FAKE_DEVICE) is None and ceilings.mix_of(small, FAKE_DEVICE) is None
+    # the size is in bytes: a bfloat16 sum needs twice the elements of a float32 one
+    half = row("reduce", N, gbps=9000.0, variant="torch", baseline=True, dtype="bfloat16")
+    double = row("reduce", str(2 * int(N)), gbps=9000.0, variant="torch", baseline=True,
+                 dtype="bfloat16")  # fmt: skip
+    assert half.bytes_moved == 2 * int(N) + 2 and double.bytes_moved == 4 * int(N) + 2
+    assert ceilings.mix_of(half, FAKE_DEVICE) is None and ceilings.mix_of(double, FAKE_DEVICE) == "read"
+    failed = dataclasses.replace(add, gbps=9000.0, status=Status.FAIL)
+    assert ceilings.from_rows(measurement(failed), FAKE_DEVICE, "now").triad_gbps == 3700.0
+
+
+def test_the_ceilings_table_names_the_rows_of_another_op_that_set_or_beat_a_mix():
+    from rich.console import Console
+
+    from cudabench.report import ceilings_table
+
+    torch_sum = row("reduce", N, gbps=4010.0, variant="torch", baseline=True)
+    relu = row("relu", N, gbps=3540.0, variant="cupy", baseline=True)  # under memcpy's 3550
+    rows = measurement(torch_sum, relu, row("stream_copy", N, gbps=3530.0, variant="cupy", baseline=True))
+    c = ceilings.from_rows(rows, FAKE_DEVICE, "now")
+    console = Console(width=250, record=True)
+    console.print(ceilings_table(c, FAKE_DEVICE, rows))
+    lines = {line.split("│")[1].strip(): line for line in console.export_text().splitlines() if "│" in line}
+    assert f"reduce torch {N} float32" in lines["read"]  # set by, and the best reference
+    assert "reduce torch" in lines["read"].split(f"{N} float32")[1]
+    assert "memcpy" in lines["copy"] and "relu" not in lines["copy"]
+
+
+SPREADS = dataclasses.replace(C, read_spread=0.02, copy_spread=0.005, triad_spread=None)
+
+
+def test_a_row_above_its_ceiling_by_more_than_the_ceilings_spread_gets_a_note():
+    over = row("reduce", str(2**30), gbps=4000.0 * 1.021)  # a 4 GiB sum, far above the L2
+    noted = ceilings.annotate(over, SPREADS, FAKE_DEVICE)
+    assert noted.pct_ceiling == pytest.approx(102.1, abs=0.01)
+    assert noted.notes.startswith("above the measured read ceiling (4,000 GB/s) by 2.1%, more "
+                                  "than its spread (2.0%): `cudabench ceilings --recalibrate`")  # fmt: skip
+    assert ceilings.flagged(noted)
+    again = ceilings.annotate(noted, SPREADS, FAKE_DEVICE)  # the sweep annotates more than once
+    assert again.notes == noted.notes
+    cached = dataclasses.replace(over, notes="GPU throttled (power cap)")  # notes are joined
+    joined = ceilings.annotate(cached, SPREADS, FAKE_DEVICE).notes
+    assert joined.startswith("GPU throttled (power cap); above")
+    # a copy (relu) against copy's spread of 0.5%
+    relu = row("relu", str(2**30), gbps=3600.0 * 1.006)
+    copy = ceilings.annotate(relu, SPREADS, FAKE_DEVICE).notes
+    assert "above the measured copy ceiling (3,600 GB/s) by 0.6%" in copy
+    # between two mixes: row sums (128/129 read) against the interpolated ceiling and spread
+    ceiling = ceilings.gbps_at(SPREADS, 128 / 129)
+    spread = ceilings.spread_at(SPREADS, 128 / 129)
+    assert 0.01 < spread < 0.02  # mostly read's 2%, a little of triad's unknown (1%)
+    row_sums = row("reduce", "2097152x128", gbps=ceiling * (1 + spread + 0.001))
+    assert ceilings.annotate(row_sums, SPREADS, FAKE_DEVICE).notes.startswith(
+        f"above the measured ceiling of its mix (between triad and read) ({ceiling:,.0f} GB/s)")
+    # an unknown spread is SPREAD_FLOOR (1%) wide: triad's, for add
+    add = row("add", str(2**30), gbps=3800.0 * 1.012)
+    assert ceilings.flagged(ceilings.annotate(add, SPREADS, FAKE_DEVICE))
+
+
+def test_a_row_within_the_ceilings_spread_or_in_the_l2_is_not_flagged():
+    within = row("reduce", str(2**30), gbps=4000.0 * 1.019)  # read's spread is 2%
+    noted = ceilings.annotate(within, SPREADS, FAKE_DEVICE)
+    assert noted.pct_ceiling == pytest.approx(101.9) and noted.notes == ""
+    assert not ceilings.flagged(noted)
+    add = row("add", str(2**30), gbps=3800.0 * 1.009)  # triad's unknown spread: the 1% floor
+    assert ceilings.annotate(add, SPREADS, FAKE_DEVICE).notes == ""
+    in_l2 = row("reduce", "65536", gbps=40_000.0)  # the runner says it is cached
+    assert ceilings.annotate(in_l2, SPREADS, FAKE_DEVICE).notes == ""
+    sgemm = row("sgemm", "1024x1024x1024", gflops=60_000.0, gbps=50_000.0)  # against the FMA rate
+    assert ceilings.annotate(sgemm, SPREADS, FAKE_DEVICE).notes == ""
+    # a row sum (128 of 129 bytes read) just under the interpolated ceiling
+    row_sums = row("reduce", "2097152x128", gbps=ceilings.gbps_at(SPREADS, 128 / 129))
+    assert ceilings.annotate(row_sums, SPREADS, FAKE_DEVICE).notes == ""
 
 
 def test_the_file_keeps_one_entry_a_gpu_driver_and_memory_clock(tmp_path):
@@ -134,7 +246,12 @@ def test_ceilings_measures_keeps_and_then_shows_what_it_kept(tmp_path, fake_env)
     (rows_file,) = (tmp_path / "m").glob("*_ceilings.json")
     doc = json.loads(rows_file.read_text())
     assert {r["op"] for r in doc["rows"]} == {"stream_read", "stream_write", "stream_copy",
-                                              "stream_triad", "fma"}  # fmt: skip
+                                              "stream_triad", "fma", "reduce", "add", "relu"}  # fmt: skip
+    # the ops that move a mix run their library references alone, at the stream ops' size
+    others = [(r["op"], r["variant"], r["shape"]) for r in doc["rows"]
+              if r["op"] in ceilings.MIX_REFERENCES.values()]  # fmt: skip
+    n = str(ceilings.array_elements(dataclasses.replace(FAKE_DEVICE, l2_bytes=65536)))
+    assert sorted(others) == [("add", "cupy", n), ("reduce", "cupy", n), ("relu", "cupy", n)]
     params = [(r["variant"], dict(p.split("=") for p in r["params"].split(",") if p))
               for r in doc["rows"] if r["op"] == "stream_copy"]  # fmt: skip
     copies = {(v, p.get("UNROLL"), p.get("GRID_K"), p.get("STREAM_LOADS")) for v, p in params}
@@ -181,6 +298,47 @@ def test_run_gains_a_ceiling_column_from_the_kept_ceilings(tmp_path, fake_env):
     plain = runner.invoke(app, ["run", "reduce", "-s", "2^16", "-v", "float4", "--no-ceilings",
                                 *QUICK, "-o", str(tmp_path / "p")], env=fake_env)  # fmt: skip
     assert plain.exit_code == 0 and "% ceiling" not in plain.stdout
+
+
+def test_rows_above_their_ceiling_are_noted_and_the_run_asks_once_to_recalibrate(tmp_path, fake_env):
+    """Kept ceilings the fake's sums beat (read 1 GB/s): every row of the read mix is noted,
+    and the run's notes (its JSON, its stderr) ask for a recalibration once."""
+    low = dataclasses.replace(C, read_gbps=1.0, read_spread=0.001)
+    ceilings.save(low, tmp_path / "ceilings.json")
+    args = ["run", "reduce", "-s", "2^16", "-s", "2^17", "-v", "float4", "-v", "atomic", *QUICK]
+    result = runner.invoke(app, [*args, "-o", str(tmp_path / "r")], env=fake_env)
+    assert result.exit_code == 0, result.output
+    (path,) = (tmp_path / "r").glob("*.json")
+    doc = json.loads(path.read_text())
+    assert len(doc["rows"]) == 6  # two shapes: float4, atomic and the cupy baseline
+    for r in doc["rows"]:
+        assert r["pct_ceiling"] > 101 and r["notes"].count("above the measured read ceiling (1 GB/s)") == 1
+    asks = [n for n in doc["meta"]["notes"] if "cudabench ceilings --recalibrate" in n]
+    assert len(asks) == 1 and asks[0] == ceilings.recalibration_note(low)
+    assert " ".join(result.output.split()).count("a ceiling a kernel beats is not a ceiling") == 1
+    off = {**fake_env, "CUDABENCH_CEILINGS": "off"}
+    plain = runner.invoke(app, [*args, "-o", str(tmp_path / "p")], env=off)
+    assert plain.exit_code == 0 and "recalibrate" not in plain.output
+
+
+def test_rows_under_their_ceiling_leave_the_run_without_the_request(tmp_path, monkeypatch):
+    """The sweep itself (no CLI): ceilings the rows stay under add no note, ceilings they beat
+    add the run's note once however many rows beat them."""
+    from cudabench.plan import plan
+
+    monkeypatch.setenv("CUDABENCH_FAKE_L2", "65536")  # the sums are 4x and 8x the L2
+
+    work = plan("reduce", ["2^16", "2^17"], ["float4"], None, min_samples=2, min_time_s=0.0,
+                max_time_s=0.01, warmup=0)  # fmt: skip
+    for kept, expected in ((C, 0), (dataclasses.replace(C, read_gbps=1.0), 1)):
+        with fake_session() as session:
+            sweep = session.new_sweep("reduce", work.timing, "test", output=tmp_path / str(expected),
+                                      ceilings=kept)  # fmt: skip
+            sweep.run(work.jobs)
+            sweep.finish()
+        assert all(r.pct_ceiling is not None for r in sweep.rows)
+        assert sum(ceilings.flagged(r) for r in sweep.rows) == 4 * expected
+        assert sweep.meta.notes.count(ceilings.recalibration_note(kept)) == expected
 
 
 def test_a_first_run_on_a_gpu_measures_its_ceilings(tmp_path, fake_env):
@@ -285,6 +443,7 @@ def test_a_measurement_that_leaves_a_mix_without_a_correct_row_is_a_note(tmp_pat
     monkeypatch.setenv("CUDABENCH_CEILINGS", str(tmp_path / "c.json"))
     monkeypatch.setenv("CUDABENCH_FAKE_L2", "65536")
     monkeypatch.setattr(get_op("stream_copy"), "library", {"memcpy": lambda a, b: a * 0})
+    monkeypatch.setattr(get_op("relu"), "library", {"cupy": lambda x: x * 0})  # copy's mix too
     backend = NoCopyKernel()
     quick = TimingOptions(warmup=0, min_samples=2, min_time_s=0.0, max_time_s=0.01)
     session = fake_session(backend)

@@ -601,6 +601,14 @@ def test_ceilings_on_the_gpu(tmp_path, monkeypatch):
 
     (entry,) = ceilings.load(tmp_path / "c.json")
     assert 0 < entry.copy_gbps and 0 < entry.read_gbps and entry.fma_gflops > 0
+    # beside the stream ops, the library references of reduce, add and relu, all correct
+    from cudabench.results import read_results
+
+    (rows_file,) = (tmp_path / "m").glob("*_ceilings.json")
+    _, rows = read_results(rows_file)
+    others = [r for r in rows if r.op in ceilings.MIX_REFERENCES.values()]
+    assert {r.op for r in others} == {"reduce", "add", "relu"}
+    assert all(r.is_baseline and r.status is Status.OK for r in others)
 
 
 _READ_ALL = r"""
