@@ -11,6 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from cudabench.ceilings import MIX_OPS, MIXES
+from cudabench.fingerprint import describe, fingerprint, short_line
 from cudabench.spec import (
     Ceilings,
     DeviceInfo,
@@ -88,6 +89,11 @@ def title(meta: RunMeta, op_label: str, rows: list[ResultRow] | None = None) -> 
         f"{meta.timing_mode} L2{', interleaved' if meta.timing.interleave else ''} | "
         f"{clock_label(rows or [])}, median of samples"
     )
+
+
+def fingerprint_caption(meta: RunMeta) -> str:
+    """The run's fingerprint on one line (what compare and history match runs by)."""
+    return f"fingerprint: {short_line(fingerprint(meta))}"
 
 
 def speedup_label(rows: list[ResultRow]) -> str:
@@ -252,17 +258,31 @@ def failure_summary(rows: list[ResultRow], baselines: bool = False) -> list[str]
 
 _VERDICT_STYLE = {
     "FASTER": "bold green", "SLOWER": "bold red", "SAME": "", "UNSURE": "yellow",
-    "STATUS": "bold magenta", "TIMER": "yellow", "ONLY_A": "dim", "ONLY_B": "dim",
+    "STATUS": "bold magenta", "NOT_COMPARABLE": "yellow", "ONLY_A": "dim", "ONLY_B": "dim",
 }  # fmt: skip
 
 
-def compare_table(pairs: list[Any], meta_a: RunMeta, meta_b: RunMeta, threshold: float) -> Table:
-    """A vs B, one line per matched or unmatched row (compare.Pair)."""
+def verdict_text(pair: Any) -> str:
+    """A pair's verdict as shown (compare.Pair): `OK -> FAIL`, `NOT COMPARABLE: driver
+    580.95 != 575.57`, `SLOWER*` for a verdict given across differing fingerprints."""
+    if pair.verdict.value == "STATUS":
+        return f"{pair.a.status.value} -> {pair.b.status.value}"
+    if pair.verdict.value == "NOT_COMPARABLE":
+        return f"NOT COMPARABLE: {describe(pair.mismatch)}"
+    return pair.verdict.value + ("*" if pair.marked else "")
+
+
+def compare_table(pairs: list[Any], meta_a: RunMeta, meta_b: RunMeta, threshold: float,
+                  mismatch: list[Any] | None = None) -> Table:  # fmt: skip
+    """A vs B, one line per matched or unmatched row (compare.Pair); the caption says
+    whether the runs' fingerprints agree (`mismatch`: fingerprint.differences)."""
     table = Table(
         title=f"A {meta_a.started} ({meta_a.device.name}, {meta_a.timing_mode})  vs  "
         f"B {meta_b.started} ({meta_b.device.name}, {meta_b.timing_mode}) | "
         f"threshold {100 * threshold:g}%, noise = 3 standard errors or the spread",
-        title_justify="left", header_style="bold",
+        title_justify="left", header_style="bold", caption_justify="left",
+        caption=(f"fingerprints differ: {describe(mismatch)}" if mismatch
+                 else "fingerprints agree" if mismatch is not None else None),
     )  # fmt: skip
     profiled = any(p.a and p.b and p.a.ncu and p.b.ncu for p in pairs)
     for name, justify in [("op", "left"), ("shape", "left"), ("variant", "left"),
@@ -276,11 +296,7 @@ def compare_table(pairs: list[Any], meta_a: RunMeta, meta_b: RunMeta, threshold:
         op, variant, shape = pair.key.op, pair.key.label, pair.key.shape
         a_text = _cell(pair.a)
         b_text = _cell(pair.b)
-        verdict = pair.verdict.value
-        if pair.verdict.value == "STATUS":
-            verdict = f"{pair.a.status.value} -> {pair.b.status.value}"
-        elif pair.verdict.value == "TIMER":
-            verdict = f"TIMER {pair.a.timer} -> {pair.b.timer}"
+        verdict = verdict_text(pair)
         cells = [
             op, shape, variant, a_text, b_text, _num(pair.ratio, ".3f"),
             "" if pair.change is None else f"{100 * pair.change:+.1f}%",
@@ -355,7 +371,7 @@ def report_markdown(rows: list[ResultRow], meta: RunMeta, op_label: str) -> str:
         f"**{r.label}**" if r.key in best else r.label for r in rows
     ]
     head = (f"**{title(meta, op_label, rows)}**  \n`{meta.command}` ({meta.started}, "
-            f"cudabench {meta.cudabench_version})\n\n")  # fmt: skip
+            f"cudabench {meta.cudabench_version})  \n{fingerprint_caption(meta)}\n\n")  # fmt: skip
     return head + frame.to_markdown(index=False) + "\n"
 
 
@@ -372,5 +388,6 @@ def report_html(rows: list[ResultRow], meta: RunMeta, op_label: str, plot: str |
         "table.results td,table.results th{padding:2px 8px;text-align:right}</style>"
         f"<h2>{html.escape(title(meta, op_label, rows))}</h2>"
         f"<p><code>{html.escape(meta.command)}</code> ({html.escape(meta.started)})</p>"
+        f"<p>{html.escape(fingerprint_caption(meta))}</p>"
         f"{body}{image}\n"
     )

@@ -420,3 +420,6 @@ class RunMeta:
     devices: tuple[int, ...] = (0,)  # the CUDA devices the rows ran on (one worker each)
     notes: tuple[str, ...] = ()  # what the run could not do as asked (the clock it fell back to)
     ceilings: Ceilings | None = None  # the card's measured ceilings the `% ceiling` column used
+    # nvcc's flags for every kernel (compile.NVCC_FLAGS; the dtype's and the configuration's
+    # -D definitions are the row's own); '' in files from before it was recorded
+    compile_flags: str = ""
