@@ -12,6 +12,7 @@ from rich.text import Text
 
 from cudabench.ceilings import MIX_OPS, MIXES
 from cudabench.fingerprint import describe, fingerprint, short_line
+from cudabench.ncu import COLD_L2_HIT_PCT
 from cudabench.spec import (
     Ceilings,
     DeviceInfo,
@@ -165,8 +166,11 @@ def profile_table(rows: list[ResultRow], meta: RunMeta, op_label: str) -> Table:
         title=f"{title(meta, op_label, rows)} | Nsight Compute, one launch a row, clocks not locked",
         title_justify="left", header_style="bold",
     )  # fmt: skip
+    # cold profiles: the L2 hit rate of the launch's reads (⚠: more than a cold L2 explains)
+    l2 = any(r.ncu is not None and r.ncu.l2_hit_pct is not None for r in rows)
     for name in ["shape", "variant", "status", "time µs", "ncu µs", "Δ", "DRAM %", "mem %",
-                 "SM %", "occ %", "regs", "smem B", "DRAM rd MB", "wr MB", "bound"]:  # fmt: skip
+                 "SM %", "occ %", "regs", "smem B", "DRAM rd MB", "wr MB",
+                 *(["L2 hit %"] if l2 else []), "bound"]:  # fmt: skip
         table.add_column(name, justify="left" if name in ("shape", "variant", "status", "bound")
                          else "right")  # fmt: skip
     previous = None
@@ -189,11 +193,13 @@ def profile_table(rows: list[ResultRow], meta: RunMeta, op_label: str) -> Table:
         if n.achieved_occupancy_pct is not None:
             occupancy = f"{n.achieved_occupancy_pct:.0f}/{_num(n.theoretical_occupancy_pct, '.0f')}"
         mb = lambda b: _num(None if b is None else b / 1e6, ",.1f")  # noqa: E731
+        hot_hit = meta.timing_mode == "cold" and (n.l2_hit_pct or 0) > COLD_L2_HIT_PCT
+        hit = _num(n.l2_hit_pct, ".0f") + (" ⚠" if hot_hit else "")
         table.add_row(
             shape, row.label, status, _num(row.time_us, ",.1f"), _num(n.duration_us, ",.1f"),
             diff, _num(n.dram_pct, ".1f"), _num(n.memory_pct, ".1f"), _num(n.sm_pct, ".1f"),
             occupancy, _num(n.registers, "d"), _num(n.shared_mem_bytes, ",d"),
-            mb(n.dram_read_bytes), mb(n.dram_write_bytes), n.bound,
+            mb(n.dram_read_bytes), mb(n.dram_write_bytes), *([hit] if l2 else []), n.bound,
         )  # fmt: skip
     return table
 

@@ -241,6 +241,9 @@ class ProfileMetrics:
     dram_read_bytes: float | None = None
     dram_write_bytes: float | None = None
     sm_clock_ghz: float | None = None  # the SM clock ncu saw (clock control off)
+    # cold profiles: % of the kernels' L2 read lookups from the SMs (L1TEX) that hit, from
+    # lts__t_sectors_srcunit_tex_op_read_lookup_{hit,miss}.sum (ncu.L2_READ_HIT)
+    l2_hit_pct: float | None = None
     bound: str = ""  # "memory", "compute" or "latency": a hint from the throughputs
     extra: dict[str, float] = field(default_factory=dict)  # metrics asked with --metrics
 
