@@ -84,9 +84,9 @@ def compare_command(
     """Compare two runs row by row (FASTER / SLOWER / SAME / UNSURE from the samples' noise,
     status changes first), or with --by variant one run's speedup matrix.
 
-    Rows of runs whose fingerprints differ (another GPU, driver, power limit, clock policy,
-    ... : anything that moves times) get NOT COMPARABLE and the differing keys, not a
-    verdict, unless --allow-mismatch.
+    Rows of runs whose fingerprints differ (another GPU, driver, power limit, clock policy
+    and the like: anything that moves times) get NOT COMPARABLE and the differing keys, not
+    a verdict, unless --allow-mismatch.
 
     Exit status: 0, or 1 with --fail-on-regression when a row got slower or started failing,
     a row of A is missing from B (unless --allow-missing) or no row matched at all (NOT
