@@ -107,15 +107,16 @@ def verdict_for(a: ResultRow, b: ResultRow, threshold: float = DEFAULT_THRESHOLD
     fingerprints differ (fingerprint.differences); with the rows' own clocks, any key that
     `allow` (key names, or fingerprint.ALL) does not name makes the pair NOT_COMPARABLE.
     CUDA events bracket launch gaps that CUPTI's kernel records leave out (+32% on a cold
-    2^20 sum): a change of clock is not a change of the kernel, nor is one of driver. The
-    noise a change must clear is the larger
-    of three standard errors of the two medians and the wider of the two rows' spreads
-    ((p90 - p10) / median). The standard error alone assumes the samples come from one
-    narrow distribution; a wide or bimodal row moves between runs by far more (torch's
-    loop-timed sum of 2^24 floats on an H100: samples from 58 to 417 us), and nvbench's
-    compare likewise asks a change to clear the samples' own width. A host-bound row can
-    still flip between its modes (medians 64 and 118 us in two runs of the same code): the
-    CI gates judge kernel rows only (cli/compare_cmd.py, gate_failures)."""
+    2^20 sum): a change of clock is not a change of the kernel, nor is one of driver.
+
+    The noise a change must clear is the larger of three standard errors of the two medians
+    and the wider of the two rows' spreads ((p90 - p10) / median). The standard error alone
+    assumes the samples come from one narrow distribution; a wide or bimodal row moves
+    between runs by far more (torch's loop-timed sum of 2^24 floats on an H100: samples from
+    58 to 417 us), and nvbench's compare likewise asks a change to clear the samples' own
+    width. A host-bound row can still flip between its modes (medians 64 and 118 us in two
+    runs of the same code): the CI gates judge kernel rows only (cli/compare_cmd.py,
+    gate_failures)."""
     key = a.key
     if a.status is not b.status:
         return Pair(key, a, b, Verdict.STATUS)
