@@ -12,6 +12,12 @@ verdict comes from the samples, as nvbench's compare does, not from a fixed perc
     UNSURE  otherwise: larger than the threshold, but within the noise
 
 A status change (e.g. OK -> FAIL) is its own verdict and sorts first.
+
+A timed pair gets none of the four when the runs' fingerprints (fingerprint.py: GPU, driver,
+CUDA, nvcc, power limit, ECC, MIG, clock policy, fill, timer, L2 flush, compile flags,
+cudabench version), or the two rows' clocks, differ: NOT_COMPARABLE, naming the keys, unless
+the caller allows those keys (`--allow-mismatch`), and then the verdict is marked. A status
+change is still judged: correctness does not depend on the machine being the same.
 """
 
 from __future__ import annotations
@@ -21,9 +27,11 @@ import enum
 import json
 import math
 import statistics
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
+from cudabench.fingerprint import Difference, blocking, differences, fingerprint, pair_differences
 from cudabench.report import case_labels, fastest_per_shape
 from cudabench.results import RESULTS_DIR, ResultsError, read_results
 from cudabench.spec import ResultRow, RowKey, RunMeta, Status
@@ -38,13 +46,15 @@ class Verdict(str, enum.Enum):
     SAME = "SAME"
     UNSURE = "UNSURE"
     STATUS = "STATUS"  # the status changed (OK -> FAIL, COMPILE_ERROR -> OK, ...)
-    TIMER = "TIMER"  # timed by different clocks (events, cupti): no verdict unless allowed
+    # the fingerprints differ (another driver, power limit, clock, ...: Pair.mismatch says
+    # which), or the rows were timed by different clocks: no verdict unless allowed
+    NOT_COMPARABLE = "NOT_COMPARABLE"
     ONLY_A = "ONLY_A"  # the row is in run A only
     ONLY_B = "ONLY_B"
 
 
 class CompareError(ValueError):
-    """Runs that cannot be compared (other GPU, other timing mode); one line, exit 2."""
+    """A comparison that cannot be made (no such variant for --by variant); one line, exit 2."""
 
 
 @dataclass(frozen=True)
@@ -55,6 +65,14 @@ class Pair:
     verdict: Verdict
     change: float | None = None  # median_B / median_A - 1
     noise: float | None = None  # 3 x the standard error of the change
+    # where the fingerprints (or the rows' clocks) differ: NOT_COMPARABLE's reason, or, for a
+    # verdict given anyway (allowed), what its mark (*) stands for
+    mismatch: tuple[Difference, ...] = ()
+
+    @property
+    def marked(self) -> bool:
+        """A verdict given across differing fingerprints (--allow-mismatch)."""
+        return bool(self.mismatch) and self.verdict is not Verdict.NOT_COMPARABLE
 
     @property
     def ratio(self) -> float | None:
@@ -83,25 +101,31 @@ def relative_standard_error(samples: tuple[float, ...]) -> float:
 
 
 def verdict_for(a: ResultRow, b: ResultRow, threshold: float = DEFAULT_THRESHOLD,
-                allow_mixed_timers: bool = False) -> Pair:  # fmt: skip
-    """The verdict for one matched pair of rows. The noise a change must clear is the larger
-    of three standard errors of the two medians and the wider of the two rows' spreads
-    ((p90 - p10) / median). The standard error alone assumes the samples come from one
-    narrow distribution; a wide or bimodal row moves between runs by far more (torch's
-    loop-timed sum of 2^24 floats on an H100: samples from 58 to 417 us), and nvbench's
-    compare likewise asks a change to clear the samples' own width. A host-bound row can
-    still flip between its modes (medians 64 and 118 us in two runs of the same code): the
-    CI gates judge kernel rows only (cli/compare_cmd.py, gate_failures)."""
+                mismatch: tuple[Difference, ...] | list[Difference] = (),
+                allow: Collection[str] = ()) -> Pair:  # fmt: skip
+    """The verdict for one matched pair of rows. `mismatch`: where the two runs'
+    fingerprints differ (fingerprint.differences); with the rows' own clocks, any key that
+    `allow` (key names, or fingerprint.ALL) does not name makes the pair NOT_COMPARABLE.
+    CUDA events bracket launch gaps that CUPTI's kernel records leave out (+32% on a cold
+    2^20 sum): a change of clock is not a change of the kernel, nor is one of driver.
+
+    The noise a change must clear is the larger of three standard errors of the two medians
+    and the wider of the two rows' spreads ((p90 - p10) / median). The standard error alone
+    assumes the samples come from one narrow distribution; a wide or bimodal row moves
+    between runs by far more (torch's loop-timed sum of 2^24 floats on an H100: samples from
+    58 to 417 us), and nvbench's compare likewise asks a change to clear the samples' own
+    width. A host-bound row can still flip between its modes (medians 64 and 118 us in two
+    runs of the same code): the CI gates judge kernel rows only (cli/compare_cmd.py,
+    gate_failures)."""
     key = a.key
     if a.status is not b.status:
         return Pair(key, a, b, Verdict.STATUS)
     if not (a.time_us and b.time_us):
         return Pair(key, a, b, Verdict.SAME)  # both failed alike, or neither was timed
     change = b.time_us / a.time_us - 1.0
-    if a.timer != b.timer and not allow_mixed_timers:
-        # CUDA events bracket launch gaps that CUPTI's kernel records leave out (+32% on a
-        # cold 2^20 sum): a change of clock is not a change of the kernel
-        return Pair(key, a, b, Verdict.TIMER, change)
+    diffs = pair_differences(tuple(mismatch), a, b)
+    if blocking(diffs, allow):
+        return Pair(key, a, b, Verdict.NOT_COMPARABLE, change, mismatch=diffs)
     se = math.hypot(relative_standard_error(a.samples_us), relative_standard_error(b.samples_us))
     noise = max(NOISE_SIGMAS * se, a.spread or 0.0, b.spread or 0.0)
     if abs(change) <= threshold:
@@ -110,25 +134,27 @@ def verdict_for(a: ResultRow, b: ResultRow, threshold: float = DEFAULT_THRESHOLD
         verdict = Verdict.FASTER if change < 0 else Verdict.SLOWER
     else:
         verdict = Verdict.UNSURE
-    return Pair(key, a, b, verdict, change, noise)
+    return Pair(key, a, b, verdict, change, noise, diffs)
 
 
-_ORDER = {Verdict.STATUS: 0, Verdict.SLOWER: 1, Verdict.FASTER: 2, Verdict.TIMER: 3,
+_ORDER = {Verdict.STATUS: 0, Verdict.SLOWER: 1, Verdict.FASTER: 2, Verdict.NOT_COMPARABLE: 3,
           Verdict.UNSURE: 4, Verdict.SAME: 5, Verdict.ONLY_A: 6, Verdict.ONLY_B: 7}  # fmt: skip
 
 
 def compare_rows(rows_a: list[ResultRow], rows_b: list[ResultRow],
                  threshold: float = DEFAULT_THRESHOLD,
-                 allow_mixed_timers: bool = False) -> list[Pair]:  # fmt: skip
+                 mismatch: tuple[Difference, ...] | list[Difference] = (),
+                 allow: Collection[str] = ()) -> list[Pair]:  # fmt: skip
     """Match rows by key; status changes first, then regressions, then the rest, each in
-    run A's order; unmatched rows are kept, not dropped. A row without parameters (a file
+    run A's order; unmatched rows are kept, not dropped. `mismatch` and `allow` as for
+    verdict_for (run_differences gives the runs' `mismatch`). A row without parameters (a file
     from before its variant had a tunable space) matches the other run's only configuration
     of that variant and case, if it has exactly one."""
     rows_a, rows_b = _bridge_params(rows_a, rows_b)
     by_b = {r.key: r for r in rows_b}
     keys_a = {r.key for r in rows_a}
     pairs = [
-        verdict_for(a, by_b[a.key], threshold, allow_mixed_timers) if a.key in by_b
+        verdict_for(a, by_b[a.key], threshold, mismatch, allow) if a.key in by_b
         else Pair(a.key, a, None, Verdict.ONLY_A)
         for a in rows_a
     ]  # fmt: skip
@@ -160,18 +186,10 @@ def _bridge_params(rows_a: list[ResultRow],
     return bridged(rows_a, rows_b), bridged(rows_b, rows_a)
 
 
-def check_comparable(meta_a: RunMeta, meta_b: RunMeta) -> None:
-    """Refuse runs from different GPUs or timing modes (CompareError says which)."""
-    if meta_a.device.name != meta_b.device.name:
-        raise CompareError(
-            f"runs are from different GPUs ({meta_a.device.name} vs {meta_b.device.name}); "
-            "pass --ignore-device to compare anyway"
-        )
-    if meta_a.timing_mode != meta_b.timing_mode:
-        raise CompareError(
-            f"runs used different timing modes ({meta_a.timing_mode} vs {meta_b.timing_mode}); "
-            "pass --ignore-device to compare anyway"
-        )
+def run_differences(meta_a: RunMeta, meta_b: RunMeta) -> list[Difference]:
+    """Where two runs' fingerprints differ (another GPU or L2 mode among them): their rows
+    get no verdict unless allowed. Unknown values are no difference (fingerprint.py)."""
+    return differences(fingerprint(meta_a), fingerprint(meta_b))
 
 
 @dataclass(frozen=True)

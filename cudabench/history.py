@@ -5,7 +5,7 @@
 Tables (schema version in `meta`, migrations below):
 
     runs(id, started, command, tag, git_sha, git_dirty, gpu, driver, timing_mode,
-         cudabench_version, complete, source, meta_json)
+         cudabench_version, complete, source, meta_json, fingerprint)
     rows(run_id, op, variant, shape, dtype, params, status, time_us, spread, row_json)
          UNIQUE (run_id, op, variant, shape, dtype, params)
 
@@ -13,7 +13,8 @@ Tables (schema version in `meta`, migrations below):
 metrics included) as the results file holds them, and are read back through the same
 validating reader (results.parse_document), so the database and the files cannot disagree
 on what a row is. The key columns are for queries; a row written again (a job's speedups
-filled in, tune's final round) replaces the earlier one.
+filled in, tune's final round) replaces the earlier one. `fingerprint` is the run's
+fingerprint (fingerprint.py) as JSON, which `history` tells runs apart by.
 
 Each row is its own transaction in WAL mode with a busy timeout: two runs writing at once
 wait for each other, and a crash or Ctrl-C loses at most the row being written. A database
@@ -25,14 +26,16 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cudabench import fingerprint as fp
 from cudabench.results import (
     RESULTS_DIR,
     ResultsError,
+    kernels_dirty,
     meta_dict,
     parse_document,
     parse_row,
@@ -41,12 +44,14 @@ from cudabench.results import (
 from cudabench.schema import SchemaError, read_record
 from cudabench.spec import Ceilings, ResultRow, RowKey, RunMeta
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 BUSY_TIMEOUT_MS = 30_000
 
 # Each entry upgrades the schema from the version before it (index 0: from nothing to 1).
-# Version 2 added the rows' `params` (launch parameters) to the key.
-_MIGRATIONS: list[list[str]] = [
+# Version 2 added the rows' `params` (launch parameters) to the key; version 3 the runs'
+# fingerprint, computed for the runs already there from their metadata (a step may be a
+# function of the connection).
+_MIGRATIONS: list[list[str | Callable[[sqlite3.Connection], None]]] = [
     [
         """CREATE TABLE runs (
             id INTEGER PRIMARY KEY AUTOINCREMENT, started TEXT NOT NULL, command TEXT NOT NULL,
@@ -76,6 +81,9 @@ _MIGRATIONS: list[list[str]] = [
         "ALTER TABLE rows_v2 RENAME TO rows",
         "CREATE INDEX rows_case ON rows (op, variant, shape, dtype, params)",
     ],
+    [  # 2 -> 3: the runs' fingerprints
+        "ALTER TABLE runs ADD COLUMN fingerprint TEXT NOT NULL DEFAULT ''", fp.backfill,
+    ],
 ]
 assert len(_MIGRATIONS) == SCHEMA_VERSION
 
@@ -86,19 +94,6 @@ class HistoryError(ValueError):
 
 def db_path(explicit: Path | None = None) -> Path:
     return explicit or Path(os.environ.get("CUDABENCH_DB", RESULTS_DIR / "cudabench.db"))
-
-
-def kernels_dirty(folder: Path | None = None) -> bool:
-    """Whether the built-in kernels' folder has uncommitted changes (False outside git)."""
-    from cudabench.kernels import BUILTIN_KERNELS
-
-    folder = folder or BUILTIN_KERNELS
-    try:
-        out = subprocess.run(["git", "status", "--porcelain", "--", str(folder)],
-                             capture_output=True, text=True, timeout=10, cwd=folder)  # fmt: skip
-    except (OSError, subprocess.SubprocessError):
-        return False
-    return out.returncode == 0 and bool(out.stdout.strip())
 
 
 @dataclass(frozen=True)
@@ -115,14 +110,16 @@ class RunInfo:
     timing_mode: str
     complete: bool
     source: str
+    fingerprint: dict[str, str]  # {} for a run whose metadata did not read
 
 
 _RUN_COLUMNS = ("runs.id, runs.started, runs.command, runs.tag, runs.git_sha, runs.git_dirty, "
-                "runs.gpu, runs.timing_mode, runs.complete, runs.source")  # RunInfo's fields
+                "runs.gpu, runs.timing_mode, runs.complete, runs.source, runs.fingerprint")
 
 
 def _run_info(r: tuple[Any, ...]) -> RunInfo:
-    return RunInfo(r[0], r[1], r[2], r[3], r[4], bool(r[5]), r[6], r[7], bool(r[8]), r[9])
+    return RunInfo(r[0], r[1], r[2], r[3], r[4], bool(r[5]), r[6], r[7], bool(r[8]), r[9],
+                   fp.loads(r[10]))  # fmt: skip
 
 
 class History:
@@ -223,7 +220,7 @@ class History:
                                    "cudabench or use another --db")  # fmt: skip
             for step in _MIGRATIONS[version:]:
                 for statement in step:
-                    db.execute(statement)
+                    db.execute(statement) if isinstance(statement, str) else statement(db)
             db.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)",
                        (str(SCHEMA_VERSION),))  # fmt: skip
             db.execute("COMMIT")
@@ -253,12 +250,13 @@ class History:
         """A new run (its rows come with add_row); returns its id."""
         cursor = self._db().execute(
             """INSERT INTO runs (started, command, tag, git_sha, git_dirty, gpu, driver,
-               timing_mode, cudabench_version, complete, source, meta_json)
-               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+               timing_mode, cudabench_version, complete, source, meta_json, fingerprint)
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
             (meta.started, meta.command, tag, meta.git_sha,
              int(kernels_dirty() if dirty is None else dirty), meta.device.name,
              meta.device.driver_version, meta.timing_mode, meta.cudabench_version,
-             int(meta.complete), source, json.dumps(meta_dict(meta))),
+             int(meta.complete), source, json.dumps(meta_dict(meta)),
+             fp.dumps(fp.fingerprint(meta))),
         )  # fmt: skip
         return int(cursor.lastrowid or 0)
 
@@ -275,8 +273,10 @@ class History:
         )  # fmt: skip
 
     def finish_run(self, run_id: int, meta: RunMeta) -> None:
-        self._db().execute("UPDATE runs SET complete = ?, meta_json = ? WHERE id = ?",
-                           (int(meta.complete), json.dumps(meta_dict(meta)), run_id))  # fmt: skip
+        self._db().execute(
+            "UPDATE runs SET complete = ?, meta_json = ?, fingerprint = ? WHERE id = ?",
+            (int(meta.complete), json.dumps(meta_dict(meta)), fp.dumps(fp.fingerprint(meta)),
+             run_id))  # fmt: skip
 
     def imported(self, source: str) -> int | None:
         """The run already imported from `source` (a results file's path), if any."""
@@ -391,7 +391,7 @@ class History:
         for r in self._db().execute(query, args):
             info = _run_info(r)
             try:
-                row = parse_row(json.loads(r[10]), f"{self.path} run {r[0]}")
+                row = parse_row(json.loads(r[11]), f"{self.path} run {r[0]}")
             except (ResultsError, ValueError):
                 continue  # a row this cudabench cannot read is not history it can judge
             found.append((info, row))

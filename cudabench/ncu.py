@@ -45,8 +45,22 @@ REGISTERS = "launch__registers_per_thread"
 SHARED = ("launch__shared_mem_per_block_static", "launch__shared_mem_per_block_dynamic")
 SM_CLOCK = "sm__cycles_elapsed.avg.per_second"  # Hz
 METRICS = (DURATION, *PERCENTS.values(), *BYTES.values(), REGISTERS, *SHARED, SM_CLOCK)
+# Cold profiles only: the L2 sectors the SMs' reads (L1TEX, "tex") looked up, hit and missed
+# -> ProfileMetrics.l2_hit_pct, summed over the range's kernels. Not lts__t_sector_hit_rate:
+# that one counts every client of L2 (instruction and constant fetches, the other L2
+# partition's requests), and on a cold launch of a tiny kernel (reduce at 3x5, H200,
+# tests/fixtures/ncu/set_full.csv) it read 54-67% while these two said 0 of 2 reads hit.
+L2_READ_HIT = "lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum"  # sectors
+L2_READ_MISS = "lts__t_sectors_srcunit_tex_op_read_lookup_miss.sum"
+L2_METRICS = (L2_READ_HIT, L2_READ_MISS)
 
 BUSY_PCT = 60.0  # a unit above this % of its peak is the one the kernel is bound by
+# A cold launch whose reads hit L2 more than this is flagged (cold_l2_note). After a flush
+# the first read of every sector misses, so a kernel that reads its data k times can hit at
+# most 1 - 1/k of its read sectors: ~0% for one pass (reduce, transpose, stream copies), at
+# most 50% for two. Above half, either the kernel reuses its data three times or more (a
+# tiled GEMM, a stencil's halo, a vector every block reads) or the flush left data in L2.
+COLD_L2_HIT_PCT = 50.0
 
 _RANGE = re.compile(r'"([^":]*):([^":]*):')  # "<domain>:<range>:..." in the NVTX column
 
@@ -92,7 +106,8 @@ def profile_command(
 ) -> list[str]:  # fmt: skip
     """The ncu command line for the (op, variant, shape, dtype) cases; `child` is the cudabench
     command in profile mode. Clocks stay the card's own (`--clock-control none`, as cudabench
-    times); `--cache-control all` flushes the caches before each kernel (cold), `none` not."""
+    times); `--cache-control all` flushes the caches before each kernel (cold), `none` not.
+    Cold, the L2 read lookups are asked too (L2_METRICS: was the launch really cold?)."""
     command = [ncu, "--nvtx"]
     for op, variant, shape, dtype in cases:
         command += ["--nvtx-include", ncu_filter(op, variant, shape, dtype)]
@@ -101,7 +116,8 @@ def profile_command(
         command += ["--set", section_set]
     for section in sections:
         command += ["--section", section]
-    command += ["--metrics", ",".join(dict.fromkeys([*METRICS, *metrics]))]
+    asked = [*METRICS, *(L2_METRICS if cold else ()), *metrics]
+    command += ["--metrics", ",".join(dict.fromkeys(asked))]
     command += ["--force-overwrite", "--export", str(report), *child]
     return command
 
@@ -145,7 +161,7 @@ def parse_raw_csv(text: str, extra: Iterable[str] = ()) -> list[KernelRecord]:
         head = text.strip().splitlines()[:1]
         raise NcuError(f"not an ncu raw CSV page (first line: {head[0][:120] if head else ''!r})")
     table = table.iloc[1:]  # the units row
-    wanted = [m for m in dict.fromkeys([*METRICS, *extra]) if m in table.columns]
+    wanted = [m for m in dict.fromkeys([*METRICS, *L2_METRICS, *extra]) if m in table.columns]
     kernels = []
     for _, row in table.iterrows():
         values = {m: _number(row[m]) for m in wanted}
@@ -197,6 +213,8 @@ def summarize(kernels: list[KernelRecord], extra: Iterable[str] = ()) -> Profile
         for k in kernels if any(m in k.metrics for m in SHARED)
     ]  # fmt: skip
     clock = weighted(SM_CLOCK)
+    hits, misses = summed(L2_READ_HIT), summed(L2_READ_MISS)
+    looked_up = (hits or 0.0) + (misses or 0.0)
     return ProfileMetrics(
         kernels=len(kernels),
         duration_us=total / 1e3,
@@ -205,6 +223,8 @@ def summarize(kernels: list[KernelRecord], extra: Iterable[str] = ()) -> Profile
         shared_mem_bytes=largest(shared),
         **{field: summed(metric) for field, metric in BYTES.items()},
         sm_clock_ghz=None if clock is None else clock / 1e9,
+        l2_hit_pct=(100 * (hits or 0.0) / looked_up
+                    if hits is not None and misses is not None and looked_up > 0 else None),
         bound=bound_hint(percents["memory_pct"], percents["sm_pct"]),
         extra={
             name: value for name in extra
@@ -231,3 +251,14 @@ def metrics_by_case(kernels: list[KernelRecord],
         groups.setdefault(RowKey(op, variant, shape, dtype, params), []).append(kernel)
     extra = tuple(extra)
     return {key: summarize(group, extra) for key, group in groups.items()}
+
+
+def cold_l2_note(metrics: ProfileMetrics | None) -> str:
+    """A warning for a cold launch whose reads hit L2 on more than COLD_L2_HIT_PCT of their
+    sectors ('' otherwise): a kernel that rereads its data may do so legitimately, so this
+    asks rather than fails."""
+    if metrics is None or metrics.l2_hit_pct is None or metrics.l2_hit_pct <= COLD_L2_HIT_PCT:
+        return ""
+    return (f"the cold launch hit L2 on {metrics.l2_hit_pct:.0f}% of its read sectors: was the "
+            f"flush effective? (after a flush a kernel that reads its data twice hits at most "
+            f"{COLD_L2_HIT_PCT:.0f}%; more, it rereads its data or L2 was not cold)")

@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from cudabench.fingerprint import differences
 from cudabench.spec import ResultRow, RunMeta, Status, parse_params
 
 
@@ -253,6 +254,12 @@ def plot_history(series: list[tuple[Any, list[tuple[Any, ResultRow]]]], path: Pa
             ax.errorbar([order.index(run.id) for run, _ in timed], [row.time_us or 0.0 for _, row in timed],
                         yerr=[(row.spread or 0) * (row.time_us or 0) / 2 for _, row in timed],
                         marker="o", capsize=3, label=f"{key.label} {key.shape} {key.dtype}")  # fmt: skip
+    # a dotted line where the fingerprint changed: the runs either side are NOT COMPARABLE
+    changed = [x for x in range(1, len(order))
+               if differences(runs[order[x - 1]].fingerprint, runs[order[x]].fingerprint)]
+    for n, x in enumerate(changed):
+        ax.axvline(x - 0.5, color="grey", linestyle=":", linewidth=1,
+                   label=None if n else "fingerprint changed")  # fmt: skip
     ax.set_xticks(range(len(order)), [f"{i}\n{runs[i].git_sha[:7]}" for i in order], fontsize=7)
     ax.set_xlabel("run (id, commit)")
     ax.set_ylabel("median time µs (bars: p10-p90 spread)")

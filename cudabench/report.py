@@ -10,7 +10,13 @@ import pandas as pd
 from rich.table import Table
 from rich.text import Text
 
+<<<<<<< HEAD
 from cudabench.ceilings import MIX_OPS, MIXES, mix_of
+=======
+from cudabench.ceilings import MIX_OPS, MIXES
+from cudabench.fingerprint import describe, fingerprint, short_line
+from cudabench.ncu import COLD_L2_HIT_PCT
+>>>>>>> fp
 from cudabench.spec import (
     Ceilings,
     DeviceInfo,
@@ -90,6 +96,11 @@ def title(meta: RunMeta, op_label: str, rows: list[ResultRow] | None = None) -> 
     )
 
 
+def fingerprint_caption(meta: RunMeta) -> str:
+    """The run's fingerprint on one line (what compare and history match runs by)."""
+    return f"fingerprint: {short_line(fingerprint(meta))}"
+
+
 def speedup_label(rows: list[ResultRow]) -> str:
     """The speedup column's heading: the library each case's speedups are over (the first of
     its baselines that timed, as sweep.with_speedups takes it), `vs library` when cases used
@@ -165,8 +176,11 @@ def profile_table(rows: list[ResultRow], meta: RunMeta, op_label: str) -> Table:
         title=f"{title(meta, op_label, rows)} | Nsight Compute, one launch a row, clocks not locked",
         title_justify="left", header_style="bold",
     )  # fmt: skip
+    # cold profiles: the L2 hit rate of the launch's reads (⚠: more than a cold L2 explains)
+    l2 = any(r.ncu is not None and r.ncu.l2_hit_pct is not None for r in rows)
     for name in ["shape", "variant", "status", "time µs", "ncu µs", "Δ", "DRAM %", "mem %",
-                 "SM %", "occ %", "regs", "smem B", "DRAM rd MB", "wr MB", "bound"]:  # fmt: skip
+                 "SM %", "occ %", "regs", "smem B", "DRAM rd MB", "wr MB",
+                 *(["L2 hit %"] if l2 else []), "bound"]:  # fmt: skip
         table.add_column(name, justify="left" if name in ("shape", "variant", "status", "bound")
                          else "right")  # fmt: skip
     previous = None
@@ -189,11 +203,13 @@ def profile_table(rows: list[ResultRow], meta: RunMeta, op_label: str) -> Table:
         if n.achieved_occupancy_pct is not None:
             occupancy = f"{n.achieved_occupancy_pct:.0f}/{_num(n.theoretical_occupancy_pct, '.0f')}"
         mb = lambda b: _num(None if b is None else b / 1e6, ",.1f")  # noqa: E731
+        hot_hit = meta.timing_mode == "cold" and (n.l2_hit_pct or 0) > COLD_L2_HIT_PCT
+        hit = _num(n.l2_hit_pct, ".0f") + (" ⚠" if hot_hit else "")
         table.add_row(
             shape, row.label, status, _num(row.time_us, ",.1f"), _num(n.duration_us, ",.1f"),
             diff, _num(n.dram_pct, ".1f"), _num(n.memory_pct, ".1f"), _num(n.sm_pct, ".1f"),
             occupancy, _num(n.registers, "d"), _num(n.shared_mem_bytes, ",d"),
-            mb(n.dram_read_bytes), mb(n.dram_write_bytes), n.bound,
+            mb(n.dram_read_bytes), mb(n.dram_write_bytes), *([hit] if l2 else []), n.bound,
         )  # fmt: skip
     return table
 
@@ -265,17 +281,31 @@ def failure_summary(rows: list[ResultRow], baselines: bool = False) -> list[str]
 
 _VERDICT_STYLE = {
     "FASTER": "bold green", "SLOWER": "bold red", "SAME": "", "UNSURE": "yellow",
-    "STATUS": "bold magenta", "TIMER": "yellow", "ONLY_A": "dim", "ONLY_B": "dim",
+    "STATUS": "bold magenta", "NOT_COMPARABLE": "yellow", "ONLY_A": "dim", "ONLY_B": "dim",
 }  # fmt: skip
 
 
-def compare_table(pairs: list[Any], meta_a: RunMeta, meta_b: RunMeta, threshold: float) -> Table:
-    """A vs B, one line per matched or unmatched row (compare.Pair)."""
+def verdict_text(pair: Any) -> str:
+    """A pair's verdict as shown (compare.Pair): `OK -> FAIL`, `NOT COMPARABLE: driver
+    580.95 != 575.57`, `SLOWER*` for a verdict given across differing fingerprints."""
+    if pair.verdict.value == "STATUS":
+        return f"{pair.a.status.value} -> {pair.b.status.value}"
+    if pair.verdict.value == "NOT_COMPARABLE":
+        return f"NOT COMPARABLE: {describe(pair.mismatch)}"
+    return pair.verdict.value + ("*" if pair.marked else "")
+
+
+def compare_table(pairs: list[Any], meta_a: RunMeta, meta_b: RunMeta, threshold: float,
+                  mismatch: list[Any] | None = None) -> Table:  # fmt: skip
+    """A vs B, one line per matched or unmatched row (compare.Pair); the caption says
+    whether the runs' fingerprints agree (`mismatch`: fingerprint.differences)."""
     table = Table(
         title=f"A {meta_a.started} ({meta_a.device.name}, {meta_a.timing_mode})  vs  "
         f"B {meta_b.started} ({meta_b.device.name}, {meta_b.timing_mode}) | "
         f"threshold {100 * threshold:g}%, noise = 3 standard errors or the spread",
-        title_justify="left", header_style="bold",
+        title_justify="left", header_style="bold", caption_justify="left",
+        caption=(f"fingerprints differ: {describe(mismatch)}" if mismatch
+                 else "fingerprints agree" if mismatch is not None else None),
     )  # fmt: skip
     profiled = any(p.a and p.b and p.a.ncu and p.b.ncu for p in pairs)
     for name, justify in [("op", "left"), ("shape", "left"), ("variant", "left"),
@@ -289,11 +319,7 @@ def compare_table(pairs: list[Any], meta_a: RunMeta, meta_b: RunMeta, threshold:
         op, variant, shape = pair.key.op, pair.key.label, pair.key.shape
         a_text = _cell(pair.a)
         b_text = _cell(pair.b)
-        verdict = pair.verdict.value
-        if pair.verdict.value == "STATUS":
-            verdict = f"{pair.a.status.value} -> {pair.b.status.value}"
-        elif pair.verdict.value == "TIMER":
-            verdict = f"TIMER {pair.a.timer} -> {pair.b.timer}"
+        verdict = verdict_text(pair)
         cells = [
             op, shape, variant, a_text, b_text, _num(pair.ratio, ".3f"),
             "" if pair.change is None else f"{100 * pair.change:+.1f}%",
@@ -368,7 +394,7 @@ def report_markdown(rows: list[ResultRow], meta: RunMeta, op_label: str) -> str:
         f"**{r.label}**" if r.key in best else r.label for r in rows
     ]
     head = (f"**{title(meta, op_label, rows)}**  \n`{meta.command}` ({meta.started}, "
-            f"cudabench {meta.cudabench_version})\n\n")  # fmt: skip
+            f"cudabench {meta.cudabench_version})  \n{fingerprint_caption(meta)}\n\n")  # fmt: skip
     return head + frame.to_markdown(index=False) + "\n"
 
 
@@ -385,5 +411,6 @@ def report_html(rows: list[ResultRow], meta: RunMeta, op_label: str, plot: str |
         "table.results td,table.results th{padding:2px 8px;text-align:right}</style>"
         f"<h2>{html.escape(title(meta, op_label, rows))}</h2>"
         f"<p><code>{html.escape(meta.command)}</code> ({html.escape(meta.started)})</p>"
+        f"<p>{html.escape(fingerprint_caption(meta))}</p>"
         f"{body}{image}\n"
     )

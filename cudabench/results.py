@@ -24,6 +24,7 @@ import pandas as pd
 
 from cudabench import __version__
 from cudabench.errors import UsageError
+from cudabench.fingerprint import fingerprint
 from cudabench.schema import SchemaError, read_record
 from cudabench.spec import ProfileMetrics, ResultRow, RunMeta, Status
 
@@ -46,6 +47,19 @@ def git_sha(folder: Path | None = None) -> str:
     except (OSError, subprocess.SubprocessError):
         return ""
     return out.stdout.strip() if out.returncode == 0 else ""
+
+
+def kernels_dirty(folder: Path | None = None) -> bool:
+    """Whether the built-in kernels' folder has uncommitted changes (False outside git)."""
+    from cudabench.kernels import BUILTIN_KERNELS
+
+    folder = folder or BUILTIN_KERNELS
+    try:
+        out = subprocess.run(["git", "status", "--porcelain", "--", str(folder)],
+                             capture_output=True, text=True, timeout=10, cwd=folder)  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return out.returncode == 0 and bool(out.stdout.strip())
 
 
 def now_utc() -> str:
@@ -105,6 +119,7 @@ def meta_dict(meta: RunMeta) -> dict[str, Any]:
     record = dataclasses.asdict(meta)
     record["device"]["dram_peak_gbps"] = meta.device.dram_peak_gbps
     record["format_version"] = FORMAT_VERSION
+    record["fingerprint"] = fingerprint(meta)  # for readers; recomputed from the fields on reading
     return record
 
 
@@ -256,7 +271,7 @@ def parse_document(doc: Any, shown: str) -> tuple[RunMeta, list[ResultRow]]:
         if isinstance(raw_meta.get("device"), dict):
             raw_meta = {**raw_meta, "device": {k: v for k, v in raw_meta["device"].items()
                                                if k != "dram_peak_gbps"}}  # fmt: skip
-        meta = read_record(RunMeta, raw_meta, "meta", derived=("format_version",))
+        meta = read_record(RunMeta, raw_meta, "meta", derived=("format_version", "fingerprint"))
         if not isinstance(doc["rows"], list):
             raise SchemaError("rows: expected a list")
         rows = [_row(raw, f"rows[{i}]") for i, raw in enumerate(doc["rows"])]

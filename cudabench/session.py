@@ -31,8 +31,12 @@ from types import TracebackType
 from cudabench import __version__
 from cudabench.backends import backend_name
 from cudabench.calibration import calibrate, use_ceilings
+<<<<<<< HEAD
 from cudabench.clocklock import held, restore_left, state_dir
 from cudabench.compile import nvcc_version
+=======
+from cudabench.compile import NVCC_FLAGS, nvcc_version
+>>>>>>> fp
 from cudabench.errors import SweepError
 from cudabench.executors import (
     Cluster,
@@ -236,6 +240,7 @@ class Session:
             cudabench_version=__version__, cupy_version=self.versions.get("cupy", ""),
             nvcc_version=nvcc_version(), git_sha=git_sha(), timing=timing, complete=False,
             devices=tuple(self.devices), notes=(note,) if note else (),
+            compile_flags=" ".join(NVCC_FLAGS),
         )  # fmt: skip
 
     # ------------------------------------------------------------------ closing

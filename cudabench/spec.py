@@ -258,6 +258,9 @@ class ProfileMetrics:
     dram_read_bytes: float | None = None
     dram_write_bytes: float | None = None
     sm_clock_ghz: float | None = None  # the SM clock ncu saw (clock control off)
+    # cold profiles: % of the kernels' L2 read lookups from the SMs (L1TEX) that hit, from
+    # lts__t_sectors_srcunit_tex_op_read_lookup_{hit,miss}.sum (ncu.L2_READ_HIT)
+    l2_hit_pct: float | None = None
     bound: str = ""  # "memory", "compute" or "latency": a hint from the throughputs
     extra: dict[str, float] = field(default_factory=dict)  # metrics asked with --metrics
 
@@ -437,3 +440,6 @@ class RunMeta:
     devices: tuple[int, ...] = (0,)  # the CUDA devices the rows ran on (one worker each)
     notes: tuple[str, ...] = ()  # what the run could not do as asked (the clock it fell back to)
     ceilings: Ceilings | None = None  # the card's measured ceilings the `% ceiling` column used
+    # nvcc's flags for every kernel (compile.NVCC_FLAGS; the dtype's and the configuration's
+    # -D definitions are the row's own); '' in files from before it was recorded
+    compile_flags: str = ""

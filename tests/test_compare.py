@@ -12,9 +12,9 @@ from cudabench.cli import app
 from cudabench.compare import (
     CompareError,
     Verdict,
-    check_comparable,
     compare_rows,
     relative_standard_error,
+    run_differences,
     speedup_matrix,
     verdict_for,
 )  # fmt: skip
@@ -22,6 +22,10 @@ from cudabench.results import read_results, write_results
 from cudabench.spec import ResultRow, RunMeta, Status, TimingOptions
 
 runner = CliRunner()
+
+
+def flat(text: str) -> str:
+    return " ".join(text.split())
 META = RunMeta(device=FAKE_DEVICE, timing_mode="hot", command="cudabench run reduce",
                started="2026-11-21T22:00:00+00:00", cudabench_version="0.1.0",
                cupy_version="14.2.0", nvcc_version="13.0.88", git_sha="", timing=TimingOptions())
@@ -83,20 +87,25 @@ def test_a_host_bound_row_must_clear_its_own_spread():
 
 def test_rows_of_different_clocks_get_no_verdict_unless_allowed(tmp_path):
     """A CUPTI-timed row leaves out the launch gaps that an events-timed row holds: 8.5 against
-    6.4 us is a change of clock, not of the kernel."""
+    6.4 us is a change of clock, not of the kernel. The rows' own clocks are a fingerprint
+    key (timer) even where the two runs' metadata agree (a file can mix clocks)."""
     events = row("float4", 8.5, seed=1)
     cupti = dataclasses.replace(row("float4", 6.4, seed=2), timer="cupti")
     pair = verdict_for(events, cupti)
-    assert pair.verdict is Verdict.TIMER and not pair.regressed
-    assert verdict_for(events, cupti, allow_mixed_timers=True).verdict is Verdict.FASTER
+    assert pair.verdict is Verdict.NOT_COMPARABLE and not pair.regressed
+    assert pair.mismatch == (("timer", "events", "cupti"),)
+    allowed = verdict_for(events, cupti, allow={"timer"})
+    assert allowed.verdict is Verdict.FASTER and allowed.marked
+    assert verdict_for(events, cupti, allow={"driver"}).verdict is Verdict.NOT_COMPARABLE
     assert verdict_for(cupti, dataclasses.replace(cupti, time_us=6.45)).verdict is Verdict.SAME
     write_results(tmp_path / "a", META, [events])
     write_results(tmp_path / "b", META, [cupti])
     args = ["compare", str(tmp_path / "a.json"), str(tmp_path / "b.json")]
-    shown = runner.invoke(app, args)
-    assert shown.exit_code == 0 and "TIMER events -> cupti" in shown.stdout
-    mixed = runner.invoke(app, [*args, "--allow-mixed-timers", "--json"])
-    assert [r["verdict"] for r in json.loads(mixed.stdout)] == ["FASTER"]
+    shown = runner.invoke(app, args, env={"COLUMNS": "200"})
+    assert shown.exit_code == 0 and "NOT COMPARABLE: timer events != cupti" in shown.stdout
+    for allow in ("--allow-mixed-timers", "--allow-mismatch"):  # the old name: timer alone
+        mixed = runner.invoke(app, [*args, allow, "--json"])
+        assert [r["verdict"] for r in json.loads(mixed.stdout)] == ["FASTER"]
 
 
 def test_an_old_results_file_reads_as_events_timed(tmp_path):
@@ -126,13 +135,15 @@ def test_matching_status_changes_first_and_unmatched_kept():
     assert [p.key.variant for p in pairs[3:]] == ["gone", "new"]
 
 
-def test_different_gpu_or_mode_refused():
+def test_different_gpu_or_mode_are_fingerprint_differences():
     other = dataclasses.replace(META, device=dataclasses.replace(FAKE_DEVICE, name="Other GPU"))
-    with pytest.raises(CompareError, match="different GPUs"):
-        check_comparable(META, other)
-    with pytest.raises(CompareError, match="different timing modes"):
-        check_comparable(META, dataclasses.replace(META, timing_mode="cold"))
-    check_comparable(META, META)
+    assert run_differences(META, other) == [("gpu", FAKE_DEVICE.name, "Other GPU")]
+    cold = dataclasses.replace(META, timing_mode="cold")
+    assert run_differences(META, cold) == [("flush", "hot", "cold")]
+    assert run_differences(META, META) == []
+    pair = verdict_for(row("v", 100.0, seed=1), row("v", 150.0, seed=2),
+                       mismatch=run_differences(META, cold))  # fmt: skip
+    assert pair.verdict is Verdict.NOT_COMPARABLE and not pair.regressed
 
 
 def test_speedup_matrix_against_baseline_or_named_variant():
@@ -211,14 +222,21 @@ def test_a_slower_library_baseline_is_shown_but_fails_no_gate(tmp_path):
     assert gate.exit_code == 1 and "float4" in gate.stderr and "torch" not in gate.stderr
 
 
-def test_compare_cli_refuses_other_gpu_unless_asked(runs, tmp_path, monkeypatch):
+def test_compare_cli_judges_no_row_of_another_gpu_unless_asked(runs, tmp_path, monkeypatch):
     monkeypatch.chdir(runs)
     other = dataclasses.replace(META, device=dataclasses.replace(FAKE_DEVICE, name="Other GPU"))
     write_results(tmp_path / "other", other, [row("float4", 40.0)])
-    refused = runner.invoke(app, ["compare", "results", str(tmp_path / "other.json")])
-    assert refused.exit_code == 2 and "different GPUs" in refused.stderr
-    forced = runner.invoke(app, ["compare", "results", str(tmp_path / "other.json"), "--ignore-device"])
-    assert forced.exit_code == 0 and "FASTER" in forced.stdout
+    args = ["compare", "results", str(tmp_path / "other.json")]
+    shown = runner.invoke(app, [*args, "--json"])
+    assert shown.exit_code == 0, shown.output
+    (pair,) = [p for p in json.loads(shown.stdout) if p["variant"] == "float4"]
+    assert pair["verdict"] == "NOT_COMPARABLE"
+    assert pair["mismatch"] == [{"key": "gpu", "a": FAKE_DEVICE.name, "b": "Other GPU"}]
+    assert "NOT COMPARABLE: 1 row(s) got no verdict" in flat(shown.stderr)
+    for allow in ("--allow-mismatch", "--ignore-device"):  # the old name still works
+        forced = runner.invoke(app, [*args, allow], env={"COLUMNS": "200"})
+        assert forced.exit_code == 0 and "FASTER*" in forced.stdout
+        assert f"gpu {FAKE_DEVICE.name} != Other GPU" in flat(forced.stderr)
 
 
 @pytest.mark.parametrize("args, message", [

@@ -413,6 +413,10 @@ def test_profile_profiles_one_launch_per_variant_and_counts_dram_bytes(tmp_path)
     float4 = next(r for r in rows if r["variant"] == "float4")
     input_bytes = 442368 * 128 * 4  # 226 MB, read once
     assert abs(float4["ncu"]["dram_read_bytes"] / input_bytes - 1) < 0.05
+    # cold: one pass over 226 MB after a flush hits L2 on few of its read sectors, and is
+    # not flagged (ncu.COLD_L2_HIT_PCT; written without a GPU at hand, 2026-11-25)
+    assert float4["ncu"]["l2_hit_pct"] is not None and float4["ncu"]["l2_hit_pct"] < 50
+    assert "was the flush effective" not in float4["notes"]
 
 
 FAULT_HEADER = """\

@@ -156,6 +156,9 @@ def test_migration_from_schema_1_keeps_rows(tmp_path):
         assert int(version[0]) == SCHEMA_VERSION
         (found,) = history.case_rows(RowKey("reduce", "float4", "16777216", "float32", ""))
         assert found[1].time_us == row.time_us and found[1].params == ""
+        # schema 3: the run's fingerprint, computed from its stored metadata
+        assert found[0].fingerprint["gpu"] == FAKE_DEVICE.name
+        assert found[0].fingerprint["flush"] == "hot"
 
 
 @pytest.mark.parametrize("damage, message", [

@@ -197,8 +197,11 @@ def test_compare_will_not_judge_an_events_run_against_a_cupti_run(tmp_path):
                      "-o", str(tmp_path / timer))  # fmt: skip
         assert result.exit_code == 0, result.output
     (a,), (b,) = (list((tmp_path / t).glob("*.json")) for t in ("events", "cupti"))
-    shown = cli("compare", str(a), str(b))
-    assert shown.exit_code == 0 and "TIMER events -> cupti" in shown.stdout
+    shown = cli("compare", str(a), str(b), "--json")
+    assert shown.exit_code == 0
+    (pair,) = [p for p in json.loads(shown.stdout) if p["variant"] == "float4"]
+    assert pair["verdict"] == "NOT_COMPARABLE"
+    assert pair["mismatch"] == [{"key": "timer", "a": "events", "b": "cupti"}]
 
 
 def test_tune_ranks_configurations_by_the_kernel_clock(tmp_path):

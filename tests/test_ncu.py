@@ -8,10 +8,14 @@ import pandas as pd
 import pytest
 
 from cudabench.ncu import (
+    COLD_L2_HIT_PCT,
     DURATION,
+    L2_READ_HIT,
+    L2_READ_MISS,
     KernelRecord,
     NcuError,
     bound_hint,
+    cold_l2_note,
     import_command,
     metrics_by_case,
     ncu_messages,
@@ -20,7 +24,7 @@ from cudabench.ncu import (
     profile_command,
     summarize,
 )
-from cudabench.spec import RowKey
+from cudabench.spec import ProfileMetrics, RowKey
 
 FIXTURES = Path(__file__).parent / "fixtures" / "ncu"
 
@@ -156,8 +160,10 @@ def test_profile_command_line():
     metrics = cmd[cmd.index("--metrics") + 1].split(",")
     assert "gpu__time_duration.sum" in metrics and metrics[-1] == "l1tex__t_bytes.sum"
     assert cmd[cmd.index("--export") + 1] == "r.ncu-rep"
+    assert L2_READ_HIT in metrics and L2_READ_MISS in metrics  # cold: was it really cold?
     hot = profile_command("ncu", [], Path("r"), child, cold=False)
     assert "--cache-control none" in " ".join(hot) and "--set" not in hot
+    assert L2_READ_HIT not in hot[hot.index("--metrics") + 1]
     assert import_command("ncu", Path("r.ncu-rep"))[-5:] == ["--csv", "--page", "raw",
                                                              "--print-units", "base"]
 
@@ -179,3 +185,37 @@ def test_profile_page_has_one_kernel_per_case():
     assert abs(float4.dram_read_bytes / (442368 * 128 * 4) - 1) < 0.01  # the input, once
     assert float4.bound == "memory"
     assert cases[RowKey("reduce", "naive", "442368x128", "float32")].bound == "latency"
+
+
+def test_the_l2_hit_rate_of_a_cold_launch_counts_the_sms_reads_only():
+    """The real --set full page of a cold 3x5 float4 launch (H200): L2's all-client hit rate
+    (instruction and constant fetches, the other partition's requests) reads 54-67%, but
+    none of the kernel's two read sectors hit; l2_hit_pct says 0 and no note is made."""
+    table = pd.read_csv(io.StringIO(read("set_full.csv")), dtype=str, keep_default_na=False)
+    all_clients = [float(v) for v in table["lts__t_sector_hit_rate.pct"].iloc[1:]]
+    assert min(all_clients) > COLD_L2_HIT_PCT
+    kernels = parse_raw_csv(read("set_full.csv"))
+    assert all(k.metrics[L2_READ_HIT] == 0 and k.metrics[L2_READ_MISS] == 2 for k in kernels)
+    (summary,) = metrics_by_case(kernels).values()
+    assert summary.l2_hit_pct == 0.0 and cold_l2_note(summary) == ""
+    assert metrics_by_case(parse_raw_csv(read("reduce_runs.csv")))[
+        RowKey("reduce", "float4", "16777216", "float32")].l2_hit_pct is None  # not asked
+
+
+def test_l2_hits_are_summed_over_the_kernels_of_a_range():
+    a = KernelRecord("a", (), {DURATION: 9000.0, L2_READ_HIT: 10.0, L2_READ_MISS: 990.0})
+    b = KernelRecord("b", (), {DURATION: 1000.0, L2_READ_HIT: 1000.0, L2_READ_MISS: 0.0})
+    assert summarize([a, b]).l2_hit_pct == pytest.approx(50.5)  # by sectors, not by time
+    assert summarize([KernelRecord("c", (), {DURATION: 1.0, L2_READ_HIT: 0.0,
+                                             L2_READ_MISS: 0.0})]).l2_hit_pct is None
+
+
+@pytest.mark.parametrize("hit, flagged", [(None, False), (0.0, False), (50.0, False),
+                                          (50.5, True), (97.0, True)])
+def test_a_cold_launch_that_hit_l2_heavily_is_asked_about(hit, flagged):
+    note = cold_l2_note(ProfileMetrics(kernels=1, duration_us=1.0, l2_hit_pct=hit))
+    assert bool(note) == flagged
+    if flagged:
+        assert note.startswith(f"the cold launch hit L2 on {hit:.0f}% of its read sectors: "
+                               "was the flush effective?")
+    assert cold_l2_note(None) == ""

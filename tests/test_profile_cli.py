@@ -27,9 +27,11 @@ def ncu(tmp_path: Path) -> str:
     return str(script)
 
 
-def profile(*args: str, mode: str = ""):
-    env = {"CUDABENCH_BACKEND": "fake", "FAKE_NCU": mode,
+def profile(*args: str, mode: str = "", l2_hit: str = "", columns: str | None = None):
+    env = {"CUDABENCH_BACKEND": "fake", "FAKE_NCU": mode, "FAKE_NCU_L2_HIT": l2_hit,
            "PYTHONPATH": os.pathsep.join([str(Path.cwd()), os.environ.get("PYTHONPATH", "")])}
+    if columns:
+        env["COLUMNS"] = columns
     return runner.invoke(app, ["profile", *args], env=env)
 
 
@@ -143,3 +145,33 @@ def test_a_config_of_several_ops_profiles_each_op_at_its_own_shapes(ncu, tmp_pat
     rows = rows_of(out)
     assert {(r["op"], r["shape"]) for r in rows} == {("reduce", "1024"), ("sgemm", "64x64x64")}
     assert all(r["ncu"] and r["ncu"]["duration_us"] > 0 for r in rows if r["status"] == "OK")
+
+
+def test_a_cold_row_whose_launch_hit_l2_heavily_gets_a_warning(ncu, tmp_path):
+    """Cold: ncu is asked for the L2 read lookups, each row gets its hit rate (`L2 hit %`),
+    and a launch that hit more than half its read sectors a note asking whether the flush
+    worked. The run still passes: a kernel may reread its data."""
+    out = tmp_path / "cold"
+    result = profile("reduce", "-s", "64x129", "-v", "float4", "-v", "shuffle", "--ncu", ncu,
+                     "-o", str(out), l2_hit="float4=80", columns="250")  # fmt: skip
+    assert result.exit_code == 0, result.output
+    rows = {r["variant"]: r for r in rows_of(out)}
+    assert rows["float4"]["ncu"]["l2_hit_pct"] == pytest.approx(80.0)
+    assert "the cold launch hit L2 on 80% of its read sectors: was the flush effective?" in (
+        rows["float4"]["notes"])
+    assert rows["shuffle"]["ncu"]["l2_hit_pct"] == pytest.approx(3.0)
+    assert "flush" not in rows["shuffle"]["notes"] and "flush" not in rows["cupy"]["notes"]
+    assert "L2 hit %" in result.stdout and "80 ⚠" in result.stdout
+    assert "float4" in result.stderr and "80% of its read sectors: was the flush effective?" in (
+        " ".join(result.stderr.split()))  # the whole note, below the table
+    assert "ncu_l2_hit_pct" in next(out.glob("*.csv")).read_text().splitlines()[0]
+
+
+def test_a_hot_profile_asks_no_l2_hit_rate(ncu, tmp_path):
+    out = tmp_path / "hot"
+    result = profile("reduce", "-s", "64x129", "-v", "float4", "--hot", "--ncu", ncu,
+                     "-o", str(out), l2_hit="float4=80", columns="250")  # fmt: skip
+    assert result.exit_code == 0, result.output
+    rows = rows_of(out)
+    assert all(r["ncu"]["l2_hit_pct"] is None and "flush" not in r["notes"] for r in rows)
+    assert "L2 hit %" not in result.stdout

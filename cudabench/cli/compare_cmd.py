@@ -16,13 +16,14 @@ from cudabench.compare import (
     CompareError,
     Pair,
     Verdict,
-    check_comparable,
     compare_rows,
     find_pair,
     find_run,
     load,
+    run_differences,
     speedup_matrix,
 )  # fmt: skip
+from cudabench.fingerprint import ALL, describe
 from cudabench.history import History, HistoryError
 from cudabench.report import compare_table, matrix_table
 from cudabench.results import RESULTS_DIR, ResultsError
@@ -53,12 +54,19 @@ def compare_command(
     fail_on_regression: Annotated[bool, typer.Option(
         help="Exit 1 if any kernel row is SLOWER or newly failing (library baselines are "
         "shown, not gated), if a row of A is missing from B, or if no row matched at all "
-        "(for CI gates).")] = False,
+        "(for CI gates). NOT COMPARABLE rows neither fail nor pass it: a line says how many "
+        "went unjudged.")] = False,
     allow_missing: Annotated[bool, typer.Option(
         help="With --fail-on-regression: rows of A missing from B do not fail the gate "
         "(some row must still match).")] = False,
+    allow_mismatch: Annotated[bool, typer.Option(
+        help="Give verdicts between runs whose fingerprints differ (GPU, driver, CUDA, nvcc, "
+        "power limit, ECC, MIG, clock policy, fill, timer, L2 flush, compile flags, "
+        "cudabench version) or rows timed by different clocks; they are marked * and a "
+        "footnote names the keys. By default such rows say NOT COMPARABLE and get "
+        "none.")] = False,
     ignore_device: Annotated[bool, typer.Option(
-        help="Compare runs from different GPUs or timing modes anyway.")] = False,
+        hidden=True, help="The old name of --allow-mismatch.")] = False,
     by: Annotated[Optional[str], typer.Option(
         help="'variant': the shape x variant speedup matrix of ONE run instead of A/B.")] = None,
     against: Annotated[Optional[str], typer.Option(
@@ -66,8 +74,8 @@ def compare_command(
         "against: a tag (its newest run), `last` (the run before), `last~N`, or a run id. "
         "With --by variant: the variant the speedups are over (default: the baseline).")] = None,
     allow_mixed_timers: Annotated[bool, typer.Option(
-        help="Give verdicts between rows timed by different clocks (CUDA events and CUPTI "
-        "kernel records); by default such rows say TIMER and get none.")] = False,
+        hidden=True, help="--allow-mismatch for the timer key alone (the clocks: CUDA events "
+        "and CUPTI kernel records).")] = False,
     fail_above: Annotated[Optional[str], typer.Option(
         help="A CI gate: --fail-on-regression with this threshold (e.g. 3%).")] = None,
     db: DbOption = None,
@@ -76,9 +84,13 @@ def compare_command(
     """Compare two runs row by row (FASTER / SLOWER / SAME / UNSURE from the samples' noise,
     status changes first), or with --by variant one run's speedup matrix.
 
+    Rows of runs whose fingerprints differ (another GPU, driver, power limit, clock policy
+    and the like: anything that moves times) get NOT COMPARABLE and the differing keys, not
+    a verdict, unless --allow-mismatch.
+
     Exit status: 0, or 1 with --fail-on-regression when a row got slower or started failing,
-    a row of A is missing from B (unless --allow-missing) or no row matched at all; 2 for bad
-    usage or runs that cannot be compared."""
+    a row of A is missing from B (unless --allow-missing) or no row matched at all (NOT
+    COMPARABLE rows fail nothing); 2 for bad usage or files that cannot be read."""
     if fail_above is not None:
         value, fail_on_regression = parse_threshold(fail_above, "--fail-above"), True
     else:
@@ -114,12 +126,12 @@ def compare_command(
                 file_b = find_run(run_b) if run_b else find_run(RESULTS_DIR)
             (meta_a, rows_a), (meta_b, rows_b) = load(file_a), load(file_b)
             path_a, path_b = file_a, file_b
-        if not ignore_device:
-            check_comparable(meta_a, meta_b)
     except (ResultsError, CompareError, HistoryError) as exc:
         fail_usage(str(exc))
     same_run = _same_run(path_a, path_b, (meta_a, rows_a), (meta_b, rows_b))
-    pairs = compare_rows(rows_a, rows_b, value, allow_mixed_timers)
+    mismatch = run_differences(meta_a, meta_b)
+    allow = {ALL} if allow_mismatch or ignore_device else {"timer"} if allow_mixed_timers else set()
+    pairs = compare_rows(rows_a, rows_b, value, mismatch, allow)
     if as_json:
         out.print_json(json.dumps([{
             **dataclasses.asdict(p.key),
@@ -127,18 +139,24 @@ def compare_command(
             "a_status": p.a.status.value if p.a else None,
             "b_status": p.b.status.value if p.b else None,
             "change": p.change, "noise": p.noise, "verdict": p.verdict.value,
+            "mismatch": [{"key": k, "a": a, "b": b} for k, a, b in p.mismatch],
             "a_ncu": dataclasses.asdict(p.a.ncu) if p.a and p.a.ncu else None,
             "b_ncu": dataclasses.asdict(p.b.ncu) if p.b and p.b.ncu else None,
         } for p in pairs]))  # fmt: skip
     else:
         err.print(f"A: {path_a}\nB: {path_b}", soft_wrap=True, markup=False)
-        out.print(compare_table(pairs, meta_a, meta_b, value))
+        out.print(compare_table(pairs, meta_a, meta_b, value, mismatch))
     counts = {v: sum(p.verdict is v for p in pairs) for v in Verdict}
     err.print(", ".join(f"{n} {v.value}" for v, n in counts.items() if n), markup=False)
+    for line in mismatch_lines(pairs):
+        err.print(Text(line, style="yellow"), soft_wrap=True)
     if same_run:
         err.print(f"note: A and B are the same run ({same_run}): a run compared with itself "
                   "shows nothing", soft_wrap=True, markup=False)
     if fail_on_regression:
+        unjudged = gate_unjudged(pairs)
+        if unjudged:
+            err.print(Text.assemble(("gate:", "bold yellow"), " ", unjudged), soft_wrap=True)
         reasons = gate_failures(pairs, allow_missing)
         if same_run:
             reasons.insert(0, ("same run", "A and B are one run; compare it with another"))
@@ -200,7 +218,8 @@ def gate_failures(pairs: list[Pair], allow_missing: bool) -> list[tuple[str, str
     # a pair has a row on at least one side
     regressed = [p for p in pairs if p.regressed and not cast(ResultRow, p.a or p.b).is_baseline]
     if regressed:
-        reasons.append(("regression", "; ".join(f"{p.key} {p.verdict.value}" for p in regressed)))
+        reasons.append(("regression", "; ".join(f"{p.key} {p.verdict.value}{'*' * p.marked}"
+                                                for p in regressed)))  # fmt: skip
     missing = [p for p in pairs if p.verdict is Verdict.ONLY_A]
     if missing and not allow_missing:
         shown = "; ".join(str(p.key) for p in missing[:10])
@@ -208,3 +227,40 @@ def gate_failures(pairs: list[Pair], allow_missing: bool) -> list[tuple[str, str
         reasons.append(("missing from B", f"{len(missing)} row(s) of A: {shown}{more} "
                         "(--allow-missing to accept)"))
     return reasons
+
+
+def _reasons(pairs: list[Pair]) -> str:
+    """The distinct differences behind the pairs, `driver 580.95 != 575.57; timer ...`."""
+    return "; ".join(dict.fromkeys(describe(p.mismatch) for p in pairs))
+
+
+def mismatch_lines(pairs: list[Pair]) -> list[str]:
+    """What the fingerprint rule did: the rows that got no verdict, and the footnote of the
+    verdicts marked * (given across differing fingerprints with --allow-mismatch)."""
+    lines = []
+    unjudged = [p for p in pairs if p.verdict is Verdict.NOT_COMPARABLE]
+    if unjudged:
+        lines.append(f"NOT COMPARABLE: {len(unjudged)} row(s) got no verdict, the runs differ "
+                     f"in what moves times: {_reasons(unjudged)} (--allow-mismatch to judge "
+                     "them anyway, marked *)")
+    marked = [p for p in pairs if p.marked]
+    if marked:
+        lines.append(f"*: {len(marked)} verdict(s) given although the runs differ: "
+                     f"{_reasons(marked)} (--allow-mismatch); a change may be the machine's")
+    return lines
+
+
+def gate_unjudged(pairs: list[Pair]) -> str:
+    """The gate's own line about kernel rows it could not judge ('' when none): they fail
+    nothing and pass nothing. When no kernel row was judged at all, the exit status says
+    nothing about regressions, and the line says so."""
+    kernel = [p for p in pairs if p.a is not None and p.b is not None and not p.a.is_baseline]
+    unjudged = [p for p in kernel if p.verdict is Verdict.NOT_COMPARABLE]
+    if not unjudged:
+        return ""
+    if len(unjudged) == len(kernel):
+        return (f"no kernel row was judged: all {len(kernel)} are NOT COMPARABLE "
+                f"({_reasons(unjudged)}); this exit status says nothing about regressions. "
+                "Record a new baseline on this machine, or pass --allow-mismatch")
+    return (f"{len(unjudged)} of {len(kernel)} kernel rows NOT COMPARABLE ({_reasons(unjudged)}) "
+            "were not judged: they neither fail nor pass this gate")

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -11,9 +12,11 @@ from rich.table import Table
 
 from cudabench.cli.common import DbOption, err, error_line, fail_usage, out
 from cudabench.cli.compare_cmd import parse_threshold
-from cudabench.compare import DEFAULT_THRESHOLD, Verdict, verdict_for
+from cudabench.compare import DEFAULT_THRESHOLD, Pair, Verdict, verdict_for
+from cudabench.fingerprint import ALL, describe, differences
 from cudabench.history import History, HistoryError, RunInfo
 from cudabench.ops import UnknownName, closest, get_op
+from cudabench.report import verdict_text
 from cudabench.results import ResultsError, read_results
 from cudabench.shapes import ShapeError, parse_shape
 from cudabench.spec import ResultRow, RowKey, Status
@@ -54,20 +57,23 @@ def _cases(history: History, op: str, variant: str | None, shape: str | None,
     return keys
 
 
-def _marks(found: list[tuple[RunInfo, ResultRow]], threshold: float) -> list[str]:
+def _marks(found: list[tuple[RunInfo, ResultRow]], threshold: float,
+           allow: Collection[str] = ()) -> list[Pair | str]:  # fmt: skip
     """Each row's verdict against the previous correct, timed row of the case (compare's
-    statistics: FASTER / SLOWER outside the noise, SAME, UNSURE), or its status change."""
-    marks = []
-    previous: ResultRow | None = None
-    for _, row in found:
+    statistics: FASTER / SLOWER outside the noise, SAME, UNSURE; NOT_COMPARABLE where the
+    two runs' fingerprints differ, unless `allow`ed), or its status change."""
+    marks: list[Pair | str] = []
+    previous: tuple[RunInfo, ResultRow] | None = None
+    for run, row in found:
         if previous is None:
             marks.append("")
         elif row.status is not Status.OK or not row.time_us:
             marks.append(row.status.value)
         else:
-            marks.append(verdict_for(previous, row, threshold).verdict.value)
+            mismatch = differences(previous[0].fingerprint, run.fingerprint)
+            marks.append(verdict_for(previous[1], row, threshold, mismatch, allow))
         if row.status is Status.OK and row.time_us:
-            previous = row
+            previous = (run, row)
     return marks
 
 
@@ -84,10 +90,15 @@ def history_command(
         help="Smallest change worth a verdict (e.g. 2%).")] = f"{100 * DEFAULT_THRESHOLD:g}%",
     plot: Annotated[Optional[Path], typer.Option(
         help="Also draw the times over the runs to this PNG/SVG/PDF.")] = None,
+    allow_mismatch: Annotated[bool, typer.Option(
+        help="Judge a run against the one before although their fingerprints differ (driver, "
+        "power limit, clock policy, ...: compare --help); such verdicts are marked *. By "
+        "default they read NOT COMPARABLE and the differing keys.")] = False,
     db: DbOption = None,
 ) -> None:
     """One case's runs over time (commit, GPU, tag, time, spread), each change against the
-    run before judged as compare judges it: FASTER / SLOWER outside the noise, SAME, UNSURE.
+    run before judged as compare judges it: FASTER / SLOWER outside the noise, SAME, UNSURE;
+    NOT COMPARABLE (and the keys) where the two runs' fingerprints differ.
 
     Example: `cudabench history reduce -v float4 -s 2^24 --plot float4.png`.
     """
@@ -112,11 +123,18 @@ def history_command(
     for name in ("case", "run", "started (UTC)", "commit", "GPU", "tag", "status", "time µs",
                  "±spread", "vs previous"):  # fmt: skip
         table.add_column(name, justify="right" if name in ("run", "time µs", "±spread") else "left")
+    footnotes: dict[str, None] = {}
     for index, (key, found) in enumerate(series):
         if index:
             table.add_section()
-        for position, ((run, row), mark) in enumerate(zip(found, _marks(found, value))):
-            style = {Verdict.SLOWER.value: "bold red", Verdict.FASTER.value: "green"}.get(mark, "")
+        for position, ((run, row), pair) in enumerate(
+                zip(found, _marks(found, value, {ALL} if allow_mismatch else ()))):
+            mark = pair if isinstance(pair, str) else verdict_text(pair)
+            if isinstance(pair, Pair) and pair.mismatch:
+                footnotes[describe(pair.mismatch)] = None
+            verdict = pair if isinstance(pair, str) else pair.verdict.value
+            style = {Verdict.SLOWER.value: "bold red", Verdict.FASTER.value: "green",
+                     Verdict.NOT_COMPARABLE.value: "yellow"}.get(verdict, "")  # fmt: skip
             table.add_row(
                 f"{key.label} {key.shape} {key.dtype}" if position == 0 else "", str(run.id),
                 run.started.replace("+00:00", "")[:19], run.git_sha[:9] + ("*" if run.git_dirty else ""),
@@ -127,6 +145,9 @@ def history_command(
             )  # fmt: skip
     out.print(table)
     err.print("commit*: the kernels folder had uncommitted changes", markup=False)
+    if footnotes and allow_mismatch:
+        err.print(f"verdict*: judged across runs whose fingerprints differ (--allow-mismatch): "
+                  f"{'; '.join(footnotes)}", soft_wrap=True, markup=False)
     if plot is not None:
         _plot(series, plot, op)
 

@@ -35,6 +35,7 @@ from cudabench.cli.render import (
     command_line,
     error,
     exit_with_summary,
+    note,
     progress_bar,
     show_history_error,
     show_plan,
@@ -42,6 +43,7 @@ from cudabench.cli.render import (
 )  # fmt: skip
 from cudabench.ncu import (
     NcuError,
+    cold_l2_note,
     find_ncu,
     import_command,
     metrics_by_case,
@@ -100,9 +102,10 @@ def _read_report(ncu: str, report: Path, extra: list[str]) -> dict[RowKey, Profi
 
 
 def _join(rows: list[ResultRow], metrics: dict[RowKey, ProfileMetrics],
-          launches: dict[str, int]) -> list[ResultRow]:  # fmt: skip
+          launches: dict[str, int], cold: bool = False) -> list[ResultRow]:  # fmt: skip
     """Each row with its range's metrics; a note where ncu saw no kernel, or an unexpected
-    number of them (a variant's header says how many launches a call makes)."""
+    number of them (a variant's header says how many launches a call makes), and for a
+    `cold` profile where the launch's reads hit L2 heavily (ncu.cold_l2_note)."""
     joined = []
     for row in rows:
         found = metrics.get(row.key)
@@ -111,7 +114,7 @@ def _join(rows: list[ResultRow], metrics: dict[RowKey, ProfileMetrics],
             note = "ncu profiled no kernel in this row's range"
         elif found and row.label in launches and found.kernels != launches[row.label]:
             note = f"ncu saw {found.kernels} kernels, the variant launches {launches[row.label]}"
-        notes = "; ".join(n for n in (row.notes, note) if n)
+        notes = "; ".join(n for n in (row.notes, note, cold_l2_note(found) if cold else "") if n)
         joined.append(dataclasses.replace(row, ncu=found, notes=notes))
     return joined
 
@@ -141,8 +144,9 @@ def profile_command_cli(
         help="Extra ncu metrics, comma-separated; kept in the results under ncu.extra.")] = None,
     cold: Annotated[bool, typer.Option(
         "--cold/--hot", help="Cold (default): ncu flushes the caches before each kernel "
-        "(--cache-control all) and cudabench's own timing flushes L2 before each sample. "
-        "Hot: neither.")] = True,
+        "(--cache-control all), cudabench's own timing flushes L2 before each sample, and "
+        "the L2 hit rate of each launch's reads is shown (`L2 hit %`; above 50% a warning). "
+        "Hot: none of these.")] = True,
     timer: TimerOption = None,
     force: ForceOption = False,
     tag: Annotated[str, typer.Option(
@@ -169,7 +173,9 @@ def profile_command_cli(
 ) -> None:
     """Profile exactly the asked cases with Nsight Compute, one launch each, and show its
     metrics (duration, DRAM / memory / SM throughput, occupancy, registers, shared memory,
-    DRAM bytes, a bound-by hint) beside cudabench's own time.
+    DRAM bytes, a bound-by hint) beside cudabench's own time. Cold (the default), also the
+    L2 hit rate of the launch's reads (`L2 hit %`): a row above 50% gets a warning, as the
+    flush may not have emptied L2 (or the kernel rereads its data).
 
     Examples: `cudabench profile reduce --shape 442368x128`, `cudabench profile reduce
     --shape 2^30 --variant shuffle --set full`, `... --print-command`. ncu runs with
@@ -233,16 +239,19 @@ def profile_command_cli(
             with progress_bar(work.rows_expected) as bar:
                 sweep.listener = bar
                 sweep.run(work.jobs)
-            rows = _join(sweep.rows, metrics_found, launches)
+            rows = _join(sweep.rows, metrics_found, launches, cold)
             csv_path, json_path = session.finish(rows)  # recorded with ncu's metrics
         meta, history_error = sweep.meta, session.problems
     else:  # ncu's rows only: nothing timed, nothing for the history
         meta = dataclasses.replace(child_meta, command=command_line(ctx), started=started,
                                    complete=True)  # fmt: skip
-        rows = _join(child_rows, metrics_found, launches)
+        rows = _join(child_rows, metrics_found, launches, cold)
         csv_path, json_path = write_results(stem, meta, rows)
     out.print(profile_table(rows, meta, work.op_label))
     show_run_notes(meta)
+    for row in rows if cold else []:  # the table cuts notes short: this one whole
+        if warning := cold_l2_note(row.ncu):
+            note(f"{row.key}: {warning}")
     err.print(f"results: {csv_path}  {json_path}\nncu report: {report} (open with ncu-ui, or "
               f"ncu --import {report} --page details)", soft_wrap=True, markup=False)  # fmt: skip
     exit_with_summary(rows, work.problems, history_error)

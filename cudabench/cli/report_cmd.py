@@ -10,7 +10,13 @@ import typer
 
 from cudabench.cli.common import err, fail_usage, out
 from cudabench.compare import find_run, load
-from cudabench.report import report_frame, report_html, report_markdown, results_table
+from cudabench.report import (
+    fingerprint_caption,
+    report_frame,
+    report_html,
+    report_markdown,
+    results_table,
+)  # fmt: skip
 from cudabench.results import (
     RESULTS_DIR,
     ResultsError,
@@ -71,7 +77,9 @@ def report_command(
             fail_usage(f"--roofline: {exc}")
         err.print(f"roofline: {roofline} ({placed} points)", markup=False, soft_wrap=True)
     if format == "table":
-        out.print(results_table(rows, meta, label))
+        table = results_table(rows, meta, label)
+        table.caption, table.caption_justify = fingerprint_caption(meta), "left"
+        out.print(table)
         return
     text = {
         "markdown": lambda: report_markdown(rows, meta, label),
