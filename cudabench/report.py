@@ -10,13 +10,9 @@ import pandas as pd
 from rich.table import Table
 from rich.text import Text
 
-<<<<<<< HEAD
 from cudabench.ceilings import MIX_OPS, MIXES, mix_of
-=======
-from cudabench.ceilings import MIX_OPS, MIXES
 from cudabench.fingerprint import describe, fingerprint, short_line
 from cudabench.ncu import COLD_L2_HIT_PCT
->>>>>>> fp
 from cudabench.spec import (
     Ceilings,
     DeviceInfo,

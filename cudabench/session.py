@@ -31,12 +31,8 @@ from types import TracebackType
 from cudabench import __version__
 from cudabench.backends import backend_name
 from cudabench.calibration import calibrate, use_ceilings
-<<<<<<< HEAD
 from cudabench.clocklock import held, restore_left, state_dir
-from cudabench.compile import nvcc_version
-=======
 from cudabench.compile import NVCC_FLAGS, nvcc_version
->>>>>>> fp
 from cudabench.errors import SweepError
 from cudabench.executors import (
     Cluster,
