@@ -9,9 +9,9 @@
 //     ROWS_SM: [4, 3, 2]     # blocks (rows) an SM the launch bounds size registers for
 //     STREAM: [0, 1]         # 1: ld.global.nc.L1::no_allocate loads and st.global.cs stores
 //   constraints: ["BLOCK * ROWS_SM <= 2048", "REG_PACKS * BLOCK * ROWS_SM <= 4096"]   # threads an SM; registers (more spill)
-//   requires: {max_cols: 32768}
+//   requires: {max_cols: 65536}
 //   dtypes: [bfloat16, float16]
-//   about: 16-bit softmax of long rows (up to 32768), a block per row read once and written once, the row part in registers and part in shared memory (cp.async), sized so that four 64 KiB rows share an SM where block_hybrid holds two; max on packed pairs, ex2.approx on x*log2e - m*log2e, two barriers; any column count and row start (a scalar head and tail)
+//   about: 16-bit softmax of long rows (up to 32768 + 7 columns in one read, longer up to 65536 by a fallback), a block per row read once and written once, the row part in registers and part in shared memory (cp.async), sized so that four 64 KiB rows share an SM where block_hybrid holds two; max on packed pairs, ex2.approx on x*log2e - m*log2e, two barriers; any column count and row start (a scalar head and tail)
 //
 // Why (docs/performance/softmax.md): at 1728x32768 in 16 bits a row is 64 KiB. block_reg's
 // 1024-thread block holds one in registers (one row an SM: its loads stop while it reduces);
@@ -51,7 +51,9 @@ static_assert(REG_PACKS >= 1, "REG_PACKS: at least one pack in registers");
 
 namespace {
 
-// the most packs a thread holds: 32768 columns (4096 packs) over the block
+// the most packs a thread holds: 4096 (32768 + 7 columns) over the block; longer rows (up to
+// 65536 columns, the header's max_cols) take the fallback: compiled for more, the 32768-column
+// path spilled at 32 registers
 constexpr int kMaxPacks = 4096 / BLOCK > 1 ? 4096 / BLOCK : 1;
 
 template <int P>

@@ -7,7 +7,7 @@
 //     BLOCK: [256, 128, 512]  # threads a row; the row in registers up to 4096 columns (+ 7) at every BLOCK
 //     KEEP: [1, 0]            # 1: the exponentials kept in float registers between the sum and the store; 0: computed again
 //     STREAM: [0, 1]          # 1: ld.global.nc.L1::no_allocate loads and st.global.cs stores
-//   requires: {max_cols: 32768}
+//   requires: {max_cols: 65536}
 //   dtypes: [bfloat16, float16]
 //   about: 16-bit softmax of rows of a few thousand columns, a block per row held in registers (4096 columns = 2 packs of 16 bytes a thread at BLOCK 256), every load issued before any arithmetic, max on packed pairs, ex2.approx on x*log2e - m*log2e, two barriers (max, sum), 16-byte stores; any column count and row start (16-byte packs from the row's first 16-byte boundary, a scalar head and tail)
 //
