@@ -44,7 +44,6 @@ QUICK=(--warmup 0 --min-samples 2 --min-time 0 --max-time 0.05)
 SHORT=(--min-samples 5 --min-time 0.1)
 NCU_ARG=()
 [ -n "${NCU:-}" ] && NCU_ARG=(--ncu "$NCU")
-D16=(-d bfloat16 -d float16)
 yl() { local a=($1); local IFS=,; echo "[${a[*]}]"; }  # "1x1 31x33" -> [1x1,31x33]
 # warps stalled per issued instruction, by reason (as scripts/dram_limit_check.sh asks)
 STALLS=$(for r in long_scoreboard lg_throttle barrier drain short_scoreboard mio_throttle \
