@@ -10,7 +10,7 @@
 #  2. correctness in bfloat16 and float16 on odd shapes (1x1, 31x33, 33x4097, 65537x3,
 #     442367x129, 7x32769, and whole-pack rows that take the fast paths; transpose 1x1, 33x65,
 #     4097x4095 and partial tiles of whole packs), the new variants at several configurations
-#     (one config file, $OUT/work/odd.yaml, one process);
+#     (one config file, work/odd.yaml in the tarball, one process);
 #  3. the issue's cases timed, each next to torch in the same run (13824x4096 and 1728x32768
 #     softmax, 8192x8192 transpose, both dtypes), with
 #  4. a copy of the same bytes (stream_copy: cudaMemcpy and the copy kernels) in that run too
@@ -18,15 +18,19 @@
 #  5. ncu: the new variants against the best before and torch's kernel (13824x4096 bf16,
 #     1728x32768 bf16, 8192x8192 bf16): DRAM %, SM %, warps stalled per instruction by reason.
 #
-# Everything goes under $OUT (default ./pack16_check): summary.txt (the tables and the
-# verdicts, also printed last), log.txt (every command, set -x, and its output) and
-# pack16_check.tar.gz (the result files of every run, each command's own log, ncu's CSV; not
-# the .ncu-rep reports). The shapes can be overridden (SM_ODD, TR_ODD, SM_4K, SM_32K, TR_BIG)
-# and CUDABENCH_BACKEND=fake with NCU=tests/fake_ncu.py runs the whole script without a GPU
-# (how its command lines were checked).
+# $OUT (default ./pack16_check) gets three files: summary.txt (the tables and the verdicts,
+# also printed last), log.txt (every command, set -x, and its output, written as it goes) and
+# pack16_check.tar.gz (work/: the result files of every run, each command's own log, the
+# config files, the history database; not the .ncu-rep reports; the ncu tables are in
+# work/ncu_*.log), made at the end from a folder under $TMPDIR. The shapes can be overridden (SM_ODD, TR_ODD, SM_4K, SM_32K, TR_BIG)
+# and CUDABENCH_BACKEND=fake, with NCU naming an executable wrapper of tests/fake_ncu.py
+# (`exec python3 tests/fake_ncu.py "$@"`), runs the whole script without a GPU: how its
+# command lines were checked (every command exit 0 on small shapes).
 set -uo pipefail
 OUT=${OUT:-pack16_check}
-W="$OUT/work"
+mkdir -p "$OUT"
+# the runs' own files live outside $OUT (at most 8 files come back) and travel as one tarball
+W="$(mktemp -d "${TMPDIR:-/tmp}/pack16_check.XXXXXX")/work"
 mkdir -p "$W"
 export PYTHONUNBUFFERED=1 CUDABENCH_DB="$W/history.db" CUDABENCH_CEILINGS=off
 SM_ODD=${SM_ODD:-"1x1 31x33 33x4097 65537x3 442367x129 7x32769 1001x4096 3x8192 5x32768"}
@@ -258,12 +262,12 @@ for (op, shape, dtype), (name, t, p, verdict) in best.items():
 EOF
 
 {
-  echo "== exit codes (0 all OK, 1 some row failed, 2 usage; the ncu tables: $W/ncu_*.log)"
+  echo "== exit codes (0 all OK, 1 some row failed, 2 usage; the ncu tables: work/ncu_*.log in the tarball)"
   cat "$W/exit_codes.txt"
 } | tee -a "$OUT/summary.txt"
 
 # one archive of the rest (at most 8 files come back): result files and logs, no ncu reports;
 # a config over two ops names its results softmax+transpose: no '+' in names that travel
 find "$W" -name '*+*' | while read -r f; do mv "$f" "${f//+/_}"; done
-tar --exclude='*.ncu-rep' -czf "$OUT/pack16_check.tar.gz" -C "$OUT" work
+tar --exclude='*.ncu-rep' -czf "$OUT/pack16_check.tar.gz" -C "$(dirname "$W")" work
 ls -la "$OUT"
