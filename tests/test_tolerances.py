@@ -110,3 +110,47 @@ def test_near_miss_planted_errors(op_name, dtype_name):
     missed = check_output(np, far, ref, tol)
     assert not missed.ok and missed.wrong == int(finite.sum()), (
         "an error of twice the tolerance must fail everywhere")
+
+
+# Issue 35: softmax's tolerance in 16 bits at the real row lengths of the 16-bit block kernels
+# (4096, block_pack16; 32768, block_hybrid16), fewer rows. The kernels' own arithmetic,
+# emulated in float32 (exp(x - m) as 2^(x log2e + c) against one rounded row constant c, the
+# sum in float32, one reciprocal, one rounding to the dtype), passes; the same with the row sum
+# accumulated in the 16-bit type, element after element as a naive kernel would, fails.
+ROWS16 = [(dtype, cols) for dtype in ("bfloat16", "float16") for cols in (4096, 32768)]
+
+
+def _softmax16_case(dtype_name, cols, rows=10):
+    op, dtype = get_op("softmax"), get_dtype(dtype_name)
+    (x,) = op.make_inputs(np, (rows, cols), 0)
+    x16 = x.astype(dtype.array_type())
+    ref, tol = op.expected(np, (x16,))
+    return x16, ref.reshape(rows, cols), output_tolerance(np, dtype, ref, tol).reshape(rows, cols)
+
+
+def _exponentials(x16):
+    """The kernels' exponentials in float32: 2^(x log2e + c), c = -max log2e rounded once
+    (one FFMA, then ex2)."""
+    x = x16.astype(np.float32)
+    log2e = np.float32(1.4426950408889634)
+    c = (-x.max(axis=1, keepdims=True) * log2e).astype(np.float32)
+    t = (x.astype(np.float64) * np.float64(log2e) + c).astype(np.float32)  # a fused multiply-add
+    return np.exp2(t).astype(np.float32)
+
+
+@pytest.mark.parametrize("dtype_name, cols", ROWS16, ids=[f"{d}-{c}" for d, c in ROWS16])
+def test_a_16_bit_row_sum_fails_the_softmax_tolerance(dtype_name, cols):
+    x16, ref, tol = _softmax16_case(dtype_name, cols)
+    e = _exponentials(x16)
+    # right: the sum in float32, one reciprocal, the product rounded once to the dtype
+    inv = (np.float32(1.0) / e.sum(axis=1, keepdims=True, dtype=np.float32)).astype(np.float32)
+    right = (e * inv).astype(x16.dtype)
+    assert check_output(np, right, ref, tol).ok
+    # planted: the row sum accumulated in the 16-bit type, in order
+    total = np.zeros((e.shape[0], 1), dtype=x16.dtype)
+    e16 = e.astype(x16.dtype)
+    for j in range(cols):
+        total = (total + e16[:, j : j + 1]).astype(x16.dtype)
+    wrong = (e * (np.float32(1.0) / total.astype(np.float32))).astype(x16.dtype)
+    missed = check_output(np, wrong, ref, tol)
+    assert not missed.ok and missed.wrong > x16.size // 2, missed.describe()
