@@ -148,7 +148,7 @@ benchmarks:
   - {op: stream_copy, shapes: [$COPY_SM, $COPY_TR], dtypes: [float32]}
 YAML
   cat >"$W/sweep.yaml" <<YAML
-dtypes: [bfloat16, float16]
+dtypes: [bfloat16]
 benchmarks:
   - {op: softmax, shapes: [$SM_4K], variants: [block_pack16], params: {BLOCK: [128, 256, 512], KEEP: [0, 1]}}
   - {op: softmax, shapes: [$SM_32K], variants: [block_hybrid16], params: {BLOCK: [256, 512, 1024], REG_PACKS: [1, 2, 4], ROWS_SM: [2, 3, 4]}}

@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # The telemetry measurements docs/guide/telemetry.md records, on a GPU machine, from the repo
-# root (after `. .whl/install.sh` on a lent one). Logs go to $OUT/tel (default /tmp/tel_out).
+# root (after `. .whl/install.sh` on a lent one). Logs go to $TEL_LOG (default /tmp/tel), packed
+# at the end into $OUT/tel.tar.gz (default OUT /tmp/tel_out).
 # It never changes the card's clocks or power limit (--clocks is not run here: a lent machine's
 # settings are not ours to change); the locking rules are tested GPU-free (tests/test_telemetry.py).
 #
 #   bash scripts/telemetry_check.sh
 set -u
 OUT=${OUT:-/tmp/tel_out}
-LOG="$OUT/tel"
-mkdir -p "$LOG"
+LOG=${TEL_LOG:-/tmp/tel}
+export TEL_LOG="$LOG"
+mkdir -p "$LOG" "$OUT"
 export CUDABENCH_DB="$LOG/history.db"
 CB=(python3 -m cudabench)
 step() {  # step NAME SECONDS COMMAND...: its output, wall time and exit status in NAME.log
@@ -40,7 +42,7 @@ import cudabench
 rows = []
 for i in range(5):
     frame = cudabench.run("reduce", shapes=["2^30"], variants=["float4"], ceilings=False,
-                          output=f"{__import__('os').environ['OUT']}/tel/five_{i}.json")
+                          output=f"{__import__('os').environ.get('TEL_LOG', '/tmp/tel')}/five_{i}.json")
     row = frame[frame.variant == "float4"].iloc[0]
     rows.append((row.time_us, row.energy_mj, row.power_w, row.gb_per_j, row.sm_mhz_median))
     print(f"run {i}: {row.time_us:.1f} us, {row.energy_mj:.3f} mJ, {row.power_w:.0f} W, "
@@ -65,4 +67,4 @@ step compare_fill_allowed 60 "${CB[@]}" compare "$LOG/sgemm_random.json" "$LOG/s
 # 6. is the cold L2 cold? ncu's L2 hit rate of cold launches, and their time against ncu's
 step profile_cold 180 "${CB[@]}" profile softmax -s 13824x4096 -v block_smem --cold -o "$LOG/profile_cold.json"
 
-tar -C "$OUT" -czf "$OUT/tel.tar.gz" tel && echo "packed $OUT/tel.tar.gz"
+tar -C "$(dirname "$LOG")" -czf "$OUT/tel.tar.gz" "$(basename "$LOG")" && echo "packed $OUT/tel.tar.gz"
