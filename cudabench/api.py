@@ -116,7 +116,8 @@ def run(target: str, shapes: Iterable[ShapeLike] | None = None,
     as --ops. `cluster` runs on a Dask
     cluster (a scheduler address or 'local', as --cluster; `gpu_model` as --gpu-model).
     `timing` takes TimingOptions fields: cold, warmup, min_samples, min_time_s, max_time_s,
-    interleave, timer."""
+    interleave, timer, and the telemetry's drop_throttled, settle, cooldown_c, energy,
+    fill, clocks."""
     _check_timing(timing, run)
     work = _plan(target, shapes, variants, dtypes, kernels, params, True, timing, ops)
     command = f"cudabench.run({target!r}, shapes={_shape_texts(shapes)!r})"

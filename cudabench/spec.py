@@ -171,11 +171,12 @@ class TimingOptions:
     # Telemetry (telemetry.py): leave samples the card took while slowed for power or heat out
     # of the statistics; warm up until the SM clock settles ("auto": on for cold rows of
     # launches from batch_below_us up); wait for the GPU to cool to this many degrees C before
-    # each variant (0: no wait); measure energy per call (a window of back-to-back calls)
+    # each variant (0: no wait); measure energy per call (a window of back-to-back calls after
+    # the samples; off by default: it adds the window to every row)
     drop_throttled: bool = False
     settle: str = "auto"  # auto, on, off
     cooldown_c: int = 0
-    energy: bool = True
+    energy: bool = False
     fill: str = "random"  # the inputs: random, zeros or ones (a zero fill draws less power)
     clocks: str = "default"  # the SM clock policy the run asked for: default, base, max or MHz
 

@@ -3,14 +3,15 @@ that act on it.
 
 - `Watch`: over the timed samples, the SM clock (lowest, median), the memory clock and the
   temperature at both ends, and every sample taken while the card was slowed for power or heat
-  marked. The gauges are polled at most every POLL_S (a poll covers the samples since the last
-  one), so watching costs a few NVML calls a millisecond; NVML's violation counters (the
+  marked. The gauges are polled at most every POLL_S, and at most every POLL_COST times a
+  poll's own duration (a poll covers the samples since the last one), so watching costs at
+  most about 5% of the sampling's time however slow NVML answers; NVML's violation counters (the
   cumulative time held back for power and for heat) catch a slowdown between two polls, its
   reasons name it.
 - `energy_per_call`: the card's total-energy counter across a window of back-to-back calls
-  (hot) from one of its updates to a later one (at least ENERGY_UPDATES updates and
-  ENERGY_MIN_S apart), divided by the calls in between; where the counter is missing, the
-  average of the power readings at both ends of a fixed window times the window. The window
+  (hot, queued ahead so the GPU never waits for the host's reads) from one of its updates to
+  a later one, divided by the calls the GPU finished in between; where the counter is
+  missing, the average of the power readings at both ends of a fixed window times the window. The window
   is not the timed samples themselves: a single-launch sample holds the GPU with a 50 us
   spin before the launch (measure.py), whose energy is not the kernel's.
 - `settle`: warm-up until the SM clock's median over consecutive windows stops moving (within
@@ -20,26 +21,31 @@ that act on it.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from cudabench.backends.base import Backend
+from cudabench.backends.base import Backend, Pending
 from cudabench.nvml import Gauge, Reading
 from cudabench.spec import SampleTelemetry, median
 
 SETTLE = ("auto", "on", "off")  # --settle
 MAX_BATCH = 1000  # launches a graph of the energy window holds (measure.MAX_BATCH)
 POLL_S = 0.002  # the watch reads the gauges at most this often
+POLL_COST = 20  # and at most once every POLL_COST times a poll's own duration
 THROTTLED_NOTE = 0.03  # a row with more than this share of its samples slowed gets a note
-# The energy window: graphs of about REPLAY_MS of launches, from one counter update to the
-# first after ENERGY_UPDATES more and ENERGY_MIN_S; at most ENERGY_MAX_S. Without the counter,
-# power readings across POWER_WINDOW_S.
+# The energy window (energy_per_call): graphs of about REPLAY_MS of launches, QUEUE_MS of them
+# queued ahead, from one counter update to the first after ENERGY_UPDATES more and ENERGY_MIN_S
+# (or LATENCY_FACTOR reads' time); at most ENERGY_MAX_S. Without the counter, power readings
+# across POWER_WINDOW_S.
 REPLAY_MS = 1.0
+QUEUE_MS = 20.0
 ENERGY_UPDATES = 4
-ENERGY_MIN_S = 0.02
-ENERGY_MAX_S = 1.0
+ENERGY_MIN_S = 0.05
+LATENCY_FACTOR = 25
+ENERGY_MAX_S = 2.0
 POWER_WINDOW_S = 0.1
 SETTLE_WINDOW_S = 0.05
 SETTLE_MHZ = 15  # one step of the SM clock
@@ -65,7 +71,11 @@ class Watch:
     def sample_done(self) -> None:
         self._samples += 1
         if self.gauge.now() - self._polled_at >= self.poll_s:
+            asked = self.gauge.now()
             self._poll(self.gauge.quick())
+            # a slow NVML (a poll of milliseconds) is polled less often: at most 1/POLL_COST
+            # of the sampling's time goes to watching
+            self.poll_s = max(self.poll_s, (self.gauge.now() - asked) * POLL_COST)
 
     def _poll(self, r: Reading) -> None:
         counted = r.slowdown_ns is not None and self._slow_ns is not None and r.slowdown_ns > self._slow_ns
@@ -118,39 +128,62 @@ class Energy:
 
 def energy_per_call(backend: Backend, call: Callable[[], None], gauge: Gauge,
                     per_call_ms: float) -> Energy | None:  # fmt: skip
-    """Run `call` back to back (graphs of about REPLAY_MS of launches, as the timed batches:
-    no spin, no flush) and read the energy the card drew per call. The window is aligned to
-    the counter's own updates: it opens at one update and closes at the first update after
-    ENERGY_UPDATES more and ENERGY_MIN_S, so neither end falls between two updates (the
-    counter moves in steps). None where the card reports neither energy nor power."""
+    """Run `call` back to back and read the energy the card drew per call.
+
+    Replays of about REPLAY_MS of launches are queued ahead (QUEUE_MS of work), so the GPU
+    never idles while the host reads the counter (one read can take milliseconds). The counter
+    moves in steps: the window opens at one of its updates and closes at the first update
+    after ENERGY_UPDATES more and the window's length, and the calls in it are those the GPU
+    had finished by each of the two updates (counted around the read that saw it). The window
+    is at least ENERGY_MIN_S and LATENCY_FACTOR x one read's time, so that the uncertainty of
+    where in a read the update fell stays a few percent. None where the card reports neither
+    energy nor power, or the counter did not move often enough within ENERGY_MAX_S."""
     if per_call_ms <= 0:
         return None
     batch = max(1, min(MAX_BATCH, math.ceil(REPLAY_MS / per_call_ms)))
     sampler = backend.sampler(call, batch, False, contextlib.nullcontext)
     backend.synchronize()
-    if gauge.energy_mj() is None:
-        return _power_times_window(backend, sampler, batch, gauge, per_call_ms)
-    calls, updates = 0, 0
+    asked = gauge.now()
     last = gauge.energy_mj()
-    opened: tuple[float, int, int] | None = None  # (time, counter, calls) at the first update
+    if last is None:
+        return _power_times_window(backend, sampler, batch, gauge, per_call_ms)
+    window = max(ENERGY_MIN_S, LATENCY_FACTOR * (gauge.now() - asked))
+    depth = max(2, math.ceil(QUEUE_MS / (batch * per_call_ms)))
+    queue: collections.deque[Pending] = collections.deque()
+    finished = 0
+
+    def finished_now() -> int:
+        nonlocal finished
+        while queue and queue[0].done:
+            queue.popleft()
+            finished += 1
+        return finished
+
+    opened: tuple[float, int, float] | None = None  # (time, counter, calls) at an update
+    updates = 0
     start = gauge.now()
-    while gauge.now() - start < ENERGY_MAX_S:
-        sampler()  # waits for its launches
-        calls += batch
-        counter, now = gauge.energy_mj(), gauge.now()
-        if counter is None or counter == last:
-            continue
-        last = counter
-        if opened is None:
-            opened = (now, counter, calls)
-            continue
-        updates += 1
-        if updates >= ENERGY_UPDATES and now - opened[0] >= ENERGY_MIN_S:
-            joules = (counter - opened[1]) / 1e3
-            elapsed = now - opened[0]
-            return Energy(joules * 1e3 / (calls - opened[2]), joules / elapsed, elapsed,
-                          calls - opened[2], True)  # fmt: skip
-    return None  # the counter did not move often enough to measure in ENERGY_MAX_S
+    try:
+        while gauge.now() - start < ENERGY_MAX_S:
+            while len(queue) < depth:
+                queue.append(sampler.enqueue())
+            before = finished_now()
+            counter, now = gauge.energy_mj(), gauge.now()
+            calls = (before + finished_now()) / 2 * batch
+            if counter is None or counter == last:
+                continue
+            last = counter
+            if opened is None:
+                opened = (now, counter, calls)
+                continue
+            updates += 1
+            if updates >= ENERGY_UPDATES and now - opened[0] >= window and calls > opened[2]:
+                joules = (counter - opened[1]) / 1e3
+                elapsed = now - opened[0]
+                return Energy(joules * 1e3 / (calls - opened[2]), joules / elapsed, elapsed,
+                              round(calls - opened[2]), True)  # fmt: skip
+    finally:
+        backend.synchronize()  # what is still queued runs out
+    return None
 
 
 def _power_times_window(backend: Backend, sampler: Callable[[], object], batch: int, gauge: Gauge,

@@ -31,8 +31,8 @@ step probe 60 python3 scripts/nvml_probe.py --seconds 1.0
 
 # 2. energy per call: the catalogue's sums against CUB/CuPy and torch (a table with mJ, W, GB/J);
 #    a fresh machine measures its ceilings first (issue 35's rule: every row of a mix counts)
-step ceilings_reduce 240 "${CB[@]}" run reduce -s 2^30 -s 442368x128 -o "$LOG/reduce_energy.json"
-step ceilings_add 120 "${CB[@]}" run add -s 2^28 --dtype bfloat16 -o "$LOG/add_bf16.json"
+step ceilings_reduce 240 "${CB[@]}" run reduce -s 2^30 -s 442368x128 --energy -o "$LOG/reduce_energy.json"
+step ceilings_add 120 "${CB[@]}" run add -s 2^28 --dtype bfloat16 --energy -o "$LOG/add_bf16.json"
 cp results/ceilings.json "$LOG/" 2>/dev/null
 
 # 3. one case's energy measured five times (its spread)
@@ -41,7 +41,7 @@ import statistics
 import cudabench
 rows = []
 for i in range(5):
-    frame = cudabench.run("reduce", shapes=["2^30"], variants=["float4"], ceilings=False,
+    frame = cudabench.run("reduce", shapes=["2^30"], variants=["float4"], ceilings=False, energy=True,
                           output=f"{__import__('os').environ.get('TEL_LOG', '/tmp/tel')}/five_{i}.json")
     row = frame[frame.variant == "float4"].iloc[0]
     rows.append((row.time_us, row.energy_mj, row.power_w, row.gb_per_j, row.sm_mhz_median))
@@ -55,12 +55,12 @@ EOF
 
 # 4. the cost: the same sweep with the energy window and without (the watch runs in both)
 COST=(run reduce -s 442368x128 -s 2^24 -s 1000003 -s 2^20 --no-ceilings)
-step cost_energy 150 "${CB[@]}" "${COST[@]}" -o "$LOG/cost_energy.json"
-step cost_none 150 "${CB[@]}" "${COST[@]}" --no-energy -o "$LOG/cost_none.json"
+step cost_energy 150 "${CB[@]}" "${COST[@]}" --energy -o "$LOG/cost_energy.json"
+step cost_none 150 "${CB[@]}" "${COST[@]}" -o "$LOG/cost_none.json"
 
 # 5. zero against random fill on a compute-heavy case, and compare refusing the pair
-step sgemm_random 120 "${CB[@]}" run sgemm -s 4096x4096x4096 -v warptile --no-ceilings -o "$LOG/sgemm_random.json"
-step sgemm_zeros 120 "${CB[@]}" run sgemm -s 4096x4096x4096 -v warptile --no-ceilings --fill zeros -o "$LOG/sgemm_zeros.json"
+step sgemm_random 120 "${CB[@]}" run sgemm -s 4096x4096x4096 -v warptile --no-ceilings --energy -o "$LOG/sgemm_random.json"
+step sgemm_zeros 120 "${CB[@]}" run sgemm -s 4096x4096x4096 -v warptile --no-ceilings --energy --fill zeros -o "$LOG/sgemm_zeros.json"
 step compare_fill 60 "${CB[@]}" compare "$LOG/sgemm_random.json" "$LOG/sgemm_zeros.json"
 step compare_fill_allowed 60 "${CB[@]}" compare "$LOG/sgemm_random.json" "$LOG/sgemm_zeros.json" --allow-mismatch
 

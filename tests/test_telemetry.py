@@ -16,7 +16,7 @@ from cudabench.runner import CaseJob, Runner
 from cudabench.spec import Case, KernelVariant, Launch, Status, TimingOptions
 from cudabench.telemetry import SETTLE_CAP_S, Watch, cool_down, energy_per_call, settle, throttled_note
 
-QUICK = TimingOptions(warmup=1, min_samples=20, min_time_s=0.0, max_time_s=1.0)
+QUICK = TimingOptions(warmup=1, min_samples=20, min_time_s=0.0, max_time_s=1.0, energy=True)
 
 
 def float4() -> KernelVariant:
@@ -41,10 +41,21 @@ def test_the_watch_marks_the_samples_since_the_poll_that_saw_a_slowdown():
     gauge = FakeGauge(slowdowns={3})  # the counter moves at the fourth look (poll 3)
     watch = Watch(gauge, poll_s=0)  # poll 0: the first reading
     for _ in range(5):
+        gauge.advance(0.001)  # a 1 ms sample
         watch.sample_done()  # polls 1..5
     t = watch.finish()
     assert t.marked == (False, False, True, False, False)
     assert t.reasons == ("sw power cap",)
+
+
+def test_a_slow_nvml_is_polled_less_often():
+    gauge = FakeGauge(read_s=0.004)  # 4 ms a poll
+    watch = Watch(gauge)
+    for _ in range(100):
+        gauge.advance(0.002)  # a 2 ms sample
+        watch.sample_done()
+    assert 2 <= gauge.polls <= 4  # the first reading, then one poll every 80 ms at most
+    assert watch.poll_s == pytest.approx(0.08, rel=0.01)
 
 
 def test_a_row_with_a_few_slowed_samples_is_noted_and_drop_throttled_leaves_them_out():
@@ -97,6 +108,29 @@ def test_the_energy_window_spans_whole_counter_updates(period):
     assert energy.window_s >= max(0.02, 4 * period) * 0.99
 
 
+def test_a_slow_counter_read_lengthens_the_window():
+    """A read of 4 ms: the window is at least 25 reads long, so where in a read the update
+    fell moves the count of calls by a few percent at most."""
+    gauge = FakeGauge(power_w=400.0, energy_period_s=0.001, read_s=0.004)
+    backend = FakeBackend(gauge=gauge, clock=lambda name: 0.05)
+    energy = energy_per_call(backend, lambda: None, gauge, 0.05)
+    assert energy is not None and energy.window_s >= 0.1
+    assert energy.mj_per_call == pytest.approx(20.0, rel=0.02)
+
+
+def test_the_energy_window_keeps_the_gpu_queued_and_drains_it():
+    class Counting(FakeBackend):
+        syncs = 0
+
+        def synchronize(self):
+            Counting.syncs += 1
+
+    gauge = FakeGauge()
+    backend = Counting(gauge=gauge, clock=lambda name: 0.05)
+    energy_per_call(backend, lambda: None, gauge, 0.05)
+    assert Counting.syncs == 2  # before the window, and after it (what was queued runs out)
+
+
 def test_a_counter_that_never_moves_gives_no_energy():
     gauge = FakeGauge(energy_period_s=10.0)  # slower than the window's cap
     backend = FakeBackend(gauge=gauge)
@@ -109,6 +143,7 @@ def test_no_nvml_no_energy_and_cold_rows_have_none():
     assert cold.status is Status.OK and cold.energy_mj is None
     off = one_row(FakeGauge(), TimingOptions(**{**QUICK.__dict__, "energy": False}))
     assert off.energy_mj is None
+    assert TimingOptions().energy is False  # opt-in: the window costs every row time
 
 
 # ------------------------------------------------------------------ settling and cooling
@@ -256,7 +291,8 @@ def test_the_table_shows_energy_only_where_measured(tmp_path):
     def table_text(gauge):
         from cudabench.plan import plan
 
-        work = plan("reduce", ["64x1024"], ["float4"], None, min_samples=3, min_time_s=0.0, warmup=1)
+        work = plan("reduce", ["64x1024"], ["float4"], None, min_samples=3, min_time_s=0.0, warmup=1,
+                    energy=True)
         with fake_session(FakeBackend(gauge=gauge)) as session:
             sweep = session.start(work.op_label, work.timing, "t", output=tmp_path / str(id(gauge)),
                                   record=False)  # fmt: skip

@@ -76,6 +76,13 @@ class Loaded:
     spill_bytes: int | None
 
 
+class Pending(Protocol):
+    """A queued replay (Sampler.enqueue): `done` once the GPU has run it."""
+
+    @property
+    def done(self) -> bool: ...
+
+
 class Sampler(Protocol):
     batch: int
     method: str  # "graph", "loop" or "single"
@@ -83,6 +90,10 @@ class Sampler(Protocol):
     def __call__(self) -> float:
         """Run one sample; return the time of one launch in ms (sample time / batch), by
         CUDA events."""
+
+    def enqueue(self) -> Pending:
+        """Queue one replay of the `batch` launches without timing or waiting for it (the
+        energy window keeps the GPU busy this way while it reads the energy counter)."""
 
     def launch_times(self) -> list[LaunchTime]:
         """A kernel-clock sampler (`sampler(..., kernel_clock=True)`): every launch of the

@@ -424,6 +424,22 @@ class _Sampler:
         except _CUDA_ERRORS as exc:
             raise crash_from(exc) from exc
 
+    def enqueue(self) -> Any:
+        """One replay queued, and an event after it (its `done` queries the GPU)."""
+        stream = self.backend.stream
+        try:
+            with self.scope():
+                if self.graph is not None:
+                    self.graph.launch(stream)
+                else:
+                    for _ in range(self.batch):
+                        self.call()
+            marker = cp.cuda.Event(disable_timing=True)
+            marker.record(stream)
+            return marker
+        except _CUDA_ERRORS as exc:
+            raise crash_from(exc) from exc
+
     def launch_times(self) -> list[LaunchTime]:
         self.backend.synchronize()
         kernels, external = self.clock.records()

@@ -355,5 +355,17 @@ class _FakeSampler:
             backend.emit(sample_id, max(1, len(backend.launched) - before), self.batch, ms)
         return ms
 
+    def enqueue(self) -> _Done:
+        """One replay, run at once (the fake GPU is never behind): time and energy pass."""
+        self.backend._last = "baseline"
+        with self.scope():
+            self.call()
+        self.backend._busy(self.backend.clock(self.backend._last) * self.batch)
+        return _Done()
+
     def launch_times(self) -> list[LaunchTime]:
         return launch_times(self.backend.records, self.backend.external, self.taken)
+
+
+class _Done:
+    done = True

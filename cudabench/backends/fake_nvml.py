@@ -17,7 +17,7 @@ class FakeGauge:
                  mem_mhz: int = 2619, temp_c: float = 40.0, energy: bool = True,
                  slowdowns: Iterable[int] = (), can_lock: bool = True,
                  cooling_c_per_s: float = 2.0, heating_c_per_s: float = 0.0,
-                 energy_period_s: float = 0.005,
+                 energy_period_s: float = 0.005, read_s: float = READ_S,
                  facts: dict[str, str] | None = None) -> None:  # fmt: skip
         self.t = 0.0  # virtual seconds
         self.power_w = power_w
@@ -35,6 +35,7 @@ class FakeGauge:
         self._facts = facts or {"power_limit_w": "700", "ecc": "on", "mig": "off"}
         self._energy_j = 0.0
         self.energy_period = energy_period_s  # the counter moves in steps, this often
+        self.read_s = read_s  # what one reading of the energy counter takes
         self._counted_j, self._counted_at = 0.0, 0.0
 
     # the virtual clock ---------------------------------------------------------------------
@@ -59,6 +60,7 @@ class FakeGauge:
         """The counter as of its last update (it updates every `energy_period` seconds)."""
         if not self.energy:
             return None
+        self.t += self.read_s  # a slow read: time passes (the fake GPU's work is already done)
         if self.t - self._counted_at >= self.energy_period:
             self._counted_j = self._energy_j
             self._counted_at = self.t - (self.t % self.energy_period)
@@ -69,7 +71,7 @@ class FakeGauge:
         return int(clock)
 
     def quick(self) -> Reading:
-        self.t += READ_S
+        self.t += self.read_s
         slowed = self.polls in self.slowdowns
         self.polls += 1
         if slowed:

@@ -78,10 +78,10 @@ FillOption = Annotated[Optional[str], typer.Option(
     "--fill", help="The inputs: random (default), zeros or ones. A zero fill draws less "
     "power and can run at higher clocks under a power cap; results stay checked.")]
 EnergyOption = Annotated[Optional[bool], typer.Option(
-    "--energy/--no-energy", help="Energy per call (mJ), average power (W) and GB/J for every "
-    "OK hot row: the card's energy counter across back-to-back calls after the samples, from "
-    "one of its updates to the first after four more and 20 ms (default on; cold rows have "
-    "none).")]
+    "--energy/--no-energy", help="Energy per call (mJ), average power (W) and GB/J (GFLOP/J) "
+    "for every OK hot row: the card's energy counter across back-to-back calls queued after "
+    "the samples, from one of its updates to a later one (at least 50 ms). Off by default: "
+    "it adds that window to every row.")]
 GpuModelOption = Annotated[Optional[str], typer.Option(
     help="With --cluster: only the workers whose GPU model's name contains this (e.g. H200); "
     "needed when the cluster's GPUs differ.")]

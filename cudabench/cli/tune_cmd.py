@@ -179,9 +179,8 @@ def tune_command(
     """
     if strategy not in tuner.STRATEGIES:
         fail_usage(f"--strategy {strategy!r}: not one of {', '.join(tuner.STRATEGIES)}")
-    # a search measures time: no energy window after each configuration's samples
     work = plan(target, shape, variant, kernels, dtype, param, expand=False, cold=cold,
-                timer=timer, ops=ops, energy=False)
+                timer=timer, ops=ops)
     show_plan(work, notes=False)
     try:
         searches = tuner.plan_searches(work.jobs, work.narrowing, named=bool(variant))
