@@ -54,8 +54,8 @@ def compare_command(
     fail_on_regression: Annotated[bool, typer.Option(
         help="Exit 1 if any kernel row is SLOWER or newly failing (library baselines are "
         "shown, not gated), if a row of A is missing from B, or if no row matched at all "
-        "(for CI gates). NOT COMPARABLE rows neither fail nor pass it: a line says how many "
-        "went unjudged.")] = False,
+        "(for CI gates). NOT COMPARABLE rows neither fail nor pass it: without a failure, "
+        "the gate exits 3 (no verdict) and a line says how many went unjudged.")] = False,
     allow_missing: Annotated[bool, typer.Option(
         help="With --fail-on-regression: rows of A missing from B do not fail the gate "
         "(some row must still match).")] = False,
@@ -89,8 +89,10 @@ def compare_command(
     a verdict, unless --allow-mismatch.
 
     Exit status: 0, or 1 with --fail-on-regression when a row got slower or started failing,
-    a row of A is missing from B (unless --allow-missing) or no row matched at all (NOT
-    COMPARABLE rows fail nothing); 2 for bad usage or files that cannot be read."""
+    a row of A is missing from B (unless --allow-missing) or no row matched at all; 3 with
+    --fail-on-regression when nothing failed but some kernel row is NOT COMPARABLE (the gate
+    neither passes nor fails on a changed machine); 2 for bad usage or files that cannot be
+    read."""
     if fail_above is not None:
         value, fail_on_regression = parse_threshold(fail_above, "--fail-above"), True
     else:
@@ -165,6 +167,8 @@ def compare_command(
                       soft_wrap=True)
         if reasons:
             raise typer.Exit(1)
+        if unjudged:  # neither pass nor fail: the machine changed under these rows
+            raise typer.Exit(NO_VERDICT)
 
 
 def _same_run(path_a: Any, path_b: Any, a: Any, b: Any) -> str:
@@ -250,6 +254,9 @@ def mismatch_lines(pairs: list[Pair]) -> list[str]:
     return lines
 
 
+NO_VERDICT = 3  # the gate's exit status when the runs could not be judged (fingerprints differ)
+
+
 def gate_unjudged(pairs: list[Pair]) -> str:
     """The gate's own line about kernel rows it could not judge ('' when none): they fail
     nothing and pass nothing. When no kernel row was judged at all, the exit status says
@@ -260,7 +267,7 @@ def gate_unjudged(pairs: list[Pair]) -> str:
         return ""
     if len(unjudged) == len(kernel):
         return (f"no kernel row was judged: all {len(kernel)} are NOT COMPARABLE "
-                f"({_reasons(unjudged)}); this exit status says nothing about regressions. "
-                "Record a new baseline on this machine, or pass --allow-mismatch")
+                f"({_reasons(unjudged)}): no verdict (exit 3). Record a new baseline on this "
+                "machine, or pass --allow-mismatch")
     return (f"{len(unjudged)} of {len(kernel)} kernel rows NOT COMPARABLE ({_reasons(unjudged)}) "
-            "were not judged: they neither fail nor pass this gate")
+            "were not judged: they neither fail nor pass this gate (exit 3 unless another row fails)")
