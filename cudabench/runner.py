@@ -55,7 +55,7 @@ from cudabench.spec import (
     median,
     split_label,
 )
-from cudabench.telemetry import cool_down, energy_per_call, throttled_note
+from cudabench.telemetry import cool_down, energy_per_call, join_notes, with_energy, with_telemetry
 
 NAN_POISON_BYTE = 0xFF  # 0xFFFFFFFF is a NaN in float32
 
@@ -212,7 +212,9 @@ class Runner:
         rows = []
         for (i, p), m in zip(prepared, measurements):
             row = self._guarded(case, p.name, functools.partial(self._finish, op, case, p, m, timing))
-            rows.append((i, self._with_energy(with_telemetry(row, m, waited), p, m, timing)))
+            measured = with_telemetry(row, m, waited)
+            rows.append((i, self._guarded(case, p.name, functools.partial(
+                self._with_energy, measured, p, m, timing))))
         return rows
 
     def _cool_down(self, timing: TimingOptions) -> float | None:
@@ -237,16 +239,8 @@ class Runner:
         except KernelCrash:
             raise
         except Exception as exc:  # a reading that failed: the row stands without energy
-            return dataclasses.replace(row, notes=_join(row.notes, f"no energy: {exc}"))
-        if energy is None:
-            return row
-        joules = energy.mj_per_call / 1e3
-        return dataclasses.replace(
-            row, energy_mj=energy.mj_per_call, power_w=energy.power_w,
-            gb_per_j=row.bytes_moved / 1e9 / joules if row.bytes_moved and joules > 0 else None,
-            gflop_per_j=(row.gflops * row.time_us * 1e-6) / joules
-            if row.gflops and row.time_us and joules > 0 else None,
-        )  # fmt: skip
+            return dataclasses.replace(row, notes=join_notes(row.notes, f"no energy: {exc}"))
+        return with_energy(row, energy)
 
     def _guarded(self, case: Case, name: str, body: Callable[[], Any]) -> Any:
         """body(), or the row its exception stands for."""
@@ -533,28 +527,6 @@ def sanity_notes(gbps: float | None, moved: int, device: DeviceInfo, timing: Tim
         notes.append(f"a grid of {traced_blocks:,} blocks: CUPTI's tracing slowed such kernels "
                      "3-9% on an H100; --timer events to compare")  # fmt: skip
     return "; ".join(notes)
-
-
-def _join(*notes: str) -> str:
-    return "; ".join(n for n in notes if n)
-
-
-def with_telemetry(row: ResultRow, m: Measurement, cooldown_s: float | None = None) -> ResultRow:
-    """An OK row with the card's state over its samples: clocks, temperatures, the slowdowns
-    seen, how many samples were taken slowed (and dropped), settling and cool-down times."""
-    t = m.telemetry
-    if row.status is not Status.OK:
-        return row
-    if t is None:
-        return dataclasses.replace(row, settle_s=m.settle_s, cooldown_s=cooldown_s)
-    total = len(m.samples_ms) + m.dropped
-    note = throttled_note(m.throttled, total, t.reasons, m.dropped)
-    return dataclasses.replace(
-        row, sm_mhz=t.sm_mhz, mem_mhz=t.mem_mhz, throttle=", ".join(t.reasons),
-        throttled_samples=m.throttled, dropped_samples=m.dropped, sm_mhz_min=t.sm_min,
-        sm_mhz_median=t.sm_median, temp_c=t.temp_c, settle_s=m.settle_s, cooldown_s=cooldown_s,
-        notes=_join(row.notes, note),
-    )  # fmt: skip
 
 
 FILLS = ("random", "zeros", "ones")

@@ -23,13 +23,14 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from cudabench.backends.base import Backend, Pending
 from cudabench.nvml import Gauge, Reading
-from cudabench.spec import SampleTelemetry, median
+from cudabench.spec import Measurement, ResultRow, SampleTelemetry, Status, median
 
 SETTLE = ("auto", "on", "off")  # --settle
 MAX_BATCH = 1000  # launches a graph of the energy window holds (measure.MAX_BATCH)
@@ -239,3 +240,41 @@ def cool_down(gauge: Gauge, target_c: int, cap_s: float = COOLDOWN_CAP_S) -> flo
             break
         gauge.sleep(COOLDOWN_POLL_S)
     return gauge.now() - start
+
+
+# ---------------------------------------------------------------------- the row's columns
+
+
+def join_notes(*notes: str) -> str:
+    return "; ".join(n for n in notes if n)
+
+
+def with_telemetry(row: ResultRow, m: Measurement, cooldown_s: float | None = None) -> ResultRow:
+    """An OK row with the card's state over its samples: clocks, temperatures, the slowdowns
+    seen, how many samples were taken slowed (and dropped), settling and cool-down times."""
+    t = m.telemetry
+    if row.status is not Status.OK:
+        return row
+    if t is None:
+        return dataclasses.replace(row, settle_s=m.settle_s, cooldown_s=cooldown_s)
+    total = len(m.samples_ms) + m.dropped
+    note = throttled_note(m.throttled, total, t.reasons, m.dropped)
+    return dataclasses.replace(
+        row, sm_mhz=t.sm_mhz, mem_mhz=t.mem_mhz, throttle=", ".join(t.reasons),
+        throttled_samples=m.throttled, dropped_samples=m.dropped, sm_mhz_min=t.sm_min,
+        sm_mhz_median=t.sm_median, temp_c=t.temp_c, settle_s=m.settle_s, cooldown_s=cooldown_s,
+        notes=join_notes(row.notes, note),
+    )  # fmt: skip
+
+
+def with_energy(row: ResultRow, energy: Energy | None) -> ResultRow:
+    """The row with its energy per call, average power and work per joule (GB/J, GFLOP/J)."""
+    if energy is None:
+        return row
+    joules = energy.mj_per_call / 1e3
+    return dataclasses.replace(
+        row, energy_mj=energy.mj_per_call, power_w=energy.power_w,
+        gb_per_j=row.bytes_moved / 1e9 / joules if row.bytes_moved and joules > 0 else None,
+        gflop_per_j=(row.gflops * row.time_us * 1e-6) / joules
+        if row.gflops and row.time_us and joules > 0 else None,
+    )  # fmt: skip
