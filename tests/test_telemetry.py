@@ -303,3 +303,22 @@ def test_the_table_shows_energy_only_where_measured(tmp_path):
 
     assert "GB/J" in table_text(FakeGauge()) and " mJ " in table_text(FakeGauge())
     assert "GB/J" not in table_text(None)
+
+
+def test_history_shows_energy_and_the_sm_clock_where_measured(tmp_path, monkeypatch):
+    from cudabench.cli import app
+
+    monkeypatch.setenv("CUDABENCH_BACKEND", "fake")
+    db = str(tmp_path / "h.db")
+    quick = ["--min-samples", "3", "--min-time", "0", "--warmup", "1", "--no-ceilings", "--db", db]
+    runner = CliRunner()
+    history = ["history", "reduce", "-v", "float4", "--db", db]
+    shown = []
+    for extra in ([], ["--energy"]):
+        result = runner.invoke(app, ["run", "reduce", "-s", "64x1024", "-v", "float4", *quick, *extra,
+                                     "-o", str(tmp_path / f"r{len(extra)}.json")])  # fmt: skip
+        assert result.exit_code == 0, result.output
+        shown.append(runner.invoke(app, history, env={"COLUMNS": "250"}))
+        assert shown[-1].exit_code == 0, shown[-1].output
+    assert " mJ " not in shown[0].stdout and "SM MHz" in shown[0].stdout and "1980" in shown[0].stdout
+    assert " mJ " in shown[1].stdout

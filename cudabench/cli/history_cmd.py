@@ -120,9 +120,14 @@ def history_command(
         fail_usage(f"no rows of those cases on GPU {gpu!r}")
     table = Table(title=f"history of {op} ({history.path})", title_justify="left",
                   header_style="bold")  # fmt: skip
+    # energy and the SM clock only where some run measured them (--energy; NVML)
+    energy = any(row.energy_mj is not None for _, found in series for _, row in found)
+    clocks = any(row.sm_mhz_median is not None for _, found in series for _, row in found)
+    numbers = ("run", "time µs", "±spread", "mJ", "SM MHz")
     for name in ("case", "run", "started (UTC)", "commit", "GPU", "tag", "status", "time µs",
-                 "±spread", "vs previous"):  # fmt: skip
-        table.add_column(name, justify="right" if name in ("run", "time µs", "±spread") else "left")
+                 "±spread", *(["mJ"] if energy else []), *(["SM MHz"] if clocks else []),
+                 "vs previous"):  # fmt: skip
+        table.add_column(name, justify="right" if name in numbers else "left")
     footnotes: dict[str, None] = {}
     for index, (key, found) in enumerate(series):
         if index:
@@ -141,6 +146,8 @@ def history_command(
                 run.gpu, run.tag, row.status.value,
                 f"{row.time_us:,.2f}" if row.time_us else "",
                 f"{100 * row.spread:.1f}%" if row.spread is not None else "",
+                *([f"{row.energy_mj:,.3f}" if row.energy_mj is not None else ""] if energy else []),
+                *([str(row.sm_mhz_median or "")] if clocks else []),
                 mark, style=style,
             )  # fmt: skip
     out.print(table)
