@@ -21,7 +21,8 @@ from cudabench.dtypes import ALL, DTYPES, UnknownDType, get_dtype
 from cudabench.errors import SweepError
 from cudabench.kernels import BUILTIN_KERNELS, discover, user_roots
 from cudabench.ops import UnknownName, closest, get_op, registry
-from cudabench.runner import FILLS, CaseJob
+from cudabench.problem import FILLS
+from cudabench.runner import CaseJob
 from cudabench.shapes import ShapeError, parse_shape
 from cudabench.space import Space, SpaceError, grid, parse_param_option
 from cudabench.spec import Case, KernelVariant, TimingOptions

@@ -31,7 +31,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
-import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -39,11 +38,13 @@ from typing import Any, Protocol
 from cudabench import pyvariants
 from cudabench.backends.base import Backend, KernelCrash, Loaded, Scope
 from cudabench.compile import CompileError
-from cudabench.dtypes import get_dtype, output_tolerance
+from cudabench.dtypes import get_dtype
+from cudabench.figures import bytes_of, timed_fields
 from cudabench.measure import measure, measure_interleaved
 from cudabench.nvtx import nvtx_range
 from cudabench.ops import UnknownName, get_op, registry
 from cudabench.ops.base import Check, Op, check_output
+from cudabench.problem import problem, seed_of
 from cudabench.spec import (
     Case,
     DeviceInfo,
@@ -52,7 +53,6 @@ from cudabench.spec import (
     ResultRow,
     Status,
     TimingOptions,
-    median,
     split_label,
 )
 from cudabench.telemetry import cool_down, energy_per_call, join_notes, with_energy, with_telemetry
@@ -274,9 +274,9 @@ class Runner:
         case = job.case
         if index < len(job.variants):
             variant = job.variants[index]
-            return self._prepare_variant(op, case, variant, _seed(case, variant.name), job.timing.fill)
+            return self._prepare_variant(op, case, variant, seed_of(case, variant.name), job.timing.fill)
         name = job.baselines[index - len(job.variants)]
-        return self._prepare_baseline(op, case, name, _seed(case, name), job.timing.fill)
+        return self._prepare_baseline(op, case, name, seed_of(case, name), job.timing.fill)
 
     def _prepare_variant(self, op: Op, case: Case, variant: KernelVariant,
                          seed: int, fill: str = "random") -> Prepared | ResultRow:  # fmt: skip
@@ -307,7 +307,7 @@ class Runner:
         except ValueError as exc:
             return _row(case, label, Status.ERROR, str(exc))
         xp = self.backend.xp
-        inputs, ref, tol = _problem(xp, op, case, seed, fill)
+        inputs, ref, tol = problem(xp, op, case, seed, fill)
         out = xp.empty(op.output_shape(case.shape), dtype=dtype.array_type())
         # one workspace for all launches of the variant: a multi-kernel variant's kernels
         # pass their partials through it (each name as large as any launch asks)
@@ -367,7 +367,7 @@ class Runner:
         if reason:
             return _row(case, label, Status.N_A, reason)
         xp = self.backend.xp
-        inputs, ref, tol = _problem(xp, op, case, seed, fill)
+        inputs, ref, tol = problem(xp, op, case, seed, fill)
         out = xp.empty(op.output_shape(case.shape), dtype=get_dtype(case.dtype).array_type())
         in_place = getattr(op, "in_place_input", None) if getattr(op, "in_place", False) else None
         call, produced = pyvariants.bind(fn, info, in_place, inputs, out)
@@ -386,7 +386,7 @@ class Runner:
     def _prepare_baseline(self, op: Op, case: Case, name: str, seed: int,
                           fill: str = "random") -> Prepared | ResultRow:  # fmt: skip
         xp = self.backend.xp
-        inputs, ref, tol = _problem(xp, op, case, seed, fill)
+        inputs, ref, tol = problem(xp, op, case, seed, fill)
         library_call = op.baselines()[name]
         result: list[Any] = [None]
 
@@ -424,7 +424,7 @@ class Runner:
         return _row(
             job.case, p.name, Status.OK, max_abs_err=check.max_abs_err,
             tolerance=check.tolerance, samples=1, batch=1, method="ncu",
-            bytes_moved=_bytes(op, job.case), is_baseline=p.is_baseline, **p.resources,
+            bytes_moved=bytes_of(op, job.case), is_baseline=p.is_baseline, **p.resources,
         )  # fmt: skip
 
     def _finish(self, op: Op, case: Case, p: Prepared, measurement: Measurement,
@@ -444,29 +444,10 @@ class Runner:
     def _timed_row(self, op: Op, case: Case, name: str, m: Measurement, check: Any,
                    resources: dict[str, Any], timing: TimingOptions,
                    blocks: int = 0) -> ResultRow:  # fmt: skip
-        moved = _bytes(op, case)
-        seconds = m.median_ms * 1e-3
-        gbps = moved / seconds / 1e9 if seconds > 0 else None
-        flops = op.flops(case.shape) if hasattr(op, "flops") else None
-        gflops = flops / seconds / 1e9 if flops and seconds > 0 else None
-        if gflops is not None:  # compute-bound op: % of the fp32 peak
-            pct = 100.0 * gflops / self.device.fp32_peak_gflops
-        else:
-            pct = 100.0 * gbps / self.device.dram_peak_gbps if gbps else None
-        floor = self._launch_floor_us(timing)
-        return _row(
-            case, name, Status.OK,
-            max_abs_err=check.max_abs_err, tolerance=check.tolerance,
-            time_us=m.median_ms * 1e3, min_us=m.min_ms * 1e3, spread=m.spread,
-            samples=len(m.samples_ms), batch=m.batch, method=m.method,
-            gbps=gbps, gflops=gflops, pct_peak=pct, bytes_moved=moved,
-            samples_us=kept_samples(tuple(s * 1e3 for s in m.samples_ms)),
-            notes=sanity_notes(gbps, moved, self.device, timing, m.median_ms * 1e3, floor,
-                               blocks if m.timer == "cupti" else 0),
-            floor_us=floor, timer=m.timer,
-            kernels_us=median(m.busy_ms) * 1e3 if m.busy_ms else None,
-            events_us=median(m.events_ms) * 1e3 if m.events_ms else None, **resources,
-        )  # fmt: skip
+        fields = timed_fields(op, case, m, self.device, timing, self._launch_floor_us(timing),
+                              blocks)  # fmt: skip
+        return _row(case, name, Status.OK, max_abs_err=check.max_abs_err,
+                    tolerance=check.tolerance, **fields, **resources)  # fmt: skip
 
     def _launch_floor_us(self, timing: TimingOptions) -> float | None:
         """The median time of an empty kernel, timed as the rows are (once per L2 mode)."""
@@ -489,70 +470,3 @@ def _ranges(name: str, case: Case) -> Iterator[None]:
     `ncu --nvtx-include cudabench@op/variant/shape/dtype/` profiles exactly those."""
     with nvtx_range(name), nvtx_range(case.shape_text), nvtx_range(case.dtype):
         yield
-
-
-FLOOR_FACTOR = 2.0  # a time within this factor of the empty kernel's measures the launch
-# Raw samples a row keeps in the results file: the kernel clock makes one a launch (100,000
-# for a 2 us kernel), so beyond this many an evenly spaced subset is kept (the figures are
-# computed from all of them; compare's noise from the kept ones is then a little wider).
-MAX_KEPT_SAMPLES = 1000
-
-
-def kept_samples(samples: tuple[float, ...]) -> tuple[float, ...]:
-    if len(samples) <= MAX_KEPT_SAMPLES:
-        return samples
-    step = len(samples) / MAX_KEPT_SAMPLES
-    return tuple(samples[int(i * step)] for i in range(MAX_KEPT_SAMPLES))
-
-
-# Grids from this many blocks up ran 3-9% slower while CUPTI traced them (H100, 2026-11-23:
-# 442368 and a million blocks; grid-stride kernels did not move): the kernel clock says so.
-TRACED_MANY_BLOCKS = 100_000
-
-
-def sanity_notes(gbps: float | None, moved: int, device: DeviceInfo, timing: TimingOptions,
-                 time_us: float | None = None, floor_us: float | None = None,
-                 traced_blocks: int = 0) -> str:  # fmt: skip
-    """Warnings that the figures may not mean what they seem (`traced_blocks`: the grid of a
-    variant timed by the kernel clock)."""
-    notes = []
-    if gbps and gbps > device.dram_peak_gbps:
-        notes.append("above the DRAM peak: cached, or bytes miscounted")
-    elif not timing.cold and moved <= device.l2_bytes:
-        notes.append("fits in L2: --cold would be honest")
-    if time_us is not None and floor_us and time_us < FLOOR_FACTOR * floor_us:
-        notes.append(f"within {FLOOR_FACTOR:g}x of the launch floor ({floor_us:.1f} us): "
-                     "mostly launch overhead")  # fmt: skip
-    if traced_blocks >= TRACED_MANY_BLOCKS:
-        notes.append(f"a grid of {traced_blocks:,} blocks: CUPTI's tracing slowed such kernels "
-                     "3-9% on an H100; --timer events to compare")  # fmt: skip
-    return "; ".join(notes)
-
-
-FILLS = ("random", "zeros", "ones")
-
-
-def _problem(xp: Any, op: Op, case: Case, seed: int,
-             fill: str = "random") -> tuple[tuple[Any, ...], Any, Any]:  # fmt: skip
-    """Fresh inputs in the case's dtype, and the float64 reference computed from them as
-    stored, with the op's tolerance plus the rounding of each output to the dtype. `fill`
-    zeros or ones: every floating-point input so filled instead (a zero fill draws less power
-    and can run at higher clocks under a power cap); integer inputs (indices) stay drawn."""
-    dtype = get_dtype(case.dtype)
-    inputs = op.make_inputs(xp, case.shape, seed)
-    if fill != "random":
-        value = 0.0 if fill == "zeros" else 1.0
-        inputs = tuple(xp.full_like(x, value) if x.dtype.kind == "f" else x for x in inputs)
-    if dtype.name != "float32":  # drawn in float32, then rounded once to the element type
-        inputs = tuple(x.astype(dtype.array_type()) for x in inputs)
-    ref, tol = op.expected(xp, inputs)
-    return inputs, ref, output_tolerance(xp, dtype, ref, tol)
-
-
-def _bytes(op: Op, case: Case) -> int:
-    return op.bytes_moved(case.shape, get_dtype(case.dtype).itemsize)
-
-
-def _seed(case: Case, name: str) -> int:
-    """Fresh inputs for every (variant, shape), the same from run to run."""
-    return zlib.crc32(f"{case.seed}/{case.id}/{name}".encode())

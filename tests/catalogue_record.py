@@ -21,7 +21,7 @@ from cudabench.backends.fake import FAKE_DEVICE
 from cudabench.dtypes import get_dtype
 from cudabench.kernels import BUILTIN_KERNELS, discover
 from cudabench.ops import get_op
-from cudabench.runner import _problem
+from cudabench.problem import problem as _problem
 from cudabench.spec import Case
 
 SHAPES: dict[str, list[tuple[int, ...]]] = {

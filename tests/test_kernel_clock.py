@@ -15,9 +15,10 @@ from cudabench.backends.fake import FAKE_GAP_NS, FAKE_KERNEL_SHARE, FakeBackend
 from cudabench.cli import app
 from cudabench.config import ConfigError, load_config
 from cudabench.cupti_clock import KernelClockUnavailable
+from cudabench.figures import MAX_KEPT_SAMPLES, kept_samples
 from cudabench.kernels import BUILTIN_KERNELS, discover
 from cudabench.measure import measure, measure_interleaved
-from cudabench.runner import MAX_KEPT_SAMPLES, CaseJob, Runner, kept_samples
+from cudabench.runner import CaseJob, Runner
 from cudabench.spec import Case, Status, TimingOptions
 
 ONE = TimingOptions(warmup=0, min_samples=10, min_time_s=0.0, max_time_s=1.0, timer="cupti")

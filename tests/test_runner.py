@@ -211,7 +211,7 @@ def test_profile_mode_fails_a_wrong_profiled_call():
 
 def test_sanity_notes_flag_cache_resident_and_impossible_rows():
     from cudabench.backends.fake import FAKE_DEVICE
-    from cudabench.runner import sanity_notes
+    from cudabench.figures import sanity_notes
 
     hot, cold = TimingOptions(), TimingOptions(cold=True)
     assert "fits in L2" in sanity_notes(500.0, 4 << 20, FAKE_DEVICE, hot)
