@@ -54,8 +54,9 @@ class Gauge(Protocol):
     def sleep(self, seconds: float) -> None:
         """Wait, idle (a cool-down)."""
 
-    def read(self) -> Reading:
-        """Every gauge at once (one NVML call each)."""
+    def read(self, energy: bool = True) -> Reading:
+        """Every gauge at once (one NVML call each); `energy=False` leaves out the energy
+        counter and the power (on an H100 a read of the counter took milliseconds)."""
 
     def energy_mj(self) -> int | None:
         """The total-energy counter alone (mJ since the driver loaded), None if missing."""
@@ -122,15 +123,15 @@ class NvmlGauge:
         return Reading(time.perf_counter(), sm_mhz=sm, reasons=reason_names(int(mask or 0)),
                        slowdown_ns=self._slowdown_ns())  # fmt: skip
 
-    def read(self) -> Reading:
+    def read(self, energy: bool = True) -> Reading:
         n, h = self.nvml, self.handle
-        power = _or_none(n.nvmlDeviceGetPowerUsage, h)
+        power = _or_none(n.nvmlDeviceGetPowerUsage, h) if energy else None
         fast = self.quick()
         return Reading(
             fast.t_s, sm_mhz=fast.sm_mhz,
             mem_mhz=_or_none(n.nvmlDeviceGetClockInfo, h, n.NVML_CLOCK_MEM),
             temp_c=_or_none(n.nvmlDeviceGetTemperature, h, n.NVML_TEMPERATURE_GPU),
-            energy_mj=self.energy_mj(),
+            energy_mj=self.energy_mj() if energy else None,
             power_w=power / 1000.0 if power is not None else None,
             reasons=fast.reasons, slowdown_ns=fast.slowdown_ns,
         )  # fmt: skip

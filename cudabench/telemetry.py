@@ -61,7 +61,7 @@ class Watch:
 
     def __init__(self, gauge: Gauge, poll_s: float = POLL_S) -> None:
         self.gauge, self.poll_s = gauge, poll_s
-        self.first = gauge.read()
+        self.first = gauge.read(energy=False)  # clocks, temperature, slowdowns: no counter
         self._slow_ns = self.first.slowdown_ns
         self._polled_at = self.first.t_s
         self._samples = 0
@@ -89,7 +89,7 @@ class Watch:
             self.clocks.append(r.sm_mhz)
 
     def finish(self) -> SampleTelemetry:
-        last = self.gauge.read()
+        last = self.gauge.read(energy=False)
         self._poll(last)
         first = self.first
 
@@ -235,7 +235,7 @@ def cool_down(gauge: Gauge, target_c: int, cap_s: float = COOLDOWN_CAP_S) -> flo
     """Wait, idle, until the GPU is at or below `target_c`; the seconds waited."""
     start = gauge.now()
     while gauge.now() - start < cap_s:
-        temp = gauge.read().temp_c
+        temp = gauge.read(energy=False).temp_c
         if temp is None or temp <= target_c:
             break
         gauge.sleep(COOLDOWN_POLL_S)

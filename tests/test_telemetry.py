@@ -183,6 +183,13 @@ def test_cooldown_waits_until_the_gpu_is_cool_enough():
     assert row.temp_c[0] <= 55
 
 
+def test_a_row_without_energy_never_reads_the_slow_energy_counter():
+    gauge = FakeGauge()
+    row = one_row(gauge, TimingOptions(**{**QUICK.__dict__, "energy": False}))
+    assert row.sm_mhz_median == 1980 and row.temp_c == (40, 40)
+    assert gauge.energy_reads == 0
+
+
 def test_measure_without_a_gauge_has_no_telemetry():
     backend = FakeBackend(gauge=None)
     m = measure(backend, lambda: None, QUICK)

@@ -36,6 +36,7 @@ class FakeGauge:
         self._energy_j = 0.0
         self.energy_period = energy_period_s  # the counter moves in steps, this often
         self.read_s = read_s  # what one reading of the energy counter takes
+        self.energy_reads = 0  # how often the counter was read (it is slow on a real card)
         self._counted_j, self._counted_at = 0.0, 0.0
 
     # the virtual clock ---------------------------------------------------------------------
@@ -58,6 +59,7 @@ class FakeGauge:
 
     def energy_mj(self) -> int | None:
         """The counter as of its last update (it updates every `energy_period` seconds)."""
+        self.energy_reads += 1
         if not self.energy:
             return None
         self.t += self.read_s  # a slow read: time passes (the fake GPU's work is already done)
@@ -79,12 +81,12 @@ class FakeGauge:
         return Reading(self.t, sm_mhz=self.sm_mhz(),
                        reasons=("sw power cap",) if slowed else (), slowdown_ns=self._slow_ns)  # fmt: skip
 
-    def read(self) -> Reading:
+    def read(self, energy: bool = True) -> Reading:
         fast = self.quick()
         return Reading(
             fast.t_s, sm_mhz=fast.sm_mhz, mem_mhz=self.mem_mhz, temp_c=round(self.temp),
-            energy_mj=self.energy_mj(),
-            power_w=self.power_w, reasons=fast.reasons, slowdown_ns=fast.slowdown_ns,
+            energy_mj=self.energy_mj() if energy else None,
+            power_w=self.power_w if energy else None, reasons=fast.reasons, slowdown_ns=fast.slowdown_ns,
         )  # fmt: skip
 
     def facts(self) -> dict[str, str]:
