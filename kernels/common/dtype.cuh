@@ -58,6 +58,13 @@ __device__ __forceinline__ uint4 load16(const void* p) { return *reinterpret_cas
 __device__ __forceinline__ void store16(void* p, uint4 v) { *reinterpret_cast<uint4*>(p) = v; }
 // A 16-byte store marked evict-first (st.global.cs): output written once and not read back.
 __device__ __forceinline__ void store16_stream(void* p, uint4 v) { __stcs(reinterpret_cast<uint4*>(p), v); }
+// 16 bytes global -> shared, past L1 and registers (cp.async.cg, sm_80+), in flight until
+// cp_async_wait_all (softmax block_hybrid and block_hybrid16).
+__device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(s), "l"(gmem) : "memory");
+}
+__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_all;" ::: "memory"); }
 
 // The loads of a variant that makes the cache hint a parameter (STREAM_LOADS: 0 plain, 1 the
 // streaming form above). On an H200 the read-only, no-L1-allocate loads sped up pure reads (a

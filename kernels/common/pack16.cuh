@@ -1,6 +1,7 @@
 // Building blocks for 16-bit kernels that work on packed pairs: two elements of elem_t
 // (bfloat16 or float16) in one 32-bit word, element 2w in the low half, 2w + 1 in the high,
-// and the fast float functions such kernels pair them with. Used by softmax warp_pack16.
+// and the fast float functions such kernels pair them with. Used by softmax warp_pack16 and
+// common/rows16.cuh (block_pack16, block_hybrid16).
 #pragma once
 
 #include <cstdint>
@@ -11,6 +12,8 @@
 namespace cb {
 
 constexpr bool kPackedBf16 = std::is_same<elem_t, __nv_bfloat16>::value;
+constexpr uint32_t kNegInf2 = kPackedBf16 ? 0xFF80FF80u : 0xFC00FC00u;  // two -inf of elem_t
+constexpr float kLog2e = 1.4426950408889634f;  // exp(x) = ex2(x * kLog2e)
 
 // The larger of each pair, packed (max.bf16x2 / max.f16x2: one instruction for two elements).
 __device__ __forceinline__ uint32_t max2(uint32_t a, uint32_t b) {

@@ -30,8 +30,6 @@ static_assert(sizeof(elem_t) == 2, "rows16.cuh is for float16 and bfloat16");
 namespace cb {
 namespace rows16 {
 
-constexpr float kLog2e = 1.4426950408889634f;
-constexpr uint32_t kNegInf2 = kPackedBf16 ? 0xFF80FF80u : 0xFC00FC00u;  // two -inf of elem_t
 
 // Where a row's 16-byte packs are. `ok` false: x and out are not at the same offset from a
 // 16-byte boundary, so no pack of x meets a pack of out (the fallback's case).
@@ -62,13 +60,6 @@ __host__ __device__ inline int scalar_index(const Span& s, int t) {
   if (t < s.head + s.tail) return s.head + 8 * s.nv + (t - s.head);
   return -1;
 }
-
-// 16 bytes global -> shared past L1 (.cg), in flight until cp_async_wait_all.
-__device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
-  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(s), "l"(gmem) : "memory");
-}
-__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_all;" ::: "memory"); }
 
 template <bool kStream>
 __device__ __forceinline__ uint4 load(const void* p) {

@@ -29,6 +29,8 @@
 // the bytes an SM in flight does not move more, so block_reg is not short of loads in flight.
 #include "common/softmax.cuh"
 
+using cb::cp_async16;
+using cb::cp_async_wait_all;
 using cb::kPack;
 
 #ifndef BLOCK
@@ -37,13 +39,6 @@ using cb::kPack;
 #ifndef REG_PACKS
 #define REG_PACKS 8
 #endif
-
-// 16 bytes global -> shared, past L1 (.cg), in flight until cp_async_wait_all.
-__device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
-  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(s), "l"(gmem) : "memory");
-}
-__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_all;" ::: "memory"); }
 
 // Thread t's packs of a row are t + BLOCK x p, p < kPacks: the first kReg in registers, the
 // others in shared slot (p - kReg) x BLOCK + t.

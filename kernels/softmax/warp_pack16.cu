@@ -48,9 +48,8 @@ static_assert(sizeof(elem_t) == 2, "warp_pack16 is for float16 and bfloat16");
 
 namespace {
 
-constexpr bool kBf16 = cb::kPackedBf16;
-constexpr float kLog2e = 1.4426950408889634f;
-constexpr uint32_t kNegInf2 = kBf16 ? 0xFF80FF80u : 0xFC00FC00u;  // two -inf of elem_t
+using cb::kLog2e;
+using cb::kNegInf2;
 constexpr int kRows = 4;                                            // rows a warp (warp_rows4)
 
 using cb::ex2;  // the packed-pair and fast-float blocks (kernels/common/pack16.cuh)
