@@ -56,7 +56,8 @@ class Gauge(Protocol):
 
     def read(self, energy: bool = True) -> Reading:
         """Every gauge at once (one NVML call each); `energy=False` leaves out the energy
-        counter and the power (on an H100 a read of the counter took milliseconds)."""
+        counter and the power, which the watch does not need (on an H100, a loop that read the
+        counter between 1 ms replays left the GPU idle about 80% of the time)."""
 
     def energy_mj(self) -> int | None:
         """The total-energy counter alone (mJ since the driver loaded), None if missing."""

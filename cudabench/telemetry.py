@@ -74,7 +74,7 @@ class Watch:
         if self.gauge.now() - self._polled_at >= self.poll_s:
             asked = self.gauge.now()
             self._poll(self.gauge.quick())
-            # a slow NVML (a poll of milliseconds) is polled less often: at most 1/POLL_COST
+            # a slow NVML is polled less often: at most 1/POLL_COST
             # of the sampling's time goes to watching
             self.poll_s = max(self.poll_s, (self.gauge.now() - asked) * POLL_COST)
 
@@ -132,9 +132,9 @@ def energy_per_call(backend: Backend, call: Callable[[], None], gauge: Gauge,
     """Run `call` back to back and read the energy the card drew per call.
 
     Replays of about REPLAY_MS of launches are queued ahead (QUEUE_MS of work), so the GPU
-    never idles while the host reads the counter (one read can take milliseconds). The counter
-    moves in steps: the window opens at one of its updates and closes at the first update
-    after ENERGY_UPDATES more and the window's length, and the calls in it are those the GPU
+    never idles while the host reads the counter (on an H100, reading it between synchronous
+    1 ms replays left the GPU about 80% idle). The counter moves in steps: the window opens
+    at one of its updates and closes at the first update after ENERGY_UPDATES more and the window's length, and the calls in it are those the GPU
     had finished by each of the two updates (counted around the read that saw it). The window
     is at least ENERGY_MIN_S and LATENCY_FACTOR x one read's time, so that the uncertainty of
     where in a read the update fell stays a few percent. None where the card reports neither
