@@ -134,9 +134,9 @@ def energy_per_call(backend: Backend, call: Callable[[], None], gauge: Gauge,
     Replays of about REPLAY_MS of launches are queued ahead (QUEUE_MS of work), so the GPU
     never idles while the host reads the counter (on an H100, reading it between synchronous
     1 ms replays left the GPU about 80% idle). The counter moves in steps: the window opens
-    at one of its updates and closes at the first update after ENERGY_UPDATES more and the window's length, and the calls in it are those the GPU
-    had finished by each of the two updates (counted around the read that saw it). The window
-    is at least ENERGY_MIN_S and LATENCY_FACTOR x one read's time, so that the uncertainty of
+    at one of its updates and closes at the first update after ENERGY_UPDATES more and the
+    window's length, and the calls in it are those the GPU had finished by each of the two
+    updates (counted around the read that saw it). The window is at least ENERGY_MIN_S and LATENCY_FACTOR x one read's time, so that the uncertainty of
     where in a read the update fell stays a few percent. None where the card reports neither
     energy nor power, or the counter did not move often enough within ENERGY_MAX_S."""
     if per_call_ms <= 0:
