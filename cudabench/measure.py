@@ -39,12 +39,11 @@ import math
 from collections.abc import Callable
 from dataclasses import replace
 
-from cudabench.backends.base import Backend, Sampler, Scope
+from cudabench.backends.base import MAX_BATCH, Backend, Sampler, Scope
 from cudabench.cupti_clock import resolve_timer
 from cudabench.spec import Measurement, TimingOptions
 from cudabench.telemetry import Watch, settle
 
-MAX_BATCH = 1000
 PILOT_SAMPLES = 3
 
 

@@ -28,12 +28,11 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from cudabench.backends.base import Backend, Pending
+from cudabench.backends.base import MAX_BATCH, Backend, Pending
 from cudabench.nvml import Gauge, Reading
 from cudabench.spec import Measurement, ResultRow, SampleTelemetry, Status, median
 
 SETTLE = ("auto", "on", "off")  # --settle
-MAX_BATCH = 1000  # launches a graph of the energy window holds (measure.MAX_BATCH)
 POLL_S = 0.002  # the watch reads the gauges at most this often
 POLL_COST = 20  # and at most once every POLL_COST times a poll's own duration
 THROTTLED_NOTE = 0.03  # a row with more than this share of its samples slowed gets a note
@@ -131,14 +130,15 @@ def energy_per_call(backend: Backend, call: Callable[[], None], gauge: Gauge,
                     per_call_ms: float) -> Energy | None:  # fmt: skip
     """Run `call` back to back and read the energy the card drew per call.
 
-    Replays of about REPLAY_MS of launches are queued ahead (QUEUE_MS of work), so the GPU
-    never idles while the host reads the counter (on an H100, reading it between synchronous
-    1 ms replays left the GPU about 80% idle). The counter moves in steps: the window opens
-    at one of its updates and closes at the first update after ENERGY_UPDATES more and the
-    window's length, and the calls in it are those the GPU had finished by each of the two
-    updates (counted around the read that saw it). The window is at least ENERGY_MIN_S and LATENCY_FACTOR x one read's time, so that the uncertainty of
-    where in a read the update fell stays a few percent. None where the card reports neither
-    energy nor power, or the counter did not move often enough within ENERGY_MAX_S."""
+    Replays of about REPLAY_MS of launches are queued ahead (QUEUE_MS of work), so the GPU never
+    idles while the host reads the counter (on an H100, reading it between synchronous 1 ms
+    replays left the GPU about 80% idle). The counter moves in steps: the window opens at one of
+    its updates and closes at the first update after ENERGY_UPDATES more and the window's
+    length, and the calls in it are those the GPU had finished by each of the two updates
+    (counted around the read that saw it). The window is at least ENERGY_MIN_S and
+    LATENCY_FACTOR x one read's time, so that the uncertainty of where in a read the update fell
+    stays a few percent. None where the card reports neither energy nor power, or the counter
+    did not move often enough within ENERGY_MAX_S."""
     if per_call_ms <= 0:
         return None
     batch = max(1, min(MAX_BATCH, math.ceil(REPLAY_MS / per_call_ms)))

@@ -12,6 +12,10 @@ from cudabench.cupti_clock import LaunchTime
 from cudabench.nvml import Gauge
 from cudabench.spec import DeviceInfo, KernelVariant
 
+# The most launches one sample's graph (or loop) holds: measure.py's batches and the energy
+# window's replays (telemetry.py).
+MAX_BATCH = 1000
+
 # Entered around each timed launch (the runner's NVTX ranges), and around nothing else.
 Scope = Callable[[], AbstractContextManager[Any]]
 
