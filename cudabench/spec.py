@@ -316,7 +316,7 @@ class ResultRow:
     ncu: ProfileMetrics | None = None  # Nsight Compute's view of the row (`cudabench profile`)
     device: int | None = None  # the CUDA device index the row ran on
     host: str = ""  # the machine it ran on (a cluster's rows come from several)
-    sm_mhz: tuple[int, int] | None = None  # SM clock before and after the timed samples (NVML)
+    sm_mhz: tuple[int, int] | None = None  # SM clock at the first and last reading of the samples
     mem_mhz: tuple[int, int] | None = None  # memory clock, likewise
     throttle: str = ""  # NVML slowdown reasons seen during the samples (power cap, thermal...)
     # telemetry (telemetry.py), blank where the GPU or driver does not say

@@ -118,7 +118,7 @@ def test_a_slow_counter_read_lengthens_the_window():
     assert energy.mj_per_call == pytest.approx(20.0, rel=0.02)
 
 
-def test_the_energy_window_keeps_the_gpu_queued_and_drains_it():
+def test_the_energy_window_waits_for_what_it_queued():
     class Counting(FakeBackend):
         syncs = 0
 
