@@ -9,6 +9,7 @@ reading a GPU or driver does not answer is None, never a guess.
 from __future__ import annotations
 
 import dataclasses
+import os
 import time
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -179,7 +180,10 @@ def with_facts(info: DeviceInfo, gauge: Gauge | None) -> DeviceInfo:
 
 
 def open_gauge(pci_bus_id: str) -> NvmlGauge | None:
-    """The GPU's gauges, or None where NVML is missing or does not see the GPU."""
+    """The GPU's gauges, or None where NVML is missing, does not see the GPU, or is turned off
+    (CUDABENCH_NVML=off: no telemetry columns, no watch; what a run costs without them)."""
+    if os.environ.get("CUDABENCH_NVML", "").strip().lower() in ("off", "0", "no", "false"):
+        return None
     try:
         return NvmlGauge(pci_bus_id)
     except Exception:

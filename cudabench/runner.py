@@ -43,7 +43,7 @@ from cudabench.figures import bytes_of, timed_fields
 from cudabench.measure import measure, measure_interleaved
 from cudabench.nvtx import nvtx_range
 from cudabench.ops import UnknownName, get_op, registry
-from cudabench.ops.base import Check, Op, check_output
+from cudabench.ops.base import Check, Op, check_output, in_place_input
 from cudabench.problem import problem, seed_of
 from cudabench.spec import (
     Case,
@@ -329,7 +329,7 @@ class Runner:
                 self.backend.launch(function, grid, block, args, shared)
 
         resources = {"registers": loaded.registers, "spill_bytes": loaded.spill_bytes}
-        in_place = (getattr(op, "in_place_input", None) or 0) if getattr(op, "in_place", False) else None
+        in_place = in_place_input(op)
         reset = self._first_call(label, case, call, inputs, out, in_place)
         first = check_output(xp, out, ref, tol)
         if not first.ok:
@@ -369,7 +369,7 @@ class Runner:
         xp = self.backend.xp
         inputs, ref, tol = problem(xp, op, case, seed, fill)
         out = xp.empty(op.output_shape(case.shape), dtype=get_dtype(case.dtype).array_type())
-        in_place = getattr(op, "in_place_input", None) if getattr(op, "in_place", False) else None
+        in_place = in_place_input(op)
         call, produced = pyvariants.bind(fn, info, in_place, inputs, out)
         reset = self._first_call(label, case, call, inputs, out, in_place)
 

@@ -15,9 +15,10 @@ import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from cudabench import ceilings
+from cudabench import ceilings, telemetry
 from cudabench.errors import SweepError
 from cudabench.history import History, HistoryError
+from cudabench.ops.base import in_place_input
 from cudabench.pool import PoolError
 from cudabench.results import stem_file, write_results
 from cudabench.runner import CaseJob
@@ -132,10 +133,19 @@ class Sweep:
         c = self.meta.ceilings
         row = ceilings.annotate(row, c, self.meta.device)
         if c is not None and ceilings.flagged(row):
-            note = ceilings.recalibration_note(c)
-            if note not in self.meta.notes:
-                self.meta = dataclasses.replace(self.meta, notes=(*self.meta.notes, note))
+            self._note(ceilings.recalibration_note(c))
         return row
+
+    def note_energy(self, row: ResultRow, job: CaseJob) -> None:
+        """The run's one note on why an OK row asked for its energy has none (in place, cold,
+        no NVML, a counter that did not move)."""
+        if job.timing.energy and row.energy_mj is None:
+            in_place = in_place_input(job.op()) is not None
+            self._note(telemetry.missing_energy_note(row, job.timing, in_place))
+
+    def _note(self, note: str) -> None:
+        if note and note not in self.meta.notes:
+            self.meta = dataclasses.replace(self.meta, notes=(*self.meta.notes, note))
 
     def run(self, jobs: list[CaseJob], ready: Ready | None = None) -> list[list[ResultRow]]:
         """Run a round of jobs; returns each job's rows (in the jobs' order)."""
@@ -150,6 +160,7 @@ class Sweep:
 
             def row(self, job_index: int, row: ResultRow) -> None:
                 row = outer.with_ceiling(row)
+                outer.note_energy(row, outer.jobs[offset + job_index])
                 outer._pending[offset + job_index].append(row)
                 outer.save()  # every row saved as it ends
                 outer._record([row])

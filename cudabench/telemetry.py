@@ -5,7 +5,7 @@ that act on it.
   temperature at both ends, and every sample taken while the card was slowed for power or heat
   marked. The gauges are polled at most every POLL_S, and at most every POLL_COST times a
   poll's own duration (a poll covers the samples since the last one), so watching costs at
-  most about 5% of the sampling's time however slow NVML answers; NVML's violation counters (the
+  most about 2% of the sampling's time however slow NVML answers; NVML's violation counters (the
   cumulative time held back for power and for heat) catch a slowdown between two polls, its
   reasons name it.
 - `energy_per_call`: the card's total-energy counter across a window of back-to-back calls
@@ -30,11 +30,11 @@ from dataclasses import dataclass
 
 from cudabench.backends.base import MAX_BATCH, Backend, Pending
 from cudabench.nvml import Gauge, Reading
-from cudabench.spec import Measurement, ResultRow, SampleTelemetry, Status, median
+from cudabench.spec import Measurement, ResultRow, SampleTelemetry, Status, TimingOptions, median
 
 SETTLE = ("auto", "on", "off")  # --settle
 POLL_S = 0.002  # the watch reads the gauges at most this often
-POLL_COST = 20  # and at most once every POLL_COST times a poll's own duration
+POLL_COST = 50  # and at most once every POLL_COST times a poll's own duration
 THROTTLED_NOTE = 0.03  # a row with more than this share of its samples slowed gets a note
 # The energy window (energy_per_call): graphs of about REPLAY_MS of launches, QUEUE_MS of them
 # queued ahead, from one counter update to the first after ENERGY_UPDATES more and ENERGY_MIN_S
@@ -243,6 +243,23 @@ def cool_down(gauge: Gauge, target_c: int, cap_s: float = COOLDOWN_CAP_S) -> flo
 
 
 # ---------------------------------------------------------------------- the row's columns
+
+
+def missing_energy_note(row: ResultRow, timing: TimingOptions, in_place: bool) -> str:
+    """The run's one note for an OK row that was asked for its energy and has none, saying why
+    ('' where the row has its energy, or its own note already says why not)."""
+    if (not timing.energy or row.status is not Status.OK or row.energy_mj is not None
+            or "no energy" in row.notes):  # fmt: skip
+        return ""
+    if timing.cold:
+        return "energy: cold rows have none (back-to-back calls are not cold): leave out --cold"
+    if in_place and not row.is_baseline:
+        return (f"energy: {row.op}'s kernel rows have none: the op works in place and its input "
+                "is restored before every call, which a window of back-to-back calls cannot do")
+    if row.sm_mhz_median is None:
+        return "energy: none: NVML does not answer for this GPU (or CUDABENCH_NVML=off)"
+    return ("energy: some rows have none: the card reported neither its energy counter moving "
+            "nor its power within the window")
 
 
 def join_notes(*notes: str) -> str:

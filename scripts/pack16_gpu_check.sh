@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Issue 35 on the GPU, in one run (its odd-shape step alone took over 290 s on an H100:
-# SKIP_ODD=1 runs the rest, not yet timed): the 16-bit variants of this
+# SKIP_ODD=1 runs the rest, about 2.5 minutes there on 2026-11-25): the 16-bit variants of this
 # pass - softmax block_pack16 (rows of ~4096) and block_hybrid16 (rows of up to 32768),
 # transpose pack16 - beside the best variants before them and torch.
 #

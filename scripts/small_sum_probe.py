@@ -61,7 +61,7 @@ def main() -> None:
             chunks = N // (block * items)
             m = module(block, items, loads, chunks, Path(build))
 
-            def launch(name, grid=chunks, block=block, m=m, scratch=None):
+            def launch(name, grid=chunks, block=block, m=m, scratch=None, chunks=chunks):
                 f = m.get_function(name)
                 args = (x, out, partials if scratch is None else scratch, counters,
                         np.int64(N), np.int32(chunks))  # fmt: skip

@@ -6,6 +6,7 @@
 # settings are not ours to change); the locking rules are tested GPU-free (tests/test_telemetry.py).
 #
 #   bash scripts/telemetry_check.sh
+#   TEL_STEPS="probe five" bash scripts/telemetry_check.sh   # only the steps named
 set -u
 OUT=${OUT:-/tmp/tel_out}
 LOG=${TEL_LOG:-/tmp/tel}
@@ -16,6 +17,7 @@ CB=(python3 -m cudabench)
 step() {  # step NAME SECONDS COMMAND...: its output, wall time and exit status in NAME.log
   local name=$1 limit=$2
   shift 2
+  [ -z "${TEL_STEPS:-}" ] || [[ " $TEL_STEPS " == *" $name "* ]] || return 0
   echo "=== $name: $*"
   local start=$EPOCHREALTIME
   timeout "$limit" "$@" > "$LOG/$name.log" 2>&1
@@ -53,10 +55,16 @@ print(f"energy: median {statistics.median(energies):.3f} mJ, min {min(energies):
       f"{100 * (max(energies) - min(energies)) / statistics.median(energies):.1f}%")
 EOF
 
-# 4. the cost: the same sweep with the energy window and without (the watch runs in both)
-COST=(run reduce -s 442368x128 -s 2^24 -s 1000003 -s 2^20 --no-ceilings)
-step cost_energy 150 "${CB[@]}" "${COST[@]}" --energy -o "$LOG/cost_energy.json"
-step cost_none 150 "${CB[@]}" "${COST[@]}" -o "$LOG/cost_none.json"
+# 4. the cost, over configs/seeds.yaml (the kernels compiled first, so no run pays nvcc):
+#    telemetry off (CUDABENCH_NVML=off: no watch), on (the default: the watch's clocks,
+#    temperatures and slowed samples) and with --energy, whose rows are also the energy per call
+#    of the seeds' best variants and their libraries
+cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d ' .')
+step precompile 240 "${CB[@]}" check --arch "sm_${cc:-90}"
+SEEDS=(run configs/seeds.yaml --max-time 1 --no-ceilings)
+step cost_off 300 env CUDABENCH_NVML=off "${CB[@]}" "${SEEDS[@]}" -o "$LOG/seeds_off.json"
+step cost_on 300 "${CB[@]}" "${SEEDS[@]}" -o "$LOG/seeds_on.json"
+step seeds_energy 360 "${CB[@]}" "${SEEDS[@]}" --energy -o "$LOG/seeds_energy.json"
 
 # 5. zero against random fill on a compute-heavy case, and compare refusing the pair
 step sgemm_random 120 "${CB[@]}" run sgemm -s 4096x4096x4096 -v warptile --no-ceilings --energy -o "$LOG/sgemm_random.json"

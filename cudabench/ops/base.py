@@ -129,6 +129,14 @@ class Op(Protocol):
     # grid rules ignore at a shape (tune holds them at their default there).
 
 
+def in_place_input(op: Op) -> int | None:
+    """The input an in-place op's output overwrites (0 unless the op names another), or None
+    for an op that writes a new array."""
+    if not getattr(op, "in_place", False):
+        return None
+    return getattr(op, "in_place_input", None) or 0
+
+
 def tiles_grid(n: int, block: int, variant: KernelVariant, itemsize: int = 4) -> int:
     """The `tiles` rule (kernels/common/stream.cuh): a block per block x UNROLL 16-byte
     vectors of n elements (at least one block: the elements past the last whole vector, or all

@@ -4,9 +4,9 @@
 //   block: BLOCK
 //   grid: tile64
 //   params:                 # the tile is TILE x TILE elements; the block 32 x BLOCK/32 threads
-//     TILE: [64, 128]
-//     BLOCK: [64, 32, 256, 128]
-//     GROUP: [8, 0, 16]     # blocks walk strips GROUP tiles wide, top to bottom (0: rows of tiles)
+//     TILE: [128, 64]
+//     BLOCK: [256, 128, 64, 32]
+//     GROUP: [0, 8, 16]     # blocks walk strips GROUP tiles wide, top to bottom (0: rows of tiles)
 //   constraints: ["(TILE // 8) ** 2 % BLOCK == 0", "(TILE // 8) ** 2 // BLOCK <= 2"]   # 1 or 2 blocks of 8 x 8 a thread
 //   dtypes: [bfloat16, float16]
 //   about: 16-bit transpose in 16-byte loads and stores on both sides, as a copy moves its bytes - each thread loads an 8 x 8 block (8 rows of 16 bytes), transposes it in registers (32 byte permutes, prmt), and writes its 8 output rows into a 16-bit shared tile swizzled so that both the writes and the 16-byte reads that feed the stores are free of bank conflicts
@@ -36,13 +36,13 @@
 #include "common/dtype.cuh"
 
 #ifndef TILE
-#define TILE 64
+#define TILE 128
 #endif
 #ifndef BLOCK
-#define BLOCK 64
+#define BLOCK 256
 #endif
 #ifndef GROUP
-#define GROUP 8
+#define GROUP 0
 #endif
 
 static_assert(sizeof(elem_t) == 2, "pack16 is for float16 and bfloat16");
