@@ -9,7 +9,8 @@ Giving it back: the session (this process, not a worker) locks and resets, in a 
 so Ctrl-C, an exception or a worker that crashed still end with the clock reset. Before
 locking it writes a marker file naming the GPU (`$CUDABENCH_STATE`, default
 ~/.cache/cudabench, `clock-locks/<pci bus id>.json`); a process killed outright leaves the
-marker, and the next session resets that GPU's clock first (`restore_left`) and says so.
+marker, and the next session resets that GPU's clock first (`restore_left`) and says so,
+unless the process that wrote it is still running (a run beside this one holds the lock).
 """
 
 from __future__ import annotations
@@ -77,9 +78,22 @@ def held(gauge: Gauge, pci_bus_id: str, policy: str) -> Iterator[str]:
             marker.unlink(missing_ok=True)
 
 
+def _running(pid: object) -> bool:
+    """Whether process `pid` is alive on this machine (signal 0 checks without sending)."""
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process: alive
+        return True
+    return True
+
+
 def restore_left(open_gauge: Callable[[str], Gauge | None]) -> list[str]:
-    """Reset every SM clock a run locked and never gave back (its marker is still there);
-    one line each of what was done."""
+    """Reset every SM clock a run locked and never gave back (its marker is still there and
+    the process that wrote it is gone); one line each of what was done."""
     folder = state_dir()
     notes = []
     for marker in sorted(folder.glob("*.json")) if folder.is_dir() else []:
@@ -89,6 +103,8 @@ def restore_left(open_gauge: Callable[[str], Gauge | None]) -> list[str]:
         except (OSError, ValueError, KeyError, TypeError):
             marker.unlink(missing_ok=True)
             continue
+        if _running(left.get("pid")):
+            continue  # a run still going holds this lock: it gives it back itself
         gauge = open_gauge(pci)
         if gauge is None:
             continue  # another machine's GPU, or NVML gone: leave the marker

@@ -68,7 +68,7 @@ class Gauge(Protocol):
         and reasons."""
 
     def facts(self) -> dict[str, str]:
-        """What the card is set to: power limit, ECC, MIG, persistence, locked clocks."""
+        """What the card is set to: power limit, ECC and MIG mode (text, '' where unknown)."""
 
     def sm_clocks(self) -> tuple[int, int]:
         """(base, max) SM clock in MHz: the default application clock and the boost limit."""

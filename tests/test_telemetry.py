@@ -284,18 +284,44 @@ def test_a_refused_lock_is_one_note_and_the_run_says_default(tmp_path, monkeypat
     assert len(meta.notes) == 1 and "--clocks max: cannot lock the SM clock at 1980 MHz" in meta.notes[0]
 
 
-def test_a_lock_left_by_a_killed_run_is_reset_by_the_next(tmp_path, monkeypatch):
+def dead_pid() -> int:
+    import subprocess
+    import sys
+
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+def leave_marker(tmp_path, monkeypatch, pid: int) -> None:
     from cudabench.clocklock import state_dir
 
     monkeypatch.setenv("CUDABENCH_STATE", str(tmp_path / "state"))
     state_dir().mkdir(parents=True)
-    (state_dir() / "gpu.json").write_text(json.dumps({"pci_bus_id": "", "mhz": 1410, "pid": 4242}))
+    (state_dir() / "gpu.json").write_text(json.dumps({"pci_bus_id": "", "mhz": 1410, "pid": pid}))
+
+
+def test_a_lock_left_by_a_killed_run_is_reset_by_the_next(tmp_path, monkeypatch):
+    pid = dead_pid()
+    leave_marker(tmp_path, monkeypatch, pid)
     gauge = FakeGauge()
     gauge.locked = 1410  # as the killed run left it
     meta = run_locked(tmp_path, monkeypatch, gauge, clocks="default")
     assert gauge.lock_calls == [None] and gauge.locked is None
-    assert any("pid 4242" in n and "1410 MHz" in n and "reset now" in n for n in meta.notes)
-    assert not (state_dir() / "gpu.json").exists()
+    assert any(f"pid {pid}" in n and "1410 MHz" in n and "reset now" in n for n in meta.notes)
+
+
+def test_a_lock_held_by_a_run_still_going_is_left_alone(tmp_path, monkeypatch):
+    import os
+
+    from cudabench.clocklock import restore_left
+
+    leave_marker(tmp_path, monkeypatch, os.getppid())  # a live process: the run beside this one
+    gauge = FakeGauge()
+    gauge.locked = 1410
+    assert restore_left(lambda pci_bus_id: gauge) == []
+    assert gauge.lock_calls == [] and gauge.locked == 1410
+    assert (tmp_path / "state" / "clock-locks" / "gpu.json").exists()
 
 
 # ------------------------------------------------------------------ fill, usage, table
