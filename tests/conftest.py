@@ -28,6 +28,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.skip(reason="nvcc not on PATH"))
 
 
+def flat(text: str) -> str:
+    """Terminal output with rich's line wrapping undone (one space between words)."""
+    return " ".join(text.split())
+
+
 def write_kernel(folder: Path, name: str, body: str, header: str = "") -> Path:
     """A .cu file with a reduce header for variant `name` and the given kernel body."""
     folder.mkdir(parents=True, exist_ok=True)

@@ -5,6 +5,7 @@ import json
 import random
 
 import pytest
+from conftest import flat
 from typer.testing import CliRunner
 
 from cudabench.backends.fake import FAKE_DEVICE
@@ -24,8 +25,6 @@ from cudabench.spec import ResultRow, RunMeta, Status, TimingOptions
 runner = CliRunner()
 
 
-def flat(text: str) -> str:
-    return " ".join(text.split())
 META = RunMeta(device=FAKE_DEVICE, timing_mode="hot", command="cudabench run reduce",
                started="2026-11-21T22:00:00+00:00", cudabench_version="0.1.0",
                cupy_version="14.2.0", nvcc_version="13.0.88", git_sha="", timing=TimingOptions())

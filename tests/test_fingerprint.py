@@ -12,6 +12,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from conftest import flat
 from typer.testing import CliRunner
 
 from cudabench.backends.fake import FAKE_DEVICE
@@ -39,10 +40,6 @@ META = RunMeta(device=DEVICE, timing_mode="cold", command="cudabench run reduce"
                started="2026-11-24T10:00:00+00:00", cudabench_version="0.1.0",
                cupy_version="14.2.0", nvcc_version="13.0.88", git_sha="abc",
                timing=TimingOptions(cold=True), compile_flags="-O3 -std=c++17 -lineinfo")
-
-
-def flat(text: str) -> str:
-    return " ".join(text.split())
 
 
 def other(meta: RunMeta = META, started: str = "2026-11-25T10:00:00+00:00", **device: str) -> RunMeta:
@@ -87,8 +84,8 @@ def test_the_fingerprint_holds_every_key_that_moves_times():
     (dict(name="NVIDIA H200"), "gpu"),
 ])  # fmt: skip
 def test_each_device_key_is_a_difference(change, key):
-    (found,) = run_differences(META, other(**change))
-    assert found[0] == key and found[1] != found[2]
+    b = other(**change)
+    assert run_differences(META, b) == [(key, fingerprint(META)[key], fingerprint(b)[key])]
 
 
 @pytest.mark.parametrize("timing, key", [
@@ -97,9 +94,15 @@ def test_each_device_key_is_a_difference(change, key):
 def test_each_timing_key_is_a_difference(timing, key):
     b = dataclasses.replace(META, timing=dataclasses.replace(META.timing, **timing))
     assert [d[0] for d in run_differences(META, b)] == [key]
-    for field, value in (("nvcc_version", "12.9.86"), ("compile_flags", "-O2"),
-                         ("cudabench_version", "0.2.0"), ("timing_mode", "hot")):  # fmt: skip
-        assert len(run_differences(META, dataclasses.replace(META, **{field: value}))) == 1
+
+
+@pytest.mark.parametrize("field, value, key", [
+    ("nvcc_version", "12.9.86", "nvcc"), ("compile_flags", "-O2", "compile_flags"),
+    ("cudabench_version", "0.2.0", "cudabench"), ("timing_mode", "hot", "flush"),
+])  # fmt: skip
+def test_each_run_key_is_a_difference(field, value, key):
+    b = dataclasses.replace(META, **{field: value})
+    assert run_differences(META, b) == [(key, fingerprint(META)[key], value)]
 
 
 def test_unknown_values_and_keys_are_no_difference():

@@ -9,6 +9,7 @@ import dataclasses
 import json
 
 import pytest
+from conftest import flat
 from typer.testing import CliRunner
 
 from cudabench.backends.fake import FAKE_GAP_NS, FAKE_KERNEL_SHARE, FakeBackend
@@ -110,11 +111,6 @@ def test_rows_keep_at_most_so_many_raw_samples():
 def cli(*args, cupti=True):
     env = {"CUDABENCH_BACKEND": "fake", "CUDABENCH_FAKE_CUPTI": "1" if cupti else "0"}
     return runner.invoke(app, list(args), env=env)
-
-
-def flat(text):
-    """The output with rich's line wrapping undone."""
-    return " ".join(text.split())
 
 
 def only_json(tmp_path):

@@ -10,11 +10,21 @@ import pytest
 from typer.testing import CliRunner
 
 from cudabench.backends.fake import FakeBackend
-from cudabench.backends.fake_nvml import FakeGauge
+from cudabench.backends.fake_nvml import COOLING_C_PER_S, FakeGauge
 from cudabench.measure import measure
 from cudabench.runner import CaseJob, Runner
 from cudabench.spec import Case, KernelVariant, Launch, Status, TimingOptions
-from cudabench.telemetry import SETTLE_CAP_S, Watch, cool_down, energy_per_call, settle, throttled_note
+from cudabench.telemetry import (
+    POLL_COST,
+    SETTLE_CAP_S,
+    SETTLE_STABLE,
+    SETTLE_WINDOW_S,
+    Watch,
+    cool_down,
+    energy_per_call,
+    settle,
+    throttled_note,
+)
 
 QUICK = TimingOptions(warmup=1, min_samples=20, min_time_s=0.0, max_time_s=1.0, energy=True)
 
@@ -48,6 +58,17 @@ def test_the_watch_marks_the_samples_since_the_poll_that_saw_a_slowdown():
     assert t.reasons == ("sw power cap",)
 
 
+def test_a_slowdown_over_before_the_poll_is_caught_by_the_violation_counter():
+    gauge = FakeGauge(ended={2})  # poll 2 sees no reason active, only the counter moved
+    watch = Watch(gauge, poll_s=0)
+    for _ in range(4):
+        gauge.advance(0.001)
+        watch.sample_done()
+    t = watch.finish()
+    assert t.marked == (False, True, False, False)
+    assert t.reasons == ()
+
+
 def test_a_slow_nvml_is_polled_less_often():
     gauge = FakeGauge(read_s=0.004)  # 4 ms a poll
     watch = Watch(gauge)
@@ -55,7 +76,7 @@ def test_a_slow_nvml_is_polled_less_often():
         gauge.advance(0.002)  # a 2 ms sample
         watch.sample_done()
     assert 2 <= gauge.polls <= 4  # the first reading, then one poll every 200 ms at most
-    assert watch.poll_s == pytest.approx(0.2, rel=0.01)
+    assert watch.poll_s == pytest.approx(0.004 * POLL_COST, rel=0.01)
 
 
 def test_a_row_with_a_few_slowed_samples_is_noted_and_drop_throttled_leaves_them_out():
@@ -158,7 +179,8 @@ def test_settle_waits_for_the_clock_to_stop_moving():
     took = settle(busy, gauge)
     assert 0.3 < took < 0.3 + 4 * 0.05  # settled within a few windows of the ramp's end
     steady = FakeGauge()
-    assert settle(lambda s: steady.advance(s), steady) == pytest.approx(0.15, abs=0.02)  # 3 windows
+    windows = SETTLE_STABLE + 1  # the first, then SETTLE_STABLE alike
+    assert settle(lambda s: steady.advance(s), steady) == pytest.approx(windows * SETTLE_WINDOW_S, abs=0.02)
 
 
 def test_settle_gives_up_at_its_cap():
@@ -176,10 +198,10 @@ def test_settle_auto_runs_for_cold_long_launches_only():
 
 
 def test_cooldown_waits_until_the_gpu_is_cool_enough():
-    gauge = FakeGauge(temp_c=70.0, cooling_c_per_s=2.0)
-    assert cool_down(gauge, 50) == pytest.approx(10.0, abs=0.6)
+    gauge = FakeGauge(temp_c=70.0)  # cools 2 C a second
+    assert cool_down(gauge, 50) == pytest.approx((70 - 50) / COOLING_C_PER_S, abs=0.6)
     row = one_row(FakeGauge(temp_c=61.0), TimingOptions(**{**QUICK.__dict__, "cooldown_c": 55}))
-    assert row.cooldown_s == pytest.approx(3.0, abs=0.6) and row.temp_c is not None
+    assert row.cooldown_s == pytest.approx((61 - 55) / COOLING_C_PER_S, abs=0.6) and row.temp_c is not None
     assert row.temp_c[0] <= 55
 
 

@@ -1,7 +1,8 @@
 """A fake NVML gauge (nvml.Gauge) for GPU-free tests: a virtual clock the fake backend's
 launches advance, an energy counter that integrates a set power over it, an SM clock that can
-ramp, slowdowns planted at chosen polls, a temperature that falls while the caller waits, and
-an SM clock lock that can be refused (no permission) or fail to reset."""
+ramp, slowdowns planted at chosen polls (seen in the reasons, or only in the violation counter
+when they ended before the poll), a temperature that falls while the caller waits, and an SM
+clock lock that can be refused (no permission)."""
 
 from __future__ import annotations
 
@@ -10,29 +11,28 @@ from collections.abc import Callable, Iterable
 from cudabench.nvml import ClockLockError, Reading
 
 READ_S = 1e-6  # virtual time one reading takes
+MEM_MHZ = 2619
+COOLING_C_PER_S = 2.0  # how fast the idle card cools
+FACTS = {"power_limit_w": "700", "ecc": "on", "mig": "off"}
 
 
 class FakeGauge:
     def __init__(self, power_w: float = 300.0, sm_mhz: int | Callable[[float], int] = 1980,
-                 mem_mhz: int = 2619, temp_c: float = 40.0, energy: bool = True,
-                 slowdowns: Iterable[int] = (), can_lock: bool = True,
-                 cooling_c_per_s: float = 2.0, heating_c_per_s: float = 0.0,
-                 energy_period_s: float = 0.005, read_s: float = READ_S,
-                 facts: dict[str, str] | None = None) -> None:  # fmt: skip
+                 temp_c: float = 40.0, energy: bool = True, slowdowns: Iterable[int] = (),
+                 ended: Iterable[int] = (), can_lock: bool = True,
+                 energy_period_s: float = 0.005, read_s: float = READ_S) -> None:  # fmt: skip
         self.t = 0.0  # virtual seconds
         self.power_w = power_w
         self._sm = sm_mhz
-        self.mem_mhz = mem_mhz
         self.temp = temp_c
         self.energy = energy
         self.slowdowns = set(slowdowns)  # quick() polls (0, 1, ...) that see a slowdown
+        self.ended = set(ended)  # polls after a slowdown that ended: only the counter moved
         self.polls = 0
         self._slow_ns = 0
         self.can_lock = can_lock
-        self.cooling, self.heating = cooling_c_per_s, heating_c_per_s
         self.locked: int | None = None
         self.lock_calls: list[int | None] = []  # every lock (MHz) and reset (None), in order
-        self._facts = facts or {"power_limit_w": "700", "ecc": "on", "mig": "off"}
         self._energy_j = 0.0
         self.energy_period = energy_period_s  # the counter moves in steps, this often
         self.read_s = read_s  # what one reading of the energy counter takes
@@ -42,10 +42,9 @@ class FakeGauge:
     # the virtual clock ---------------------------------------------------------------------
 
     def advance(self, seconds: float) -> None:
-        """GPU work (the fake backend calls this for each launch): time, energy and heat."""
+        """GPU work (the fake backend calls this for each launch): time and energy."""
         self.t += seconds
         self._energy_j += self.power_w * seconds
-        self.temp += self.heating * seconds
 
     def now(self) -> float:
         return self.t
@@ -53,7 +52,7 @@ class FakeGauge:
     def sleep(self, seconds: float) -> None:
         """Idle: time passes, the card cools."""
         self.t += seconds
-        self.temp -= self.cooling * seconds
+        self.temp -= COOLING_C_PER_S * seconds
 
     # the Gauge interface -------------------------------------------------------------------
 
@@ -75,22 +74,22 @@ class FakeGauge:
     def quick(self) -> Reading:
         self.t += self.read_s
         slowed = self.polls in self.slowdowns
-        self.polls += 1
-        if slowed:
+        if slowed or self.polls in self.ended:
             self._slow_ns += 1_000_000
+        self.polls += 1
         return Reading(self.t, sm_mhz=self.sm_mhz(),
                        reasons=("sw power cap",) if slowed else (), slowdown_ns=self._slow_ns)  # fmt: skip
 
     def read(self, energy: bool = True) -> Reading:
         fast = self.quick()
         return Reading(
-            fast.t_s, sm_mhz=fast.sm_mhz, mem_mhz=self.mem_mhz, temp_c=round(self.temp),
+            fast.t_s, sm_mhz=fast.sm_mhz, mem_mhz=MEM_MHZ, temp_c=round(self.temp),
             energy_mj=self.energy_mj() if energy else None,
             power_w=self.power_w if energy else None, reasons=fast.reasons, slowdown_ns=fast.slowdown_ns,
         )  # fmt: skip
 
     def facts(self) -> dict[str, str]:
-        return dict(self._facts)
+        return dict(FACTS)
 
     def sm_clocks(self) -> tuple[int, int]:
         return (1590, 1980)
