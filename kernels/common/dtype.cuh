@@ -4,6 +4,8 @@
 // type loses the sum of a long row). A file compiled without CB_T is float32.
 #pragma once
 
+#include <cstdint>
+
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -58,6 +60,20 @@ __device__ __forceinline__ uint4 load16(const void* p) { return *reinterpret_cas
 __device__ __forceinline__ void store16(void* p, uint4 v) { *reinterpret_cast<uint4*>(p) = v; }
 // A 16-byte store marked evict-first (st.global.cs): output written once and not read back.
 __device__ __forceinline__ void store16_stream(void* p, uint4 v) { __stcs(reinterpret_cast<uint4*>(p), v); }
+// The plain or the streaming form, chosen at compile time (a variant's STREAM parameter).
+template <bool kStream>
+__device__ __forceinline__ uint4 load16_as(const void* p) {
+  return kStream ? load16_stream(p) : load16(p);
+}
+template <bool kStream>
+__device__ __forceinline__ void store16_as(void* p, uint4 v) {
+  if (kStream) store16_stream(p, v);
+  else store16(p, v);
+}
+// Word w (0-3) of a 16-byte vector; w a compile-time constant in an unrolled loop.
+__host__ __device__ inline uint32_t word(const uint4& v, int w) {
+  return w == 0 ? v.x : w == 1 ? v.y : w == 2 ? v.z : v.w;
+}
 // 16 bytes global -> shared, past L1 and registers (cp.async.cg, sm_80+), in flight until
 // cp_async_wait_all (softmax block_hybrid and block_hybrid16).
 __device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
@@ -73,8 +89,6 @@ __device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wai
 #ifndef STREAM_LOADS
 #define STREAM_LOADS 0
 #endif
-__device__ __forceinline__ uint4 load16_hinted(const void* p) {
-  return STREAM_LOADS ? load16_stream(p) : load16(p);
-}
+__device__ __forceinline__ uint4 load16_hinted(const void* p) { return load16_as<STREAM_LOADS != 0>(p); }
 
 }  // namespace cb

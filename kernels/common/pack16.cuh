@@ -1,7 +1,7 @@
 // Building blocks for 16-bit kernels that work on packed pairs: two elements of elem_t
 // (bfloat16 or float16) in one 32-bit word, element 2w in the low half, 2w + 1 in the high,
-// and the fast float functions such kernels pair them with. Used by softmax warp_pack16 and
-// common/rows16.cuh (block_pack16, block_hybrid16).
+// and the fast float functions such kernels pair them with, up to a pack's exponentials. Used
+// by softmax warp_pack16 and common/rows16.cuh (block_pack16, block_hybrid16).
 #pragma once
 
 #include <cstdint>
@@ -53,6 +53,25 @@ __device__ __forceinline__ float rcp(float x) {
   float y;
   asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
   return y;
+}
+
+// The exponentials of a pack's 8 elements against a row constant c = -m * log2e:
+// e[i] = ex2(x_i * log2e + c), one FFMA and one MUFU.EX2 each (-inf gives 0); returns their sum.
+__device__ __forceinline__ float exp_pack(const uint4& v, float c, float (&e)[8]) {
+  float s = 0.0f;
+#pragma unroll
+  for (int w = 0; w < 4; ++w) {
+    e[2 * w] = ex2(fmaf(lo(word(v, w)), kLog2e, c));
+    e[2 * w + 1] = ex2(fmaf(hi(word(v, w)), kLog2e, c));
+    s += e[2 * w] + e[2 * w + 1];
+  }
+  return s;
+}
+
+// Eight floats times inv, rounded to elem_t in pairs: one 16-byte pack.
+__device__ __forceinline__ uint4 pack_scaled(const float (&e)[8], float inv) {
+  return make_uint4(pack2(e[0] * inv, e[1] * inv), pack2(e[2] * inv, e[3] * inv),
+                    pack2(e[4] * inv, e[5] * inv), pack2(e[6] * inv, e[7] * inv));
 }
 
 }  // namespace cb

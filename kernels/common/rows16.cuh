@@ -30,7 +30,6 @@ static_assert(sizeof(elem_t) == 2, "rows16.cuh is for float16 and bfloat16");
 namespace cb {
 namespace rows16 {
 
-
 // Where a row's 16-byte packs are. `ok` false: x and out are not at the same offset from a
 // 16-byte boundary, so no pack of x meets a pack of out (the fallback's case).
 struct Span {
@@ -61,21 +60,12 @@ __host__ __device__ inline int scalar_index(const Span& s, int t) {
   return -1;
 }
 
-template <bool kStream>
-__device__ __forceinline__ uint4 load(const void* p) {
-  return kStream ? load16_stream(p) : load16(p);
-}
-template <bool kStream>
-__device__ __forceinline__ void store(void* p, uint4 v) {
-  if (kStream) store16_stream(p, v);
-  else store16(p, v);
-}
-
 __device__ __forceinline__ uint32_t max_pack(uint32_t m2, const uint4& v) {
   return max2(max2(m2, v.x), max2(max2(v.y, v.z), v.w));
 }
 
-// The sum of exp over a pack: ex2(x * log2e + c), c = -m * log2e.
+// The sum of exp over a pack: exp_pack's (pack16.cuh), without keeping the exponentials
+// (written out: through exp_pack, block_hybrid16's PTX came out different).
 __device__ __forceinline__ float exp_sum_pack(const uint4& v, float c) {
   const uint32_t w[4] = {v.x, v.y, v.z, v.w};
   float s = 0.0f;
@@ -95,26 +85,22 @@ __device__ __forceinline__ uint4 normalize_pack(const uint4& v, float c, float i
   return make_uint4(o[0], o[1], o[2], o[3]);
 }
 
-// The block's max (kMax) or sum of v, in every thread; `red` holds 32 floats used by this
-// call alone (a second call with other floats needs no barrier before it).
-template <int kBlock, bool kMax>
+// The block's Op (Max or Sum, reduce.cuh) of v, in every thread: warp_reduce, one float a
+// warp through `red`, then a butterfly over the kBlock / 32 warps' floats, sized at compile
+// time; `red` holds 32 floats used by this call alone (a second call with other floats needs
+// no barrier before it).
+template <int kBlock, class Op>
 __device__ __forceinline__ float block_all(float v, float* red) {
   constexpr int kWarps = kBlock / 32;
-#pragma unroll
-  for (int off = 16; off > 0; off >>= 1) {
-    const float o = __shfl_xor_sync(kFullMask, v, off);
-    v = kMax ? fmaxf(v, o) : v + o;
-  }
+  static_assert((kWarps & (kWarps - 1)) == 0, "block_all: a power of two of warps");
+  v = warp_reduce<Op>(v);
   if (kWarps == 1) return v;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   if (lane == 0) red[warp] = v;
   __syncthreads();
-  v = lane < kWarps ? red[lane] : (kMax ? -INFINITY : 0.0f);
+  v = lane < kWarps ? red[lane] : Op::identity();
 #pragma unroll
-  for (int off = kWarps / 2; off > 0; off >>= 1) {
-    const float o = __shfl_xor_sync(kFullMask, v, off);
-    v = kMax ? fmaxf(v, o) : v + o;
-  }
+  for (int off = kWarps / 2; off > 0; off >>= 1) v = Op::combine(v, __shfl_xor_sync(kFullMask, v, off));
   return __shfl_sync(kFullMask, v, 0);
 }
 
@@ -142,7 +128,7 @@ __device__ __forceinline__ void row(const elem_t* __restrict__ x, elem_t* __rest
 #pragma unroll
   for (int p = 0; p < kReg; ++p) {
     const int j = t + kBlock * p;
-    v[p] = j < s.nv ? load<kStream>(&src[j]) : make_uint4(kNegInf2, kNegInf2, kNegInf2, kNegInf2);
+    v[p] = j < s.nv ? load16_as<kStream>(&src[j]) : make_uint4(kNegInf2, kNegInf2, kNegInf2, kNegInf2);
   }
   const int xi = scalar_index(s, t);
   const float xe = xi >= 0 ? to_float(x[xi]) : -INFINITY;
@@ -154,7 +140,7 @@ __device__ __forceinline__ void row(const elem_t* __restrict__ x, elem_t* __rest
 #pragma unroll 2  // two shared packs at a time: all at once spilled at 32 registers
   for (int p = 0; p < kShared; ++p)
     if (t + kBlock * (kReg + p) < s.nv) m2 = max_pack(m2, shared[p * kBlock + t]);
-  const float m = block_all<kBlock, true>(fmaxf(fmaxf(lo(m2), hi(m2)), xe), red);
+  const float m = block_all<kBlock, Max>(fmaxf(fmaxf(lo(m2), hi(m2)), xe), red);
   const float c = -m * kLog2e;
 
   float e[kKeep && kReg > 0 ? kReg : 1][8];  // kKeep: the register packs' exponentials
@@ -162,15 +148,7 @@ __device__ __forceinline__ void row(const elem_t* __restrict__ x, elem_t* __rest
 #pragma unroll
   for (int p = 0; p < kReg; ++p) {
     if constexpr (kKeep) {
-      const uint32_t w[4] = {v[p].x, v[p].y, v[p].z, v[p].w};
-      float sp = 0.0f;
-#pragma unroll
-      for (int k = 0; k < 4; ++k) {
-        e[p][2 * k] = ex2(fmaf(lo(w[k]), kLog2e, c));  // -inf (absent) gives 0
-        e[p][2 * k + 1] = ex2(fmaf(hi(w[k]), kLog2e, c));
-        sp += e[p][2 * k] + e[p][2 * k + 1];
-      }
-      sum += sp;
+      sum += exp_pack(v[p], c, e[p]);  // -inf (absent) gives 0
     } else {
       sum += exp_sum_pack(v[p], c);
     }
@@ -180,26 +158,22 @@ __device__ __forceinline__ void row(const elem_t* __restrict__ x, elem_t* __rest
     if (t + kBlock * (kReg + p) < s.nv) sum += exp_sum_pack(shared[p * kBlock + t], c);
   const float ee = ex2(fmaf(xe, kLog2e, c));  // 0 for no element (-inf)
   sum += ee;
-  const float inv = rcp(block_all<kBlock, false>(sum, red + 32));
+  const float inv = rcp(block_all<kBlock, Sum>(sum, red + 32));
 
 #pragma unroll
   for (int p = 0; p < kReg; ++p) {
     const int j = t + kBlock * p;
     if (j < s.nv) {
       uint4 o;
-      if constexpr (kKeep) {
-        o = make_uint4(pack2(e[p][0] * inv, e[p][1] * inv), pack2(e[p][2] * inv, e[p][3] * inv),
-                       pack2(e[p][4] * inv, e[p][5] * inv), pack2(e[p][6] * inv, e[p][7] * inv));
-      } else {
-        o = normalize_pack(v[p], c, inv);
-      }
-      store<kStream>(&dst[j], o);
+      if constexpr (kKeep) o = pack_scaled(e[p], inv);
+      else o = normalize_pack(v[p], c, inv);
+      store16_as<kStream>(&dst[j], o);
     }
   }
 #pragma unroll 2  // two shared packs at a time: all at once spilled at 32 registers
   for (int p = 0; p < kShared; ++p) {
     const int j = t + kBlock * (kReg + p);
-    if (j < s.nv) store<kStream>(&dst[j], normalize_pack(shared[p * kBlock + t], c, inv));
+    if (j < s.nv) store16_as<kStream>(&dst[j], normalize_pack(shared[p * kBlock + t], c, inv));
   }
   if (xi >= 0) out[xi] = from_float<elem_t>(ee * inv);
 }

@@ -27,15 +27,16 @@
 // thread all in registers: 71.8 us against block_reg's 87.6 (torch 113.5). In float32 no gain
 // (121.4-121.9 us against 120.9; ncu DRAM 74.1% against 76.4% at the same 50% occupancy): twice
 // the bytes an SM in flight does not move more, so block_reg is not short of loads in flight.
+// before the includes: common/reduce.cuh gives BLOCK a default of its own (256)
+#ifndef BLOCK
+#define BLOCK 512
+#endif
 #include "common/softmax.cuh"
 
 using cb::cp_async16;
 using cb::cp_async_wait_all;
 using cb::kPack;
 
-#ifndef BLOCK
-#define BLOCK 512
-#endif
 #ifndef REG_PACKS
 #define REG_PACKS 8
 #endif

@@ -32,11 +32,12 @@
 // dispatches on the same P. Rows that are not whole packs (cols % 8) start anywhere: their
 // packs start at the row's first 16-byte boundary (at most cols / 8 of them), the 0-7
 // elements before and after go one to a thread (kernels/common/rows16.cuh).
-#include "common/rows16.cuh"
-
+// before the includes: common/reduce.cuh gives BLOCK a default of its own (256)
 #ifndef BLOCK
 #define BLOCK 512
 #endif
+#include "common/rows16.cuh"
+
 #ifndef REG_PACKS
 #define REG_PACKS 2
 #endif

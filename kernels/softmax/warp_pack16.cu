@@ -25,8 +25,6 @@
 #include "common/pack16.cuh"
 #include "common/softmax.cuh"
 
-#include <type_traits>
-
 static_assert(sizeof(elem_t) == 2, "warp_pack16 is for float16 and bfloat16");
 
 #ifndef BLOCK
@@ -56,20 +54,9 @@ using cb::ex2;  // the packed-pair and fast-float blocks (kernels/common/pack16.
 using cb::hi;
 using cb::lo;
 using cb::max2;
-using cb::pack2;
 using cb::rcp;
 
-__device__ __forceinline__ uint4 load(const elem_t* p) {
-  return STREAM ? cb::load16_stream(p) : cb::load16(p);
-}
-__device__ __forceinline__ void store(elem_t* p, uint4 v) {
-  if (STREAM) cb::store16_stream(p, v);
-  else cb::store16(p, v);
-}
-
-__device__ __forceinline__ uint32_t word(const uint4& v, int w) {
-  return w == 0 ? v.x : w == 1 ? v.y : w == 2 ? v.z : v.w;
-}
+using cb::word;
 
 // NR rows from r0 in lane groups of L lanes, each lane K packs of 8 elements a row: G = 32 / L
 // rows at once, P = NR / G passes. Every load of every pass is issued first; then each pass
@@ -89,7 +76,7 @@ __device__ __forceinline__ void rows_packed(const elem_t* __restrict__ x, elem_t
 #pragma unroll
     for (int k = 0; k < K; ++k) {
       const int j = q + L * k;
-      raw[p][k] = r < rows && j < nv ? load(x + r * cols + j * 8)
+      raw[p][k] = r < rows && j < nv ? cb::load16_as<STREAM != 0>(x + r * cols + j * 8)
                                      : make_uint4(kNegInf2, kNegInf2, kNegInf2, kNegInf2);
     }
   }
@@ -109,17 +96,7 @@ __device__ __forceinline__ void rows_packed(const elem_t* __restrict__ x, elem_t
     float e[K][8];
     float s = 0.0f;
 #pragma unroll
-    for (int k = 0; k < K; ++k) {
-      float sk = 0.0f;
-#pragma unroll
-      for (int w = 0; w < 4; ++w) {
-        const uint32_t v = word(raw[p][k], w);
-        e[k][2 * w] = ex2(fmaf(lo(v), kLog2e, c));  // -inf (masked) gives 0
-        e[k][2 * w + 1] = ex2(fmaf(hi(v), kLog2e, c));
-        sk += e[k][2 * w] + e[k][2 * w + 1];
-      }
-      s += sk;
-    }
+    for (int k = 0; k < K; ++k) s += cb::exp_pack(raw[p][k], c, e[k]);  // -inf (masked) gives 0
 #pragma unroll
     for (int off = L / 2; off > 0; off >>= 1) s += __shfl_xor_sync(cb::kFullMask, s, off);
     const float inv = rcp(s);
@@ -128,12 +105,8 @@ __device__ __forceinline__ void rows_packed(const elem_t* __restrict__ x, elem_t
       for (int k = 0; k < K; ++k) {
         const int j = q + L * k;
         if (j < nv) {
-          uint4 o;
-          o.x = pack2(e[k][0] * inv, e[k][1] * inv);
-          o.y = pack2(e[k][2] * inv, e[k][3] * inv);
-          o.z = pack2(e[k][4] * inv, e[k][5] * inv);
-          o.w = pack2(e[k][6] * inv, e[k][7] * inv);
-          store(out + r * cols + j * 8, o);
+          const uint4 o = cb::pack_scaled(e[k], inv);
+          cb::store16_as<STREAM != 0>(out + r * cols + j * 8, o);
         }
       }
     }

@@ -47,9 +47,11 @@
 
 static_assert(sizeof(elem_t) == 2, "pack16 is for float16 and bfloat16");
 
-// Launch bounds: sm_90's ptxas, given the block size alone, holds a thread in 52 registers at
-// TILE 64 x BLOCK 64 (19 blocks an SM, 152 KiB of loads in flight) without spilling; sm_80's
-// chose 56 and spilled, so there the bounds ask for 512 threads an SM (up to 128 registers).
+// Launch bounds: sm_90's ptxas, given the block size alone, holds a thread in 60 registers at
+// the defaults, TILE 128 x BLOCK 256 (52 at TILE 64 x BLOCK 64), without spilling: 4 blocks an
+// SM (ncu on an H100: 50% theoretical occupancy), 128 KiB of loads in flight. sm_80's chose
+// 56 at TILE 64 x BLOCK 64 and spilled, so there the bounds ask for 512 threads an SM (up to
+// 128 registers).
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
 #define PACK16_BOUNDS __launch_bounds__(BLOCK, (512 / BLOCK > 1 ? 512 / BLOCK : 1))
 #else
@@ -96,9 +98,7 @@ __host__ __device__ inline uint32_t prmt(uint32_t a, uint32_t b, uint32_t sel) {
 #endif
 }
 
-__host__ __device__ inline uint32_t word(const uint4& v, int k) {
-  return k == 0 ? v.x : k == 1 ? v.y : k == 2 ? v.z : v.w;
-}
+using cb::word;
 
 // Slot of unit u (input rows 8u .. 8u + 7) of output row o in the shared tile.
 __host__ __device__ inline int slot(int o, int u) { return o * kB + (u ^ ((o >> 3) & 7)); }
