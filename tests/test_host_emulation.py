@@ -33,7 +33,9 @@ def test_rows16_head_packs_and_tail_cover_every_row_once(tmp_path, dtype):
 
 
 @pytest.mark.nvcc
-@pytest.mark.parametrize("tile, block, group", [(128, 256, 0), (64, 64, 8), (64, 32, 16), (128, 256, 8), (128, 128, 0)])
+@pytest.mark.parametrize("tile, block, group", [
+    (128, 256, 0), (64, 64, 8), (64, 32, 16), (128, 256, 8), (128, 128, 0),
+])  # fmt: skip
 def test_transpose_pack16_emulated_is_the_exact_transpose(tmp_path, tile, block, group):
     out = build_and_run(HOST / "transpose_pack16.cu", tmp_path, "-DCB_T=__half", f"-DTILE={tile}",
                         f"-DBLOCK={block}", f"-DGROUP={group}")  # fmt: skip

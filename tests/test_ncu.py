@@ -210,8 +210,8 @@ def test_l2_hits_are_summed_over_the_kernels_of_a_range():
                                              L2_READ_MISS: 0.0})]).l2_hit_pct is None
 
 
-@pytest.mark.parametrize("hit, flagged", [(None, False), (0.0, False), (50.0, False),
-                                          (50.5, True), (97.0, True)])
+@pytest.mark.parametrize("hit, flagged", [(None, False), (0.0, False), (COLD_L2_HIT_PCT, False),
+                                          (COLD_L2_HIT_PCT + 0.5, True), (97.0, True)])
 def test_a_cold_launch_that_hit_l2_heavily_is_asked_about(hit, flagged):
     note = cold_l2_note(ProfileMetrics(kernels=1, duration_us=1.0, l2_hit_pct=hit))
     assert bool(note) == flagged
