@@ -664,3 +664,16 @@ def test_a_cold_sample_of_an_l2_resident_input_is_slower_than_a_hot_one():
     assert all(steps == [SPIN, LAUNCH] for steps in hot_steps)
     assert all(steps[0] == FLUSH and steps[-1] == LAUNCH for steps in cold_steps)
     assert cold > 1.3 * hot, f"cold {cold:.2f} us vs hot {hot:.2f} us: the flush did not evict"
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_the_hot_matmul_of_the_telemetry_check_is_right_on_odd_shapes(tmp_path, dtype):
+    pytest.importorskip("torch")
+    hot_ops = Path(__file__).resolve().parent.parent / "scripts" / "hot_ops"
+    out = tmp_path / "hot.json"
+    result = CliRunner().invoke(app, [
+        "run", "hgemm", "--ops", str(hot_ops), "-s", "257x129x1031", "-s", "1x1x1", "-d", dtype,
+        "--no-ceilings", *QUICK, "-o", str(out)])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    rows = json.loads(out.read_text())["rows"]
+    assert [(r["variant"], r["status"]) for r in rows] == [("torch_mm", "OK")] * 2

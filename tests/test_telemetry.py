@@ -4,6 +4,7 @@ energy per call, settling, cool-down, the SM clock lock given back, the input fi
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -423,3 +424,34 @@ def test_history_shows_energy_and_the_sm_clock_where_measured(tmp_path, monkeypa
         assert shown[-1].exit_code == 0, shown[-1].output
     assert " mJ " not in shown[0].stdout and "SM MHz" in shown[0].stdout and "1980" in shown[0].stdout
     assert " mJ " in shown[1].stdout
+
+
+# --- the planted slowdown's tools (scripts/hot_ops, scripts/heater.py) -------------------
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def test_the_hot_op_loads_as_a_user_op_and_its_reference_is_a_product():
+    from cudabench.ops.registry import load_op_file
+
+    hot = load_op_file(REPO / "scripts" / "hot_ops" / "hgemm" / "op.py")
+    assert hot.name == "hgemm"
+    a, b = hot.make_inputs(np, (3, 5, 7), seed=1)
+    ref, tol = hot.expected(np, (a, b))
+    assert ref.shape == (15,) and np.allclose(ref, (a.astype(np.float64) @ b).reshape(-1))
+    assert np.all(tol > 0) and np.all(tol < 1e-4 * (np.abs(a) @ np.abs(b)).reshape(-1))
+    assert hot.flops((3, 5, 7)) == 2 * 3 * 5 * 7
+    from cudabench.cli import app
+
+    listed = CliRunner().invoke(app, ["list", "hgemm", "--ops", str(REPO / "scripts" / "hot_ops")])
+    assert listed.exit_code == 0, listed.output
+    assert "torch_mm" in listed.stdout and "bf16" in listed.stdout
+
+
+def test_the_heater_without_a_command_is_a_usage_error():
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, str(REPO / "scripts" / "heater.py"), "--delay", "1"],
+                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert done.returncode == 2 and "no command to run" in done.stderr
