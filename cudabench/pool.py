@@ -33,7 +33,7 @@ from typing import IO, Any, Protocol
 
 import cudabench
 from cudabench.runner import CaseJob
-from cudabench.spec import Case, DeviceInfo, ResultRow, Status, split_label
+from cudabench.spec import Case, DeviceInfo, ResultRow, Status
 
 DEFAULT_TIMEOUT_S = 300.0
 HOST = socket.gethostname()
@@ -312,13 +312,8 @@ class WorkerPool:
                 state = states[job_index]
                 name = worker.current or (state.remaining[0] if state.remaining else None)
                 if blame and name is not None and name not in state.rows:
-                    variant, params = split_label(name)
-                    record(worker, ResultRow(
-                        op=state.job.case.op, shape=state.job.case.shape_text,
-                        dtype=state.job.case.dtype, variant=variant, params=params,
-                        status=status, error=error,
-                        is_baseline=name in state.job.baselines,
-                    ))  # fmt: skip
+                    record(worker, ResultRow.of(state.job.case, name, status, error,
+                                                is_baseline=name in state.job.baselines))  # fmt: skip
                 if state.remaining:
                     queue.appendleft((job_index, _rest_of(state.job, state.remaining)))
             self._kill(worker)

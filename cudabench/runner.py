@@ -1,10 +1,10 @@
 """Case x variant loop: every (case, variant) becomes exactly one ResultRow, whatever happens.
 
-For each case, each variant is: checked against its header's requirements (N/A), compiled
-and loaded (COMPILE_ERROR), given fresh random inputs and a NaN-poisoned output, launched once
-and checked against the float64 reference (FAIL), timed (measure.py), and checked again on the
-last timed launch's output. The library baselines get the same treatment. Device errors give
-CRASH, anything else ERROR; the loop goes on.
+For each case, each variant is prepared (prepare.py: requirements, N/A; compile and load,
+COMPILE_ERROR; fresh inputs, a NaN-poisoned output, one launch checked against the float64
+reference, FAIL), timed (measure.py), and checked again on the last timed launch's output.
+The library baselines get the same treatment. Device errors give CRASH, anything else ERROR;
+the loop goes on.
 
 With `timing.interleave`, all variants of a case are prepared (validated) first, then timed
 with their samples taken in turn (measure.measure_interleaved), then checked again; if their
@@ -31,20 +31,19 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from cudabench import pyvariants
-from cudabench.backends.base import Backend, KernelCrash, Loaded, Scope
+from cudabench.backends.base import Backend, KernelCrash
 from cudabench.compile import CompileError
-from cudabench.dtypes import get_dtype
 from cudabench.figures import bytes_of, timed_fields
 from cudabench.measure import measure, measure_interleaved
 from cudabench.nvtx import nvtx_range
 from cudabench.ops import UnknownName, get_op, registry
-from cudabench.ops.base import Check, Op, check_output, in_place_input
-from cudabench.problem import problem, seed_of
+from cudabench.ops.base import Op
+from cudabench.prepare import Prepared, Preparer
 from cudabench.spec import (
     Case,
     DeviceInfo,
@@ -53,11 +52,8 @@ from cudabench.spec import (
     ResultRow,
     Status,
     TimingOptions,
-    split_label,
 )
 from cudabench.telemetry import cool_down, energy_per_call, join_notes, with_energy, with_telemetry
-
-NAN_POISON_BYTE = 0xFF  # 0xFFFFFFFF is a NaN in float32
 
 
 @dataclass(frozen=True)
@@ -89,21 +85,6 @@ class Observer(Protocol):
     def finished(self, row: ResultRow) -> None: ...
 
 
-@dataclass
-class Prepared:
-    """A validated call, ready to time: what measure() needs and what the row needs after."""
-
-    name: str
-    call: Callable[[], None]
-    scope: Scope  # the NVTX ranges of this variant and shape
-    first: Check  # the validation before timing
-    recheck: Callable[[], Check] | None = None  # checks the last timed output (variants)
-    reset: Callable[[], None] | None = None  # restores an in-place op's input (untimed)
-    resources: dict[str, Any] = field(default_factory=dict)
-    is_baseline: bool = False
-    blocks: int = 0  # the largest grid of its launches, in blocks (0: not known, a library)
-
-
 class _Silent:
     def started(self, case: Case, name: str) -> None:
         pass
@@ -112,32 +93,23 @@ class _Silent:
         pass
 
 
-def _row(case: Case, label: str, status: Status, error: str = "", **fields: Any) -> ResultRow:
-    """A row of `label`: a variant's label (`float4[BLOCK=256]`) or a baseline's name."""
-    variant, params = split_label(label)
-    return ResultRow(
-        op=case.op, shape=case.shape_text, dtype=case.dtype, variant=variant, params=params,
-        status=status, error=error, **fields,
-    )  # fmt: skip
-
-
 def job_failed(job: CaseJob, status: Status, error: str) -> list[ResultRow]:
     """A row of `status` for each variant and baseline of a job that could not run at all
     (on a cluster: a task Dask gave up on)."""
     labels = [v.label for v in job.variants] + list(job.baselines)
-    return [_row(job.case, label, status, error) for label in labels]
+    return [ResultRow.of(job.case, label, status, error) for label in labels]
 
 
 class Runner:
-    """Runs jobs on one backend, caching each variant's compiled and loaded module."""
+    """Runs jobs on one backend: prepare.py makes each variant a validated call, this times it."""
 
     def __init__(self, backend: Backend, observer: Observer | None = None,
                  profile: bool = False) -> None:  # fmt: skip
         self.backend = backend
         self.profile = profile
-        self.device: DeviceInfo = backend.device_info()
+        self.preparer = Preparer(backend, profile)
+        self.device: DeviceInfo = self.preparer.device
         self.observer = observer or _Silent()
-        self._loaded: dict[tuple[str, str, str, str], Loaded | CompileError] = {}
         self._floor: dict[tuple[str, str], float | None] = {}  # (L2 mode, timer) -> floor, us
 
     def run_job(self, job: CaseJob) -> list[ResultRow]:
@@ -162,7 +134,7 @@ class Runner:
             for index, name in enumerate(names):
                 self.observer.started(case, name)
                 if needed > free:
-                    outcome: ResultRow | Prepared = _row(
+                    outcome: ResultRow | Prepared = ResultRow.of(
                         case, name, Status.SKIPPED,
                         f"needs {needed / 1e9:.2f} GB of GPU memory, {free / 1e9:.2f} GB free",
                     )  # fmt: skip
@@ -182,7 +154,9 @@ class Runner:
     def _run_one(self, op: Op, job: CaseJob, index: int, name: str,
                  time_now: bool) -> ResultRow | Prepared:  # fmt: skip
         """Prepare one variant or baseline, then (time_now) time it and build its row."""
-        ready = self._guarded(job.case, name, lambda: self._prepare(op, job, index))
+        item = job.variants[index] if index < len(job.variants) else name
+        ready = self._guarded(job.case, name, lambda: self.preparer.prepare(
+            op, job.case, item, job.timing.fill))
         if not isinstance(ready, Prepared) or not time_now:
             return ready
         if self.profile:
@@ -205,10 +179,10 @@ class Runner:
             waited = self._cool_down(timing)
             measurements = measure_interleaved(self.backend, calls, timing)
         except KernelCrash as exc:  # the context is gone: no row of this shape can finish
-            return [(i, _row(case, p.name, Status.CRASH, str(exc))) for i, p in prepared]
+            return [(i, ResultRow.of(case, p.name, Status.CRASH, str(exc))) for i, p in prepared]
         except Exception as exc:
             error = f"{type(exc).__name__}: {exc}"
-            return [(i, _row(case, p.name, Status.ERROR, error)) for i, p in prepared]
+            return [(i, ResultRow.of(case, p.name, Status.ERROR, error)) for i, p in prepared]
         rows = []
         for (i, p), m in zip(prepared, measurements):
             row = self._guarded(case, p.name, functools.partial(self._finish, op, case, p, m, timing))
@@ -247,165 +221,15 @@ class Runner:
         try:
             return body()
         except KernelCrash as exc:
-            return _row(case, name, Status.CRASH, str(exc))
+            return ResultRow.of(case, name, Status.CRASH, str(exc))
         except CompileError as exc:
-            return _row(case, name, Status.COMPILE_ERROR, str(exc))
+            return ResultRow.of(case, name, Status.COMPILE_ERROR, str(exc))
         except pyvariants.PythonVariantError as exc:  # its file does not import: one line
-            return _row(case, name, Status.ERROR, str(exc))
+            return ResultRow.of(case, name, Status.ERROR, str(exc))
         except Exception as exc:  # a failure around the kernel: a row, not a dead run
             if type(exc).__name__ == "OutOfMemoryError":  # CuPy's, with the bytes it wanted
-                return _row(case, name, Status.SKIPPED, f"out of GPU memory: {exc}")
-            return _row(case, name, Status.ERROR, f"{type(exc).__name__}: {exc}")
-
-    def _load(self, variant: KernelVariant, dtype: str) -> Loaded:
-        key = (variant.path, variant.source_hash, dtype, variant.params_text)
-        if key not in self._loaded:
-            try:
-                self._loaded[key] = self.backend.load(variant, dtype)
-            except CompileError as exc:
-                self._loaded[key] = exc
-        loaded = self._loaded[key]
-        if isinstance(loaded, CompileError):
-            raise loaded
-        return loaded
-
-    def _prepare(self, op: Op, job: CaseJob, index: int) -> Prepared | ResultRow:
-        """Everything before timing; a row instead when the variant cannot go on."""
-        case = job.case
-        if index < len(job.variants):
-            variant = job.variants[index]
-            return self._prepare_variant(op, case, variant, seed_of(case, variant.name), job.timing.fill)
-        name = job.baselines[index - len(job.variants)]
-        return self._prepare_baseline(op, case, name, seed_of(case, name), job.timing.fill)
-
-    def _prepare_variant(self, op: Op, case: Case, variant: KernelVariant,
-                         seed: int, fill: str = "random") -> Prepared | ResultRow:  # fmt: skip
-        label = variant.label
-        reason = variant.unmet_on(self.device) or op.unmet(variant, case.shape)
-        if reason:
-            return _row(case, label, Status.N_A, reason)
-        if variant.kind == pyvariants.PYTHON:
-            return self._prepare_python(op, case, variant, seed, fill)
-        dtype = get_dtype(case.dtype)
-        loaded = self._load(variant, dtype.name)
-        if 0 in loaded.blocks_per_sm:  # e.g. registers x threads beyond what an SM holds
-            block = variant.launches[loaded.blocks_per_sm.index(0)].block
-            return _row(case, label, Status.SKIPPED,
-                        f"a block of {block} threads does not fit on an SM "
-                        f"({loaded.registers} registers a thread)")  # fmt: skip
-        # Every launch sized by the least occupancy of the variant's kernels: a multi-kernel
-        # variant passes partials between its kernels, so a rule that sizes grids by the
-        # occupancy (the 1-D softmax's `split`) must give each the same block count (it gave
-        # online_vec's two kernels 660 and 792 blocks on an H200: the norm kernel read partials
-        # the stats kernel never wrote).
-        occupancy = min(loaded.blocks_per_sm)
-        try:
-            geometries = [
-                op.geometry(launch, variant, case.shape, self.device, occupancy, dtype.itemsize)
-                for launch in variant.launches
-            ]
-        except ValueError as exc:
-            return _row(case, label, Status.ERROR, str(exc))
-        xp = self.backend.xp
-        inputs, ref, tol = problem(xp, op, case, seed, fill)
-        out = xp.empty(op.output_shape(case.shape), dtype=dtype.array_type())
-        # one workspace for all launches of the variant: a multi-kernel variant's kernels
-        # pass their partials through it (each name as large as any launch asks)
-        sizes: dict[str, tuple[int, str]] = {}
-        for geometry in geometries:
-            for name, (count, element) in geometry.workspace.items():
-                sizes[name] = (max(count, sizes.get(name, (0, element))[0]), element)
-        workspace = {name: xp.zeros(count, dtype=element) for name, (count, element) in sizes.items()}
-        launches = []
-        for function, geometry in zip(loaded.functions, geometries):
-            args = op.kernel_args(inputs, out, workspace, geometry)
-            launches.append((function, geometry.grid, geometry.block, args,
-                             geometry.shared_bytes))  # fmt: skip
-
-        def call() -> None:
-            if variant.init != "none":  # part of the call: the kernel relies on it
-                self.backend.fill_bytes(out, 0 if variant.init == "zero" else NAN_POISON_BYTE)
-            for function, grid, block, args, shared in launches:
-                self.backend.launch(function, grid, block, args, shared)
-
-        resources = {"registers": loaded.registers, "spill_bytes": loaded.spill_bytes}
-        in_place = in_place_input(op)
-        reset = self._first_call(label, case, call, inputs, out, in_place)
-        first = check_output(xp, out, ref, tol)
-        if not first.ok:
-            return _row(case, label, Status.FAIL, first.describe(),
-                        max_abs_err=first.max_abs_err, tolerance=first.tolerance, **resources)  # fmt: skip
-        return Prepared(
-            label, call, lambda: _ranges(label, case), first,
-            recheck=lambda: check_output(xp, out, ref, tol), resources=resources, reset=reset,
-            blocks=max(g.blocks for g in geometries),
-        )  # fmt: skip
-
-    def _first_call(self, label: str, case: Case, call: Callable[[], None], inputs: tuple[Any, ...],
-                    out: Any, in_place: int | None) -> Callable[[], None] | None:  # fmt: skip
-        """The validation call: `out` poisoned with NaN first, or, for an op that works in
-        place, a copy of input `in_place` (and the reset that restores it before every timed
-        call, returned); the call inside the variant's ranges (outside in profile mode)."""
-        reset: Callable[[], None] | None = None
-        if in_place is not None:  # the kernel works on `out`, a copy of the input
-            source = inputs[in_place]
-            reset = lambda: self.backend.copy(out, source)  # noqa: E731
-            reset()
-        else:
-            self.backend.fill_bytes(out, NAN_POISON_BYTE)
-        with self._validation_scope(label, case):
-            self.backend.run(call)
-            self.backend.synchronize()
-        return reset
-
-    def _prepare_python(self, op: Op, case: Case, variant: KernelVariant,
-                        seed: int, fill: str = "random") -> Prepared | ResultRow:  # fmt: skip
-        """A Python variant (pyvariants.py): validated and timed like a kernel's launches."""
-        label = variant.label
-        fn, info = pyvariants.load(variant)
-        reason = pyvariants.unavailable(info, self.backend.name)
-        if reason:
-            return _row(case, label, Status.N_A, reason)
-        xp = self.backend.xp
-        inputs, ref, tol = problem(xp, op, case, seed, fill)
-        out = xp.empty(op.output_shape(case.shape), dtype=get_dtype(case.dtype).array_type())
-        in_place = in_place_input(op)
-        call, produced = pyvariants.bind(fn, info, in_place, inputs, out)
-        reset = self._first_call(label, case, call, inputs, out, in_place)
-
-        def check() -> Check:
-            return check_output(xp, pyvariants.as_output(produced(), out, label), ref, tol)
-
-        first = check()
-        if not first.ok:
-            return _row(case, label, Status.FAIL, first.describe(),
-                        max_abs_err=first.max_abs_err, tolerance=first.tolerance)  # fmt: skip
-        return Prepared(label, call, lambda: _ranges(label, case), first, recheck=check,
-                        reset=reset)  # fmt: skip
-
-    def _prepare_baseline(self, op: Op, case: Case, name: str, seed: int,
-                          fill: str = "random") -> Prepared | ResultRow:  # fmt: skip
-        xp = self.backend.xp
-        inputs, ref, tol = problem(xp, op, case, seed, fill)
-        library_call = op.baselines()[name]
-        result: list[Any] = [None]
-
-        def call() -> None:
-            result[0] = library_call(inputs)
-
-        with self._validation_scope(name, case):
-            self.backend.run(call)
-            self.backend.synchronize()
-        first = check_output(xp, result[0], ref, tol)
-        if not first.ok:
-            return _row(case, name, Status.FAIL, first.describe(),
-                        max_abs_err=first.max_abs_err, tolerance=first.tolerance,
-                        is_baseline=True)  # fmt: skip
-        return Prepared(name, call, lambda: _ranges(name, case), first, is_baseline=True)
-
-    def _validation_scope(self, name: str, case: Case) -> contextlib.AbstractContextManager[None]:
-        """Validation runs inside the variant's ranges, except in profile mode."""
-        return contextlib.nullcontext() if self.profile else _ranges(name, case)
+                return ResultRow.of(case, name, Status.SKIPPED, f"out of GPU memory: {exc}")
+            return ResultRow.of(case, name, Status.ERROR, f"{type(exc).__name__}: {exc}")
 
     def _profiled(self, op: Op, job: CaseJob, p: Prepared) -> ResultRow:
         """Profile mode: warm-up outside the ranges, then exactly one call inside them."""
@@ -419,9 +243,9 @@ class Runner:
             self.backend.synchronize()
         check = p.recheck() if p.recheck is not None else p.first
         if not check.ok:
-            return _row(job.case, p.name, Status.FAIL, "profiled call: " + check.describe(),
+            return ResultRow.of(job.case, p.name, Status.FAIL, "profiled call: " + check.describe(),
                         max_abs_err=check.max_abs_err, tolerance=check.tolerance, **p.resources)  # fmt: skip
-        return _row(
+        return ResultRow.of(
             job.case, p.name, Status.OK, max_abs_err=check.max_abs_err,
             tolerance=check.tolerance, samples=1, batch=1, method="ncu",
             bytes_moved=bytes_of(op, job.case), is_baseline=p.is_baseline, **p.resources,
@@ -434,7 +258,7 @@ class Runner:
         if p.recheck is not None:
             again = p.recheck()
             if not again.ok:
-                return _row(case, p.name, Status.FAIL, "after timing: " + again.describe(),
+                return ResultRow.of(case, p.name, Status.FAIL, "after timing: " + again.describe(),
                             max_abs_err=again.max_abs_err, tolerance=again.tolerance,
                             **p.resources)  # fmt: skip
         row = self._timed_row(op, case, p.name, measurement, p.first, p.resources, timing,
@@ -446,7 +270,7 @@ class Runner:
                    blocks: int = 0) -> ResultRow:  # fmt: skip
         fields = timed_fields(op, case, m, self.device, timing, self._launch_floor_us(timing),
                               blocks)  # fmt: skip
-        return _row(case, name, Status.OK, max_abs_err=check.max_abs_err,
+        return ResultRow.of(case, name, Status.OK, max_abs_err=check.max_abs_err,
                     tolerance=check.tolerance, **fields, **resources)  # fmt: skip
 
     def _launch_floor_us(self, timing: TimingOptions) -> float | None:
@@ -461,12 +285,3 @@ class Runner:
             except Exception:  # the floor is a hint: without it, no hint
                 self._floor[key] = None
         return self._floor[key]
-
-
-@contextlib.contextmanager
-def _ranges(name: str, case: Case) -> Iterator[None]:
-    """NVTX ranges variant -> shape (inside the op's range): they hold the variant's own
-    launches only, never the input generation, reference or checks, so that
-    `ncu --nvtx-include cudabench@op/variant/shape/dtype/` profiles exactly those."""
-    with nvtx_range(name), nvtx_range(case.shape_text), nvtx_range(case.dtype):
-        yield

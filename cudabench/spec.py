@@ -11,6 +11,7 @@ import dataclasses
 import enum
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 Shape = tuple[int, ...]
 
@@ -337,6 +338,15 @@ class ResultRow:
     kernels_us: float | None = None  # cupti: median of each launch's kernel durations summed
     events_us: float | None = None  # --timer both: the events clock's median, measured just before
     samples_us: tuple[float, ...] = field(default=(), repr=False)
+
+    @classmethod
+    def of(cls, case: Case, label: str, status: Status, error: str = "",
+           **fields: Any) -> ResultRow:  # fmt: skip
+        """The row of `label` in `case`: a variant's label (`float4[BLOCK=256]`, split into
+        variant and params) or a baseline's name."""
+        variant, params = split_label(label)
+        return cls(op=case.op, shape=case.shape_text, dtype=case.dtype, variant=variant,
+                   params=params, status=status, error=error, **fields)  # fmt: skip
 
     @property
     def key(self) -> RowKey:

@@ -85,12 +85,14 @@ HOT=(run hgemm --ops scripts/hot_ops -s 8192x8192x8192 -d bfloat16 --no-ceilings
 step hot 120 "${CB[@]}" "${HOT[@]}" --energy -o "$LOG/hot.json"
 step hot_drop 120 "${CB[@]}" "${HOT[@]}" --drop-throttled --settle on -o "$LOG/hot_drop.json"
 #    and a slowdown over part of a row: another process (scripts/heater.py) runs that matmul for
-#    4 s in the middle of the float4 sum's interleaved rows; kept, then left out, then no heat
-MIX=(run reduce -s 2^30 -v float4 --no-ceilings --interleave --min-time 4 --max-time 4)
-HEAT=(python3 scripts/heater.py --delay 7 --seconds 4 --)
+#    4 s in the middle of the float4 sum's interleaved rows (18 s of samples, which start about
+#    8 s in on a warm machine): first no heat (also the warm-up), then the slowed samples kept,
+#    then left out
+MIX=(run reduce -s 2^30 -v float4 --no-ceilings --interleave --min-time 6 --max-time 6)
+HEAT=(python3 scripts/heater.py --delay 12 --seconds 4 --)
+step mix_clean 120 "${CB[@]}" "${MIX[@]}" -o "$LOG/mix_clean.json"
 step mix_keep 120 "${HEAT[@]}" "${CB[@]}" "${MIX[@]}" -o "$LOG/mix_keep.json"
 step mix_drop 120 "${HEAT[@]}" "${CB[@]}" "${MIX[@]}" --drop-throttled -o "$LOG/mix_drop.json"
-step mix_clean 120 "${CB[@]}" "${MIX[@]}" -o "$LOG/mix_clean.json"
 
 # 7. a row that asked for energy and has none says why (reduce_scale works in place)
 step inplace_note 120 "${CB[@]}" run reduce_scale -s 442368x128 --energy --no-ceilings -o "$LOG/inplace.json"

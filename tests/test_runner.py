@@ -138,6 +138,7 @@ def test_observer_sees_every_row():
 def test_nvtx_ranges_hold_the_variants_launches_and_nothing_else(monkeypatch):
     import contextlib
 
+    import cudabench.prepare as prepare_module
     import cudabench.runner as runner_module
 
     path: list[str] = []
@@ -149,7 +150,7 @@ def test_nvtx_ranges_hold_the_variants_launches_and_nothing_else(monkeypatch):
         yield
         path.pop()
 
-    real_check = runner_module.check_output
+    real_check = prepare_module.check_output
 
     def check(*args):
         seen["check"].add(tuple(path))
@@ -160,8 +161,9 @@ def test_nvtx_ranges_hold_the_variants_launches_and_nothing_else(monkeypatch):
             seen["launch"].add(tuple(path))
             super().launch(function, grid, block, args, shared)
 
-    monkeypatch.setattr(runner_module, "nvtx_range", fake_range)
-    monkeypatch.setattr(runner_module, "check_output", check)
+    for module in (runner_module, prepare_module):  # the op's range, the variant's ranges
+        monkeypatch.setattr(module, "nvtx_range", fake_range)
+    monkeypatch.setattr(prepare_module, "check_output", check)
     Runner(Recording()).run_job(job((8, 129), variant("float4", "reduce_sum_float4")))
     assert seen["launch"] == {("reduce", "float4", "8x129", "float32")}
     assert seen["check"] == {("reduce",)}
@@ -170,6 +172,7 @@ def test_nvtx_ranges_hold_the_variants_launches_and_nothing_else(monkeypatch):
 def test_profile_mode_puts_exactly_one_call_in_each_range(monkeypatch):
     import contextlib
 
+    import cudabench.prepare as prepare_module
     import cudabench.runner as runner_module
 
     path: list[str] = []
@@ -186,7 +189,8 @@ def test_profile_mode_puts_exactly_one_call_in_each_range(monkeypatch):
             launches.append(tuple(path))
             super().launch(function, grid, block, args, shared)
 
-    monkeypatch.setattr(runner_module, "nvtx_range", fake_range)
+    for module in (runner_module, prepare_module):
+        monkeypatch.setattr(module, "nvtx_range", fake_range)
     timing = TimingOptions(warmup=3)
     rows = Runner(Recording(), profile=True).run_job(CaseJob(
         Case("reduce", (8, 129)), (variant("float4", "reduce_sum_float4"),), (), timing))
