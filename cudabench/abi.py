@@ -22,7 +22,8 @@ from cudabench.compile import (
     param_defines,
 )  # fmt: skip
 from cudabench.dtypes import get_dtype
-from cudabench.kernels import BUILTIN_KERNELS, instantiate
+from cudabench.header import instantiate
+from cudabench.kernels import BUILTIN_KERNELS
 from cudabench.spec import KernelVariant
 
 _ENTRY = re.compile(r"\.entry\s+([\w$]+)\s*\(([^)]*)\)", re.DOTALL)

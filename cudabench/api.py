@@ -152,12 +152,12 @@ def tune(target: str, shapes: Iterable[ShapeLike] | None = None,
     space: {"BLOCK": [128, 256]}."""
     import pandas as pd
 
-    from cudabench import tuner, tuning
+    from cudabench import strategies, tuner, tuning
 
     _check_timing(timing, tune)
     work = _plan(target, shapes, variants, dtypes, kernels, params, False, timing, ops)
     searches = tuner.plan_searches(work.jobs, work.narrowing, named=bool(variants))
-    strategies = [tuner.make_strategy(strategy, space, budget, seed) for _, space in searches]
+    walkers = [strategies.make_strategy(strategy, space, budget, seed) for _, space in searches]
     command = f"cudabench.tune({target!r}, shapes={_shape_texts(shapes)!r})"
     with Session.open(_where(devices, timeout_s, cluster, gpu_model), work.timing.timer) as session:
         work = session.prepare(work, tuned=False)
@@ -166,7 +166,7 @@ def tune(target: str, shapes: Iterable[ShapeLike] | None = None,
                                   db=Path(db) if db else None, tag=tag)  # fmt: skip
         if session.history_error:
             raise HistoryError(session.history_error)
-        outcomes = tuner.run_searches(work.jobs, searches, strategies, budget, work.timing,
+        outcomes = tuner.run_searches(work.jobs, searches, walkers, budget, work.timing,
                                       searching, session.compile_arch)  # fmt: skip
         _, json_path = session.finish([r for o in outcomes for r in o.rows])
     info = session.info

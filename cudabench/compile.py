@@ -32,7 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cudabench.dtypes import get_dtype
-from cudabench.kernels import BUILTIN_KERNELS, instantiate
+from cudabench.header import instantiate
+from cudabench.kernels import BUILTIN_KERNELS
 from cudabench.spec import KernelVariant
 
 NVCC_FLAGS = ("-O3", "-std=c++17", "-lineinfo", "-Xptxas", "-v")

@@ -115,7 +115,7 @@ def _variant(op: str, path: Path, node: ast.FunctionDef | ast.AsyncFunctionDef,
 
 
 def _requirements(op: str) -> tuple[str, ...]:
-    from cudabench.kernels import DEVICE_REQUIREMENTS
+    from cudabench.header import DEVICE_REQUIREMENTS
     from cudabench.ops import get_op
 
     return (*get_op(op).requirements, *DEVICE_REQUIREMENTS)

@@ -1,7 +1,7 @@
 """A variant's tunable space: its parameters' values, the constraints between them, and the
 configurations that satisfy them. Needs no GPU.
 
-A header declares the space (kernels.py parses it):
+A header declares the space (header.py parses it):
 
     //   params: {BLOCK: [256, 128, 512], ITEMS: [64, 16, 32]}    # first value: the default
     //   constraints: ["BLOCK * ITEMS <= 16384", "BLOCK % 64 == 0 or ITEMS == 64"]

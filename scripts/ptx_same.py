@@ -22,7 +22,8 @@ sys.path.insert(0, str(ROOT))
 
 from cudabench.compile import _wrapper, param_defines  # noqa: E402
 from cudabench.dtypes import get_dtype  # noqa: E402
-from cudabench.kernels import BUILTIN_KERNELS, discover, instantiate  # noqa: E402
+from cudabench.header import instantiate  # noqa: E402
+from cudabench.kernels import BUILTIN_KERNELS, discover  # noqa: E402
 from cudabench.ops import OPS  # noqa: E402
 
 

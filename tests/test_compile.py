@@ -7,7 +7,8 @@ import pytest
 from conftest import write_kernel
 
 from cudabench.compile import CompileError, compile_variant, parse_ptxas
-from cudabench.kernels import BUILTIN_KERNELS, discover, parse_header
+from cudabench.header import parse_header
+from cudabench.kernels import BUILTIN_KERNELS, discover
 from cudabench.ops import OPS
 
 REPORT = """ptxas info    : Compiling entry function 'reduce_sum_float4' for 'sm_90'

@@ -12,7 +12,7 @@ from cudabench.backends.fake import FakeBackend
 from cudabench.cli import app
 from cudabench.compare import Verdict, compare_rows
 from cudabench.dtypes import BFLOAT16, DTYPES, FLOAT16, FLOAT32, UnknownDType, get_dtype, output_tolerance
-from cudabench.kernels import KernelHeaderError, instantiate, parse_header
+from cudabench.header import KernelHeaderError, instantiate, parse_header
 from cudabench.runner import CaseJob, Runner
 from cudabench.spec import Case, KernelVariant, Launch, ResultRow, Status, TimingOptions
 

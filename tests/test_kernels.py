@@ -1,14 +1,8 @@
 import pytest
 from conftest import write_kernel
 
-from cudabench.kernels import (
-    BUILTIN_KERNELS,
-    KernelHeaderError,
-    discover,
-    parse_header,
-    unassigned,
-    user_roots,
-)
+from cudabench.header import KernelHeaderError, parse_header
+from cudabench.kernels import BUILTIN_KERNELS, discover, unassigned, user_roots
 
 GOOD = """// cudabench:
 //   variant: mine

@@ -513,7 +513,8 @@ def test_9_check_reports_every_header_mistake_at_its_line(tmp_path, monkeypatch)
 
 
 def test_10_param_values_are_checked_against_the_header():
-    from cudabench.kernels import BUILTIN_KERNELS, parse_header
+    from cudabench.header import parse_header
+    from cudabench.kernels import BUILTIN_KERNELS
     from cudabench.space import SpaceError, grid
 
     float4 = parse_header(BUILTIN_KERNELS / "reduce" / "float4.cu", "reduce")

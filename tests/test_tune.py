@@ -13,10 +13,11 @@ import pytest
 from conftest import fake_session
 from typer.testing import CliRunner
 
-from cudabench import sweep, tuner, tuning
+from cudabench import strategies, sweep, tuner, tuning
 from cudabench.backends.fake import FAKE_DEVICE, FakeBackend
 from cudabench.cli import app
-from cudabench.kernels import BUILTIN_KERNELS, KernelHeaderError, parse_header
+from cudabench.header import KernelHeaderError, parse_header
+from cudabench.kernels import BUILTIN_KERNELS
 from cudabench.plan import apply_tuned, plan
 from cudabench.results import read_results
 from cudabench.space import Space, SpaceError, grid, parse_constraint, parse_param_option
@@ -101,14 +102,14 @@ def test_param_option_and_grid():
 
 def test_search_space_holds_what_the_shape_ignores():
     variant = parse_header(FLOAT4, "reduce")
-    short = tuner.search_space(variant, (442368, 128))
+    short = strategies.search_space(variant, (442368, 128))
     assert short.held == ("ITEMS", "GRID_K", "LOADS") and short.size == 4 * 3
-    long = tuner.search_space(variant, (1 << 24,), {"BLOCK": (256, 512)})
+    long = strategies.search_space(variant, (1 << 24,), {"BLOCK": (256, 512)})
     assert long.held == ("WARP_ROW_BYTES",) and long.size == 2 * 5 * 7 * 3
     assert long.configs[0] == dict(variant.values)  # the default first
     assert long.full_size == 4 * 3 * 5 * 7 * 3
-    with pytest.raises(tuner.TuneError, match="no tunable parameters"):
-        tuner.search_space(parse_header(BUILTIN_KERNELS / "reduce" / "naive.cu", "reduce"), (8,))
+    with pytest.raises(strategies.TuneError, match="no tunable parameters"):
+        strategies.search_space(parse_header(BUILTIN_KERNELS / "reduce" / "naive.cu", "reduce"), (8,))
 
 
 def _clocked_backend(best_block: int) -> FakeBackend:
@@ -135,10 +136,10 @@ def _sweep(tmp_path: Path, backend: FakeBackend, timing: TimingOptions) -> sweep
 def test_search_finds_the_fastest_configuration(tmp_path, strategy):
     pytest.importorskip("optuna") if strategy == "optuna" else None
     variant = parse_header(FLOAT4, "reduce")
-    space = tuner.search_space(variant, (64, 129), {"WARP_ROW_BYTES": (16,)})  # BLOCK only: 4
+    space = strategies.search_space(variant, (64, 129), {"WARP_ROW_BYTES": (16,)})  # BLOCK only: 4
     timing = TimingOptions(**QUICK)
     backend = _clocked_backend(best_block=512)
-    outcome = tuner.search(Case("reduce", (64, 129)), space, tuner.make_strategy(strategy, space, 10),
+    outcome = tuner.search(Case("reduce", (64, 129)), space, strategies.make_strategy(strategy, space, 10),
                           10, ("cupy",), timing, _sweep(tmp_path, backend, timing),
                           search_timing=timing)  # fmt: skip
     assert outcome.measured == 4 and outcome.failed == 0
@@ -152,12 +153,13 @@ def test_search_finds_the_fastest_configuration(tmp_path, strategy):
 
 def test_ties_are_within_the_noise_and_not_ranked(tmp_path):
     variant = parse_header(FLOAT4, "reduce")
-    space = tuner.search_space(variant, (64, 129), {"WARP_ROW_BYTES": (16,)})
+    space = strategies.search_space(variant, (64, 129), {"WARP_ROW_BYTES": (16,)})
     timing = TimingOptions(**QUICK)
     backend = FakeBackend()
     backend.clock = lambda name: (0.1 if name == "baseline"
                                   else 0.02 + 0.0001 * (backend.last_launch[2] == 1024))
-    outcome = tuner.search(Case("reduce", (64, 129)), space, tuner.make_strategy("exhaustive", space, 10),
+    exhaustive = strategies.make_strategy("exhaustive", space, 10)
+    outcome = tuner.search(Case("reduce", (64, 129)), space, exhaustive,
                           10, ("cupy",), timing, _sweep(tmp_path, backend, timing),
                           search_timing=timing)  # fmt: skip
     assert len(outcome.ties) == 4  # 0.5% apart: all within the 1% floor
@@ -165,23 +167,23 @@ def test_ties_are_within_the_noise_and_not_ranked(tmp_path):
 
 def test_budget_counts_measured_configurations_and_strategies_are_checked():
     variant = parse_header(FLOAT4, "reduce")
-    space = tuner.search_space(variant, (1 << 20,))
-    assert isinstance(tuner.make_strategy("auto", space, 10_000), tuner.Exhaustive)
-    strategy = tuner.make_strategy("random", space, 10, seed=1)
+    space = strategies.search_space(variant, (1 << 20,))
+    assert isinstance(strategies.make_strategy("auto", space, 10_000), strategies.Exhaustive)
+    strategy = strategies.make_strategy("random", space, 10, seed=1)
     first = strategy.ask(10)
     assert first[0] == dict(space.variant.values) and len({tuple(c.items()) for c in first}) == 10
     assert strategy.ask(10) != first[:10]
-    with pytest.raises(tuner.TuneError, match="did you mean random"):
-        tuner.make_strategy("randon", space, 10)
+    with pytest.raises(strategies.TuneError, match="did you mean random"):
+        strategies.make_strategy("randon", space, 10)
 
 
 def test_optuna_proposes_only_valid_unmeasured_configurations():
     pytest.importorskip("optuna")
-    space = tuner.SearchSpace(parse_header(FLOAT4, "reduce"), tuple(
+    space = strategies.SearchSpace(parse_header(FLOAT4, "reduce"), tuple(
         {"BLOCK": b, "WARP_ROW_BYTES": 16, "ITEMS": i, "GRID_K": 0, "LOADS": 4}
         for b in (128, 256, 512, 1024) for i in (16, 32, 64, 128, 256) if b * i <= 65536
     ), 1260, ())  # fmt: skip
-    strategy = tuner.OptunaSearch(space, seed=0)
+    strategy = strategies.OptunaSearch(space, seed=0)
     seen = []
     while True:
         batch = strategy.ask(100)
@@ -196,7 +198,7 @@ def test_optuna_proposes_only_valid_unmeasured_configurations():
 
 def test_ctrl_c_keeps_every_measured_configuration(tmp_path):
     variant = parse_header(FLOAT4, "reduce")
-    space = tuner.search_space(variant, (64, 129), {"WARP_ROW_BYTES": (16,)})
+    space = strategies.search_space(variant, (64, 129), {"WARP_ROW_BYTES": (16,)})
     timing = TimingOptions(**QUICK)
     backend = _clocked_backend(512)
     tuner_sweep = _sweep(tmp_path, backend, timing)
@@ -210,7 +212,7 @@ def test_ctrl_c_keeps_every_measured_configuration(tmp_path):
         inner(jobs, events, ready)
 
     tuner_sweep.executor.execute = interrupt_second_job  # type: ignore[method-assign]
-    strategy = tuner.Exhaustive(space)
+    strategy = strategies.Exhaustive(space)
     strategy.queue = strategy.queue[:2]  # round one: two configurations, then the final round
     with pytest.raises(sweep.Interrupted) as info:
         tuner.search(Case("reduce", (64, 129)), space, strategy, 10, ("cupy",), timing,
@@ -408,7 +410,7 @@ def test_transpose_tile_parameters_reach_the_grid_rule():
     small = variant.configured({"TILE": 32, "BLOCK": 128})
     geometry = op.geometry(small.launches[0], small, (100, 200), FAKE_DEVICE, 4)
     assert geometry.grid == (7, 4) and geometry.block == (32, 4)
-    assert tuner.search_space(variant, (8192, 8192)).size == 8  # 2 tiles x 4 blocks, all valid
+    assert strategies.search_space(variant, (8192, 8192)).size == 8  # 2 tiles x 4 blocks, all valid
 
 
 def test_a_tuned_configuration_the_header_no_longer_allows_is_not_used(tmp_path):

@@ -9,7 +9,7 @@ from typing import Annotated, Optional
 import typer
 from rich.table import Table
 
-from cudabench import tuner, tuning
+from cudabench import strategies, tuner, tuning
 from cudabench.cli.common import (
     KERNELS_OPTION_HELP,
     ClusterOption,
@@ -37,7 +37,7 @@ from cudabench.session import Cluster, Local, Session, parse_devices
 from cudabench.spec import DeviceInfo, ResultRow, RunMeta, Status, parse_params
 
 
-def _space_table(searches: list[tuple[int, tuner.SearchSpace]], work: Plan) -> Table:
+def _space_table(searches: list[tuple[int, strategies.SearchSpace]], work: Plan) -> Table:
     table = Table(title="tunable spaces (no GPU needed)", title_justify="left", header_style="bold")
     for name in ("op", "variant", "shape", "dtype", "parameters", "constraints", "valid",
                  "of", "held at default"):  # fmt: skip
@@ -177,15 +177,15 @@ def tune_command(
     float4 -s 2^24 --space`. Exit status: 0 a best configuration found for every search,
     1 a search found none, 2 bad usage, 130 interrupted (every measured row is kept).
     """
-    if strategy not in tuner.STRATEGIES:
-        fail_usage(f"--strategy {strategy!r}: not one of {', '.join(tuner.STRATEGIES)}")
+    if strategy not in strategies.STRATEGIES:
+        fail_usage(f"--strategy {strategy!r}: not one of {', '.join(strategies.STRATEGIES)}")
     work = plan(target, shape, variant, kernels, dtype, param, expand=False, cold=cold,
                 timer=timer, ops=ops)
     show_plan(work, notes=False)
     try:
         searches = tuner.plan_searches(work.jobs, work.narrowing, named=bool(variant))
-        strategies = [tuner.make_strategy(strategy, space, budget, seed) for _, space in searches]
-    except tuner.TuneError as exc:
+        walkers = [strategies.make_strategy(strategy, space, budget, seed) for _, space in searches]
+    except strategies.TuneError as exc:
         fail_usage(str(exc))
     if space_only:
         out.print(_space_table(searches, work))
@@ -204,7 +204,7 @@ def tune_command(
         show_history_error(session)
         with progress_bar(total, len(session.devices) > 1) as bar:
             sweep.listener = bar
-            outcomes = tuner.run_searches(work.jobs, searches, strategies, budget, work.timing,
+            outcomes = tuner.run_searches(work.jobs, searches, walkers, budget, work.timing,
                                           sweep, session.compile_arch)  # fmt: skip
         csv_path, json_path = session.finish([r for o in outcomes for r in o.rows])
     meta, info = sweep.meta, session.info
