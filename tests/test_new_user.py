@@ -545,7 +545,7 @@ def test_16_the_cupy_backends_cold_sample_runs_its_flush(monkeypatch, slow):
     """Without a GPU: the CuPy backend's sampler with its kernels stood in for, and the
     sample's `before` (the untimed steps) run: a cold sample flushes, a hot one does not."""
     pytest.importorskip("cupy")
-    from cudabench.backends import cupy_backend
+    from cudabench.backends import cupy_backend, cupy_timing
     from cudabench.backends.base import StepLog
 
     ran = []
@@ -556,16 +556,17 @@ def test_16_the_cupy_backends_cold_sample_runs_its_flush(monkeypatch, slow):
 
     backend = object.__new__(cupy_backend.CupyBackend)
     backend.step_log = StepLog()
-    monkeypatch.setattr(cupy_backend, "_Sampler", Recorded)
-    monkeypatch.setattr(backend, "_host_us", lambda call: 1000.0 if slow else 1.0, raising=False)
-    monkeypatch.setattr(backend, "_hold", lambda us=0: lambda: ran.append("spin"), raising=False)
-    monkeypatch.setattr(backend, "_flusher", lambda: lambda: ran.append("flush"), raising=False)
-    cold = backend._sampler(lambda: None, 1, True, None, None)
+    samplers = cupy_timing.Samplers(backend)
+    monkeypatch.setattr(cupy_timing, "Sampler", Recorded)
+    monkeypatch.setattr(samplers, "_host_us", lambda call: 1000.0 if slow else 1.0)
+    monkeypatch.setattr(samplers, "_hold", lambda us=0: lambda: ran.append("spin"))
+    monkeypatch.setattr(samplers, "_flusher", lambda: lambda: ran.append("flush"))
+    cold = samplers.make(lambda: None, 1, True, None, None)
     cold.before()
     assert ran == (["flush", "spin"] if slow else ["flush"])
     assert backend.step_log.samples == [["flush", "spin"] if slow else ["flush"]]
     ran.clear()
-    hot = backend._sampler(lambda: None, 1, False, None, None)
+    hot = samplers.make(lambda: None, 1, False, None, None)
     hot.before()
     assert ran == ["spin"] and backend.step_log.samples[-1] == ["spin"]
 
