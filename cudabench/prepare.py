@@ -47,6 +47,12 @@ class Prepared:
     blocks: int = 0  # the largest grid of its launches, in blocks (0: not known, a library)
 
 
+def fail_row(case: Case, label: str, check: Check, *, when: str = "", **fields: Any) -> ResultRow:
+    """The FAIL row of a check that did not pass (`when`: "after timing: ", ...)."""
+    return ResultRow.of(case, label, Status.FAIL, when + check.describe(),
+                        max_abs_err=check.max_abs_err, tolerance=check.tolerance, **fields)  # fmt: skip
+
+
 class Preparer:
     """Prepares the calls of one backend, caching each variant's compiled and loaded module."""
 
@@ -89,8 +95,8 @@ class Preparer:
         if 0 in loaded.blocks_per_sm:  # e.g. registers x threads beyond what an SM holds
             block = variant.launches[loaded.blocks_per_sm.index(0)].block
             return ResultRow.of(case, label, Status.SKIPPED,
-                        f"a block of {block} threads does not fit on an SM "
-                        f"({loaded.registers} registers a thread)")  # fmt: skip
+                                f"a block of {block} threads does not fit on an SM "
+                                f"({loaded.registers} registers a thread)")  # fmt: skip
         # Every launch sized by the least occupancy of the variant's kernels: a multi-kernel
         # variant passes partials between its kernels, so a rule that sizes grids by the
         # occupancy (the 1-D softmax's `split`) must give each the same block count (it gave
@@ -126,13 +132,12 @@ class Preparer:
             for function, grid, block, args, shared in launches:
                 self.backend.launch(function, grid, block, args, shared)
 
-        resources = {"registers": loaded.registers, "spill_bytes": loaded.spill_bytes}
+        resources: dict[str, Any] = {"registers": loaded.registers, "spill_bytes": loaded.spill_bytes}
         in_place = in_place_input(op)
         reset = self._first_call(label, case, call, inputs, out, in_place)
         first = check_output(xp, out, ref, tol)
         if not first.ok:
-            return ResultRow.of(case, label, Status.FAIL, first.describe(),
-                        max_abs_err=first.max_abs_err, tolerance=first.tolerance, **resources)  # fmt: skip
+            return fail_row(case, label, first, **resources)
         return Prepared(
             label, call, lambda: ranges(label, case), first,
             recheck=lambda: check_output(xp, out, ref, tol), resources=resources, reset=reset,
@@ -176,8 +181,7 @@ class Preparer:
 
         first = check()
         if not first.ok:
-            return ResultRow.of(case, label, Status.FAIL, first.describe(),
-                        max_abs_err=first.max_abs_err, tolerance=first.tolerance)  # fmt: skip
+            return fail_row(case, label, first)
         return Prepared(label, call, lambda: ranges(label, case), first, recheck=check,
                         reset=reset)  # fmt: skip
 
@@ -196,9 +200,7 @@ class Preparer:
             self.backend.synchronize()
         first = check_output(xp, result[0], ref, tol)
         if not first.ok:
-            return ResultRow.of(case, name, Status.FAIL, first.describe(),
-                        max_abs_err=first.max_abs_err, tolerance=first.tolerance,
-                        is_baseline=True)  # fmt: skip
+            return fail_row(case, name, first, is_baseline=True)
         return Prepared(name, call, lambda: ranges(name, case), first, is_baseline=True)
 
     def _validation_scope(self, name: str, case: Case) -> contextlib.AbstractContextManager[None]:

@@ -43,7 +43,7 @@ from cudabench.measure import measure, measure_interleaved
 from cudabench.nvtx import nvtx_range
 from cudabench.ops import UnknownName, get_op, registry
 from cudabench.ops.base import Op
-from cudabench.prepare import Prepared, Preparer
+from cudabench.prepare import Prepared, Preparer, fail_row
 from cudabench.spec import (
     Case,
     DeviceInfo,
@@ -243,8 +243,7 @@ class Runner:
             self.backend.synchronize()
         check = p.recheck() if p.recheck is not None else p.first
         if not check.ok:
-            return ResultRow.of(job.case, p.name, Status.FAIL, "profiled call: " + check.describe(),
-                        max_abs_err=check.max_abs_err, tolerance=check.tolerance, **p.resources)  # fmt: skip
+            return fail_row(job.case, p.name, check, when="profiled call: ", **p.resources)
         return ResultRow.of(
             job.case, p.name, Status.OK, max_abs_err=check.max_abs_err,
             tolerance=check.tolerance, samples=1, batch=1, method="ncu",
@@ -258,9 +257,7 @@ class Runner:
         if p.recheck is not None:
             again = p.recheck()
             if not again.ok:
-                return ResultRow.of(case, p.name, Status.FAIL, "after timing: " + again.describe(),
-                            max_abs_err=again.max_abs_err, tolerance=again.tolerance,
-                            **p.resources)  # fmt: skip
+                return fail_row(case, p.name, again, when="after timing: ", **p.resources)
         row = self._timed_row(op, case, p.name, measurement, p.first, p.resources, timing,
                               p.blocks)  # fmt: skip
         return dataclasses.replace(row, is_baseline=p.is_baseline)
@@ -271,7 +268,7 @@ class Runner:
         fields = timed_fields(op, case, m, self.device, timing, self._launch_floor_us(timing),
                               blocks)  # fmt: skip
         return ResultRow.of(case, name, Status.OK, max_abs_err=check.max_abs_err,
-                    tolerance=check.tolerance, **fields, **resources)  # fmt: skip
+                            tolerance=check.tolerance, **fields, **resources)  # fmt: skip
 
     def _launch_floor_us(self, timing: TimingOptions) -> float | None:
         """The median time of an empty kernel, timed as the rows are (once per L2 mode)."""
