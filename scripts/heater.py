@@ -29,7 +29,27 @@ def main() -> int:
         parser.error("no command to run (put it after --)")
     started = time.perf_counter()
     child = subprocess.Popen(command)
+    try:
+        calls, began, ended = heat(args, started, child)
+    except BaseException as exc:  # no heat: the command's numbers would be taken without it
+        child.kill()
+        child.wait()
+        if not isinstance(exc, Exception):
+            raise  # Ctrl-C
+        sys.exit(f"heater: no heat ({type(exc).__name__}: {exc}); the command was stopped")
+    print(
+        f"heater: {calls} matmuls from {began - started:.1f} s to {ended - started:.1f} s "
+        "after the command started",
+        file=sys.stderr,
+    )
+    return child.wait()
 
+
+def heat(
+    args: argparse.Namespace, started: float, child: subprocess.Popen[bytes]
+) -> tuple[int, float, float]:
+    """Matmuls from `args.delay` seconds after `started` for `args.seconds` (or until the
+    command ends): (matmuls, began, ended)."""
     import torch
 
     a = torch.rand(args.size, args.size, device="cuda", dtype=torch.bfloat16)
@@ -45,13 +65,7 @@ def main() -> int:
             torch.matmul(a, b, out=c)
         torch.cuda.synchronize()
         calls += 8
-    ended = time.perf_counter()
-    print(
-        f"heater: {calls} matmuls from {began - started:.1f} s to {ended - started:.1f} s "
-        "after the command started",
-        file=sys.stderr,
-    )
-    return child.wait()
+    return calls, began, time.perf_counter()
 
 
 if __name__ == "__main__":

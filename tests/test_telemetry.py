@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import gpu_available
 from typer.testing import CliRunner
 
 from cudabench.backends.fake import FakeBackend
@@ -455,3 +456,16 @@ def test_the_heater_without_a_command_is_a_usage_error():
     done = subprocess.run([sys.executable, str(REPO / "scripts" / "heater.py"), "--delay", "1"],
                           capture_output=True, text=True, timeout=60)  # fmt: skip
     assert done.returncode == 2 and "no command to run" in done.stderr
+
+
+@pytest.mark.skipif(gpu_available(), reason="here the heater would heat")
+def test_a_heater_that_cannot_heat_stops_its_command_in_one_line():
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, str(REPO / "scripts" / "heater.py"), "--delay", "0",
+                           "--", sys.executable, "-c", "import time; time.sleep(60)"],
+                          capture_output=True, text=True, timeout=50)  # fmt: skip
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines() == [done.stderr.strip()]  # one line, no traceback
+    assert "no heat" in done.stderr and "the command was stopped" in done.stderr
