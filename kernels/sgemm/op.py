@@ -15,17 +15,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from cudabench.op import (
-    Dims,
-    Geometry,
-    Launching,
-    Op,
-    Scalar,
-    Tensor,
-    check_grid,
-    torch_call,
-)
-from cudabench.ops.matrix import product_expected, uniform
+from cudabench.op import Geometry, Launching, check_grid, torch_call
+from cudabench.ops.matrix import Product
 from cudabench.spec import Shape
 
 RULES = {"tile16": (16, 16, 16), "tile32": (32, 32, 32), "tile128": (128, 16, 16)}
@@ -53,35 +44,15 @@ def _blocktile(at: Launching) -> Geometry:
     return Geometry(grid, at.block)
 
 
-class Sgemm(Op):
+class Sgemm(Product):
     name = "sgemm"
     about = "C = A B, float32 only (no 16-bit variants yet), A M x K, B K x N; shape MxNxK (seed 002)"
-    dims = ("M", "N", "K")
-    ranks = (3,)
     example = "4096x4096x4096 (M x N x K)"
-    inputs = (Tensor("A", "M K"), Tensor("B", "K N"))
-    outputs = (Tensor("C", "M N"),)
-    scalars = (Scalar("M", "int"), Scalar("N", "int"), Scalar("K", "int"))
     rules = {**{rule: _tiled(rule) for rule in RULES}, "blocktile": _blocktile}
     requirements: tuple[str, ...] = ()
-    compute_bound = True
     library = {"cublas": lambda a, b: a @ b, "torch": torch_call(lambda a, b: a @ b)}
 
     def check_shape(self, shape: Shape) -> None:
         super().check_shape(shape)
         if max(shape) >= 2**31 or shape[0] * shape[2] >= 2**31 or shape[2] * shape[1] >= 2**31:
             raise ValueError("sgemm takes matrices of fewer than 2^31 elements")
-
-    def make_inputs(self, xp: Any, shape: Shape, seed: int) -> tuple[Any, ...]:
-        m, n, k = shape
-        return uniform(xp, (m, k), seed), uniform(xp, (k, n), seed + 1)
-
-    def expected(self, xp: Any, inputs: tuple[Any, ...]) -> tuple[Any, Any]:
-        return product_expected(xp, *inputs)
-
-    def flop_count(self, dims: Dims) -> int:
-        return 2 * dims.M * dims.N * dims.K
-
-    def device_bytes(self, shape: Shape) -> int:
-        m, n, k = shape
-        return 4 * (m * k + k * n + m * n) + 2 * 8 * (m * k + k * n) + 4 * 8 * m * n + (64 << 20)

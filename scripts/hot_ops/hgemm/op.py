@@ -12,30 +12,12 @@ for every compute-bound op, so the tensor cores read about 1,000% there. Run it 
 
 from __future__ import annotations
 
-from typing import Any
-
-from cudabench.op import Dims, Op, Scalar, Tensor
-from cudabench.ops.matrix import product_expected, uniform
-from cudabench.spec import Shape
+from cudabench.ops.matrix import Product
 
 
-class Hgemm(Op):
+class Hgemm(Product):
+    """sgemm's declaration (cudabench.ops.matrix.Product): inputs, float64 reference and
+    tolerance (the runner adds the rounding of C to 16 bits), flops."""
+
     about = "C = A B in float16/bfloat16 on the tensor cores (torch); the telemetry check's hot run"
-    dims = ("M", "N", "K")
-    ranks = (3,)
     example = "8192x8192x8192 (M x N x K)"
-    inputs = (Tensor("A", "M K"), Tensor("B", "K N"))
-    outputs = (Tensor("C", "M N"),)
-    scalars = (Scalar("M", "int"), Scalar("N", "int"), Scalar("K", "int"))
-    compute_bound = True
-
-    def make_inputs(self, xp: Any, shape: Shape, seed: int) -> tuple[Any, ...]:
-        m, n, k = shape
-        return uniform(xp, (m, k), seed), uniform(xp, (k, n), seed + 1)
-
-    def expected(self, xp: Any, inputs: tuple[Any, ...]) -> tuple[Any, Any]:
-        """sgemm's reference and tolerance; the runner adds the rounding of C to 16 bits."""
-        return product_expected(xp, *inputs)
-
-    def flop_count(self, dims: Dims) -> int:
-        return 2 * dims.M * dims.N * dims.K
