@@ -2,12 +2,12 @@
 library, and why.
 
 Importing the package needs neither CuPy nor a GPU: the GPU backend is imported only when a
-command actually runs kernels.
+command actually runs kernels. docs/architecture.md maps the subpackages.
 """
 
-from cudabench.errors import SweepError, UsageError
+from cudabench.core.errors import SweepError, UsageError
+from cudabench.core.version import __version__
 
-__version__ = "0.1.0"
 __all__ = ["SweepError", "UsageError", "__version__", "run", "timeit", "tune"]
 _API = ("run", "timeit", "tune")
 

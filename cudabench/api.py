@@ -23,13 +23,13 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cudabench.errors import SweepError
-from cudabench.history import HistoryError
-from cudabench.plan import Plan, plan
-from cudabench.pool import DEFAULT_TIMEOUT_S
-from cudabench.results import rows_frame
-from cudabench.session import Cluster, Local, Session, Where, parse_devices
-from cudabench.spec import Measurement, TimingOptions
+from cudabench.core.errors import SweepError
+from cudabench.core.records import Measurement, TimingOptions
+from cudabench.record.history import HistoryError
+from cudabench.record.results import rows_frame
+from cudabench.run.plan import Plan, plan
+from cudabench.run.pool import DEFAULT_TIMEOUT_S
+from cudabench.run.session import Cluster, Local, Session, Where, parse_devices
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -80,33 +80,58 @@ def _check_timing(timing: dict[str, Any], function: Callable[..., Any]) -> None:
         known = [p for p in inspect.signature(function).parameters if p != "timing"] + fields
         near = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
         hint = f" (did you mean {near[0]}?)" if near else ""
-        raise SweepError(f"{function.__name__}() got an unknown keyword {name!r}{hint}; it "
-                         f"takes {', '.join(known)}")  # fmt: skip
+        raise SweepError(
+            f"{function.__name__}() got an unknown keyword {name!r}{hint}; it takes {', '.join(known)}"
+        )
 
 
-def _where(devices: str, timeout_s: float, cluster: str | None,
-           gpu_model: str | None) -> Where:  # fmt: skip
-    return (Cluster(cluster, timeout_s, gpu_model) if cluster
-            else Local(parse_devices(devices), timeout_s))  # fmt: skip
+def _where(devices: str, timeout_s: float, cluster: str | None, gpu_model: str | None) -> Where:
+    return Cluster(cluster, timeout_s, gpu_model) if cluster else Local(parse_devices(devices), timeout_s)
 
 
-def _plan(target: str, shapes: Any, variants: Any, dtypes: Any, kernels: Any,
-          params: dict[str, Iterable[int]] | None, expand: bool, timing: dict[str, Any],
-          ops: Any = None) -> Plan:  # fmt: skip
-    return plan(target, _shape_texts(shapes), _names(variants),
-                [Path(k) for k in _names(kernels) or []] or None, _names(dtypes),
-                _param_texts(params), expand=expand,
-                ops=[Path(o) for o in _names(ops) or []] or None, **timing)  # fmt: skip
+def _plan(
+    target: str,
+    shapes: Any,
+    variants: Any,
+    dtypes: Any,
+    kernels: Any,
+    params: dict[str, Iterable[int]] | None,
+    expand: bool,
+    timing: dict[str, Any],
+    ops: Any = None,
+) -> Plan:
+    return plan(
+        target,
+        _shape_texts(shapes),
+        _names(variants),
+        [Path(k) for k in _names(kernels) or []] or None,
+        _names(dtypes),
+        _param_texts(params),
+        expand=expand,
+        ops=[Path(o) for o in _names(ops) or []] or None,
+        **timing,
+    )
 
 
-def run(target: str, shapes: Iterable[ShapeLike] | None = None,
-        variants: Iterable[str] | None = None, dtypes: Iterable[str] | None = None,
-        kernels: Iterable[str | Path] | None = None, devices: str = "0",
-        output: str | Path | None = None, timeout_s: float = DEFAULT_TIMEOUT_S,
-        params: dict[str, Iterable[int]] | None = None, tag: str = "",
-        db: str | Path | None = None, ceilings: bool = True, tuned: bool = True,
-        cluster: str | None = None, gpu_model: str | None = None,
-        ops: Iterable[str | Path] | str | Path | None = None, **timing: Any) -> pd.DataFrame:  # fmt: skip
+def run(
+    target: str,
+    shapes: Iterable[ShapeLike] | None = None,
+    variants: Iterable[str] | None = None,
+    dtypes: Iterable[str] | None = None,
+    kernels: Iterable[str | Path] | None = None,
+    devices: str = "0",
+    output: str | Path | None = None,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    params: dict[str, Iterable[int]] | None = None,
+    tag: str = "",
+    db: str | Path | None = None,
+    ceilings: bool = True,
+    tuned: bool = True,
+    cluster: str | None = None,
+    gpu_model: str | None = None,
+    ops: Iterable[str | Path] | str | Path | None = None,
+    **timing: Any,
+) -> pd.DataFrame:
     """Validate and time an op's variants (or a config file's benchmarks), as `cudabench run`
     does, and return the rows as a DataFrame (the results CSV's columns); the run is in the
     history database too (`tag` names it, `db` moves it). `params` is a grid of launch
@@ -123,9 +148,15 @@ def run(target: str, shapes: Iterable[ShapeLike] | None = None,
     command = f"cudabench.run({target!r}, shapes={_shape_texts(shapes)!r})"
     with Session.open(_where(devices, timeout_s, cluster, gpu_model), work.timing.timer) as session:
         work = session.prepare(work, tuned)
-        sweep = session.start(work.op_label, work.timing, command,
-                              output=Path(output) if output else None,
-                              db=Path(db) if db else None, tag=tag, ceilings=ceilings)  # fmt: skip
+        sweep = session.start(
+            work.op_label,
+            work.timing,
+            command,
+            output=Path(output) if output else None,
+            db=Path(db) if db else None,
+            tag=tag,
+            ceilings=ceilings,
+        )
         if session.history_error:
             raise HistoryError(session.history_error)
         sweep.run(work.jobs)
@@ -135,15 +166,27 @@ def run(target: str, shapes: Iterable[ShapeLike] | None = None,
     return rows_frame(sweep.rows)
 
 
-def tune(target: str, shapes: Iterable[ShapeLike] | None = None,
-         variants: Iterable[str] | None = None, dtypes: Iterable[str] | None = None,
-         params: dict[str, Iterable[int]] | None = None, strategy: str = "auto",
-         budget: int = 200, seed: int = 0, save: bool = True,
-         kernels: Iterable[str | Path] | None = None, devices: str = "0",
-         output: str | Path | None = None, timeout_s: float = DEFAULT_TIMEOUT_S,
-         tag: str = "", db: str | Path | None = None, cluster: str | None = None,
-         gpu_model: str | None = None, ops: Iterable[str | Path] | str | Path | None = None,
-         **timing: Any) -> pd.DataFrame:  # fmt: skip
+def tune(
+    target: str,
+    shapes: Iterable[ShapeLike] | None = None,
+    variants: Iterable[str] | None = None,
+    dtypes: Iterable[str] | None = None,
+    params: dict[str, Iterable[int]] | None = None,
+    strategy: str = "auto",
+    budget: int = 200,
+    seed: int = 0,
+    save: bool = True,
+    kernels: Iterable[str | Path] | None = None,
+    devices: str = "0",
+    output: str | Path | None = None,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    tag: str = "",
+    db: str | Path | None = None,
+    cluster: str | None = None,
+    gpu_model: str | None = None,
+    ops: Iterable[str | Path] | str | Path | None = None,
+    **timing: Any,
+) -> pd.DataFrame:
     """`cudabench tune` without the terminal: search each variant's launch parameters (the
     same plan, sweep, validation, final interleaved round and tuning file), and return one
     row per search: op, variant, shape, dtype, the best `params`, its `time_us`,
@@ -152,38 +195,52 @@ def tune(target: str, shapes: Iterable[ShapeLike] | None = None,
     space: {"BLOCK": [128, 256]}."""
     import pandas as pd
 
-    from cudabench import strategies, tuner, tuning
+    from cudabench.record import tuning_file
+    from cudabench.tune import search, strategies
 
     _check_timing(timing, tune)
     work = _plan(target, shapes, variants, dtypes, kernels, params, False, timing, ops)
-    searches = tuner.plan_searches(work.jobs, work.narrowing, named=bool(variants))
+    searches = search.plan_searches(work.jobs, work.narrowing, named=bool(variants))
     walkers = [strategies.make_strategy(strategy, space, budget, seed) for _, space in searches]
     command = f"cudabench.tune({target!r}, shapes={_shape_texts(shapes)!r})"
     with Session.open(_where(devices, timeout_s, cluster, gpu_model), work.timing.timer) as session:
         work = session.prepare(work, tuned=False)
-        searching = session.start(f"tune_{work.op_label}", work.timing, command,
-                                  output=Path(output) if output else None,
-                                  db=Path(db) if db else None, tag=tag)  # fmt: skip
+        searching = session.start(
+            f"tune_{work.op_label}",
+            work.timing,
+            command,
+            output=Path(output) if output else None,
+            db=Path(db) if db else None,
+            tag=tag,
+        )
         if session.history_error:
             raise HistoryError(session.history_error)
-        outcomes = tuner.run_searches(work.jobs, searches, walkers, budget, work.timing,
-                                      searching, session.compile_arch)  # fmt: skip
+        outcomes = search.run_searches(
+            work.jobs, searches, walkers, budget, work.timing, searching, session.compile_arch
+        )
         _, json_path = session.finish([r for o in outcomes for r in o.rows])
     info = session.info
     found = []
     for outcome in outcomes:
         best = outcome.best
         if save and best is not None and best.time_us is not None:
-            tuning.save(tuner.entry_of(outcome, info.name, str(json_path.resolve())))
-        found.append({
-            "op": outcome.case.op, "variant": outcome.space.variant.name,
-            "shape": outcome.case.shape_text, "dtype": outcome.case.dtype,
-            "params": best.params if best else None, "time_us": best.time_us if best else None,
-            "default_time_us": outcome.default.time_us if outcome.default else None,
-            "speedup_over_default": outcome.speedup_over_default,
-            "ties": [r.params for r in outcome.ties[1:]], "measured": outcome.measured,
-            "strategy": outcome.strategy, "results": str(json_path.resolve()),
-        })  # fmt: skip
+            tuning_file.save(search.entry_of(outcome, info.name, str(json_path.resolve())))
+        found.append(
+            {
+                "op": outcome.case.op,
+                "variant": outcome.space.variant.name,
+                "shape": outcome.case.shape_text,
+                "dtype": outcome.case.dtype,
+                "params": best.params if best else None,
+                "time_us": best.time_us if best else None,
+                "default_time_us": outcome.default.time_us if outcome.default else None,
+                "speedup_over_default": outcome.speedup_over_default,
+                "ties": [r.params for r in outcome.ties[1:]],
+                "measured": outcome.measured,
+                "strategy": outcome.strategy,
+                "results": str(json_path.resolve()),
+            }
+        )
     return pd.DataFrame(found)
 
 
@@ -214,9 +271,18 @@ def _on_stream(fn: Callable[[], Any], backend: Backend) -> Callable[[], None]:
     return call
 
 
-def timeit(fn: Callable[[], Any], *, cold: bool = False, warmup: int = 3, min_samples: int = 10,
-           min_time_s: float = 0.2, max_time_s: float = 10.0, device: int = 0,
-           backend: str | None = None, timer: str = "events") -> Measurement:  # fmt: skip
+def timeit(
+    fn: Callable[[], Any],
+    *,
+    cold: bool = False,
+    warmup: int = 3,
+    min_samples: int = 10,
+    min_time_s: float = 0.2,
+    max_time_s: float = 10.0,
+    device: int = 0,
+    backend: str | None = None,
+    timer: str = "events",
+) -> Measurement:
     """Time `fn` (one call of what is measured: a CuPy expression, a torch op, a RawKernel
     launch) with cudabench's clock: warm-up, then CUDA-graph batches for calls under 50 us
     (or one call per sample behind a spin that hides the launch overhead), `cold=True`
@@ -226,13 +292,19 @@ def timeit(fn: Callable[[], Any], *, cold: bool = False, warmup: int = 3, min_sa
     "auto" takes CUPTI where it can start. Returns the Measurement (median_ms, min_ms, spread,
     samples_ms, batch, method, timer). Runs in this process, on `device`; the default stays
     events, so CUPTI is not started in your process unless asked."""
-    from cudabench.cupti_clock import TIMERS
+    from cudabench.backends.cupti_clock import TIMERS
 
     if timer not in TIMERS:
         raise SweepError(f"timer {timer!r}: choose {', '.join(TIMERS)}")
-    options = TimingOptions(cold=cold, warmup=warmup, min_samples=min_samples,
-                            min_time_s=min_time_s, max_time_s=max_time_s, timer=timer)  # fmt: skip
-    from cudabench.measure import measure
+    options = TimingOptions(
+        cold=cold,
+        warmup=warmup,
+        min_samples=min_samples,
+        min_time_s=min_time_s,
+        max_time_s=max_time_s,
+        timer=timer,
+    )
+    from cudabench.measure.sampling import measure
 
     gpu = _backend(backend, device)
     return measure(gpu, _on_stream(fn, gpu), options)

@@ -18,10 +18,10 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from cudabench.errors import UsageError
-from cudabench.plan import Plan
-from cudabench.session import InProcess, Session
-from cudabench.spec import TimingOptions
+from cudabench.core.errors import UsageError
+from cudabench.core.records import TimingOptions
+from cudabench.run.plan import Plan
+from cudabench.run.session import InProcess, Session
 
 
 @dataclass(frozen=True)
@@ -43,6 +43,7 @@ def write_request(request: ProfileRequest, path: Path) -> None:
 def for_profiling(work: Plan, warmup: int) -> Plan:
     """The plan as the child runs it: `warmup` launches before the profiled one, events (no
     CUPTI under ncu), the header defaults (the parent planned without the tuning file)."""
+
     def adjust(timing: TimingOptions) -> TimingOptions:
         return dataclasses.replace(timing, warmup=warmup, timer="events")
 
@@ -59,8 +60,9 @@ def main(argv: list[str] | None = None) -> int:
     work = request.work
     try:
         with Session.open(InProcess(request.device, profile=True)) as session:
-            sweep = session.start(work.op_label, work.timing, request.command,
-                                  output=request.rows, record=False)  # fmt: skip
+            sweep = session.start(
+                work.op_label, work.timing, request.command, output=request.rows, record=False
+            )
             sweep.run(work.jobs)
             session.finish()
     except UsageError as exc:

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from cudabench.results import read_results  # noqa: E402
+from cudabench.record.results import read_results  # noqa: E402
 
 
 def meets(mine: float, ncu: float) -> bool:
@@ -22,8 +22,10 @@ def meets(mine: float, ncu: float) -> bool:
 
 
 def main(folders: list[str]) -> None:
-    print("| mode | op | shape | variant | kernels | ncu µs | ncu SM µs | cupti µs | Δ cupti "
-          "| events µs | Δ events | target |")
+    print(
+        "| mode | op | shape | variant | kernels | ncu µs | ncu SM µs | cupti µs | Δ cupti "
+        "| events µs | Δ events | target |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     met = total = 0
     for folder in folders:
@@ -40,12 +42,14 @@ def main(folders: list[str]) -> None:
                 ok = meets(r.time_us, n.duration_us)
                 met, total = met + ok, total + 1
                 events = r.events_us
-                print(f"| {meta.timing_mode} | {r.op} | {r.shape} | {r.label} | {n.kernels} | "
-                      f"{n.duration_us:,.2f} | {sm} | {r.time_us:,.2f} | "
-                      f"{100 * (r.time_us / n.duration_us - 1):+.1f}% | "
-                      f"{'' if events is None else f'{events:,.2f}'} | "
-                      f"{'' if events is None else f'{100 * (events / n.duration_us - 1):+.1f}%'} | "
-                      f"{'met' if ok else 'missed'} |")
+                print(
+                    f"| {meta.timing_mode} | {r.op} | {r.shape} | {r.label} | {n.kernels} | "
+                    f"{n.duration_us:,.2f} | {sm} | {r.time_us:,.2f} | "
+                    f"{100 * (r.time_us / n.duration_us - 1):+.1f}% | "
+                    f"{'' if events is None else f'{events:,.2f}'} | "
+                    f"{'' if events is None else f'{100 * (events / n.duration_us - 1):+.1f}%'} | "
+                    f"{'met' if ok else 'missed'} |"
+                )
     print(f"\n{met} of {total} cases within 3% of ncu (0.3 µs under 10 µs)")
 
 

@@ -2,7 +2,7 @@
 
 For each case (op, shape, variant) given as `reduce:442368x128:float4`:
 1. run cudabench normally (hot L2) and take its median time;
-2. run it again under ncu with the case's NVTX include filter, as `cudabench.nvtx.ncu_filter`
+2. run it again under ncu with the case's NVTX include filter, as `cudabench.backends.nvtx.ncu_filter`
    builds it from the row's label and shape (`cudabench@op/label/shape/`; a configured
    variant's label carries its `[params]`, which the filter escapes for ncu),
    `--clock-control none` (the card's own clocks), `--cache-control none` (hot, as cudabench
@@ -30,13 +30,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from cudabench.nvtx import ncu_filter
-from cudabench.spec import row_label
+from cudabench.backends.nvtx import ncu_filter
+from cudabench.core.records import row_label
 
 # launches are profiled one by one (slowly): a few warm-ups and samples; under ncu every
 # launch is slow to the event timer, so the batch is 1 and a sample is one launch
 NCU_WARMUP, NCU_SAMPLES = 2, 10
-PILOT_SAMPLES = 3  # cudabench.measure.PILOT_SAMPLES
+PILOT_SAMPLES = 3  # cudabench.measure.sampling.PILOT_SAMPLES
 METRICS = "gpu__time_duration.sum,sm__cycles_elapsed.avg.per_second"
 
 
@@ -52,7 +52,9 @@ def cudabench(args: list[str], out: Path, wrapper: list[str] | None = None) -> d
 def ncu_durations(ncu: str, report: Path) -> pd.DataFrame:
     csv = subprocess.run(
         [ncu, "--import", str(report), "--csv", "--page", "raw", "--print-units", "base"],
-        capture_output=True, text=True, check=True,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     # row 1 names the metrics, row 2 gives their units; numbers carry thousands separators
     table = pd.read_csv(io.StringIO(csv), skiprows=[1], dtype=str)
@@ -67,17 +69,41 @@ def check(case: str, ncu: str, folder: Path) -> bool:
     base = ["--shape", shape, "--variant", variant]
     plain = cudabench([op, *base], folder / f"{variant}_{shape}_plain")
     row = next(r for r in plain["rows"] if r["variant"] == variant)
-    quick = [op, *base, "--warmup", str(NCU_WARMUP), "--min-samples", str(NCU_SAMPLES),
-             "--min-time", "0", "--max-time", "1000"]  # fmt: skip
+    quick = [
+        op,
+        *base,
+        "--warmup",
+        str(NCU_WARMUP),
+        "--min-samples",
+        str(NCU_SAMPLES),
+        "--min-time",
+        "0",
+        "--max-time",
+        "1000",
+    ]
     # the range names the row's label (a configured variant's `[params]` included) and the
     # shape as cudabench prints it (1073741824, not 2^30), so the filter is built from the row
     nvtx = ncu_filter(op, row_label(row["variant"], row["params"]), row["shape"])
     report = folder / f"{variant}_{shape}"
-    profiled = cudabench(quick, folder / f"{variant}_{shape}_ncu", wrapper=[
-        ncu, "--nvtx", "--nvtx-include", nvtx, "--clock-control", "none",
-        "--cache-control", "none", "--metrics", METRICS,
-        "-f", "-o", str(report),
-    ])  # fmt: skip
+    profiled = cudabench(
+        quick,
+        folder / f"{variant}_{shape}_ncu",
+        wrapper=[
+            ncu,
+            "--nvtx",
+            "--nvtx-include",
+            nvtx,
+            "--clock-control",
+            "none",
+            "--cache-control",
+            "none",
+            "--metrics",
+            METRICS,
+            "-f",
+            "-o",
+            str(report),
+        ],
+    )
     prow = next(r for r in profiled["rows"] if r["variant"] == variant)
     kernels = ncu_durations(ncu, report.with_suffix(".ncu-rep"))
     first_timed = 1 + NCU_WARMUP + PILOT_SAMPLES  # validation, warm-up, pilot come first

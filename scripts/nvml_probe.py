@@ -13,7 +13,7 @@ import time
 
 import cupy as cp
 
-from cudabench.nvml import NvmlGauge
+from cudabench.backends.nvml import NvmlGauge
 
 
 def main() -> None:
@@ -40,10 +40,13 @@ def main() -> None:
             last = now
     stream.synchronize()
     gaps = [t1 - t0 for (t0, _), (t1, _) in zip(changes, changes[1:])]
-    print(f"energy counter: {len(changes)} changes in {args.seconds:.1f} s under load; "
-          f"median gap {1e3 * statistics.median(gaps):.2f} ms, min {1e3 * min(gaps):.2f} ms, "
-          f"max {1e3 * max(gaps):.2f} ms; median step {statistics.median(d for _, d in changes)} mJ"
-          if len(gaps) > 1 else f"energy counter: {len(changes)} changes in {args.seconds} s")
+    print(
+        f"energy counter: {len(changes)} changes in {args.seconds:.1f} s under load; "
+        f"median gap {1e3 * statistics.median(gaps):.2f} ms, min {1e3 * min(gaps):.2f} ms, "
+        f"max {1e3 * max(gaps):.2f} ms; median step {statistics.median(d for _, d in changes)} mJ"
+        if len(gaps) > 1
+        else f"energy counter: {len(changes)} changes in {args.seconds} s"
+    )
     for name, fn in (("quick()", gauge.quick), ("read()", gauge.read)):
         t0 = time.perf_counter()
         for _ in range(200):

@@ -83,9 +83,9 @@ cb() {
   python3 - "$ARCH" <<'EOF'
 import os, sys, time
 from concurrent.futures import ThreadPoolExecutor
-from cudabench.compile import CompileError, compile_variant
-from cudabench.kernels import BUILTIN_KERNELS, discover
-from cudabench.space import grid
+from cudabench.build.compile import CompileError, compile_variant
+from cudabench.ops.discovery import BUILTIN_KERNELS, discover
+from cudabench.ops.space import grid
 
 arch = sys.argv[1]
 spaces = {  # op -> variant -> the grid the runs below sweep (None: the defaults)

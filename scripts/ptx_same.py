@@ -20,11 +20,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from cudabench.compile import _wrapper, param_defines  # noqa: E402
-from cudabench.dtypes import get_dtype  # noqa: E402
-from cudabench.header import instantiate  # noqa: E402
-from cudabench.kernels import BUILTIN_KERNELS, discover  # noqa: E402
-from cudabench.ops import OPS  # noqa: E402
+from cudabench.build.compile import _wrapper, param_defines  # noqa: E402
+from cudabench.core.dtypes import get_dtype  # noqa: E402
+from cudabench.ops.discovery import BUILTIN_KERNELS, discover  # noqa: E402
+from cudabench.ops.header import instantiate  # noqa: E402
+from cudabench.ops.registry import OPS  # noqa: E402
 
 
 def ptx(root: Path, variant, dtype: str, defines: list[str]) -> str:
@@ -37,21 +37,40 @@ def ptx(root: Path, variant, dtype: str, defines: list[str]) -> str:
             target = Path(tmp) / "wrapper.cu"
             target.write_text(_wrapper(source.resolve(), entries))
         out = Path(tmp) / "k.ptx"
-        proc = subprocess.run(["nvcc", "-ptx", "-arch=sm_90", "-O3", "-std=c++17", *element.defines,
-                               *defines, f"-I{root / 'kernels'}", f"-I{source.parent}", "-o", str(out),
-                               str(target)], capture_output=True, text=True)  # fmt: skip
+        proc = subprocess.run(
+            [
+                "nvcc",
+                "-ptx",
+                "-arch=sm_90",
+                "-O3",
+                "-std=c++17",
+                *element.defines,
+                *defines,
+                f"-I{root / 'kernels'}",
+                f"-I{source.parent}",
+                "-o",
+                str(out),
+                str(target),
+            ],
+            capture_output=True,
+            text=True,
+        )
         if proc.returncode:
             return "ERROR " + proc.stderr[-300:]
         text = out.read_text()
-    lines = [ln for ln in text.splitlines()
-             if not ln.strip().startswith(("//", ".file", ".loc"))]  # fmt: skip
+    lines = [ln for ln in text.splitlines() if not ln.strip().startswith(("//", ".file", ".loc"))]
     return re.sub(r"_(INTERNAL|GLOBAL__N)_\w+?_cu_[0-9a-f]+", "_X", "\n".join(lines))
 
 
 def main() -> int:
     old = Path(sys.argv[1])
-    jobs = [(op, v, d) for op in OPS for v in discover(op, [BUILTIN_KERNELS])[0]
-            if v.kind == "cuda" for d in v.dtypes]  # fmt: skip
+    jobs = [
+        (op, v, d)
+        for op in OPS
+        for v in discover(op, [BUILTIN_KERNELS])[0]
+        if v.kind == "cuda"
+        for d in v.dtypes
+    ]
 
     def compare(job):
         op, variant, dtype = job

@@ -28,21 +28,61 @@ N = 1 << 20
 REPS, SAMPLES = 200, 40
 # (BLOCK, ITEMS: elements a thread, LOADS: loads in flight a thread)
 CONFIGS = [(128, 16, 4), (256, 16, 4), (256, 32, 8), (512, 16, 4), (256, 8, 2)]
-ONE_KERNEL = ["k_empty", "k_loads_only", "k_partials", "k_strided_fixed_partials",
-              "k_tile_partials", "k_ticket", "k_gather", "k_release", "k_red",
-              "k_collect_first", "k_collect_last", "k_flag_warp", "k_tile_gather",
-              "k_tile_gather_warp", "k_cluster"]  # fmt: skip
-FINISHED = {"k_ticket", "k_gather", "k_release", "k_collect_first", "k_collect_last",
-            "k_flag_warp", "k_tile_gather", "k_tile_gather_warp", "k_cluster"}  # fmt: skip
+ONE_KERNEL = [
+    "k_empty",
+    "k_loads_only",
+    "k_partials",
+    "k_strided_fixed_partials",
+    "k_tile_partials",
+    "k_ticket",
+    "k_gather",
+    "k_release",
+    "k_red",
+    "k_collect_first",
+    "k_collect_last",
+    "k_flag_warp",
+    "k_tile_gather",
+    "k_tile_gather_warp",
+    "k_cluster",
+]
+FINISHED = {
+    "k_ticket",
+    "k_gather",
+    "k_release",
+    "k_collect_first",
+    "k_collect_last",
+    "k_flag_warp",
+    "k_tile_gather",
+    "k_tile_gather_warp",
+    "k_cluster",
+}
 
 
 def module(block: int, items: int, loads: int, chunks: int, build: Path) -> cp.RawModule:
-    defines = {"BLOCK": block, "ITEMS": items, "LOADS": loads, "CL": 8,
-               "GATHER": max(1, -(-chunks // block)), "GATHERW": max(1, -(-chunks // 32))}
+    defines = {
+        "BLOCK": block,
+        "ITEMS": items,
+        "LOADS": loads,
+        "CL": 8,
+        "GATHER": max(1, -(-chunks // block)),
+        "GATHERW": max(1, -(-chunks // 32)),
+    }
     cubin = build / ("probe_" + "_".join(f"{k}{v}" for k, v in defines.items()) + ".cubin")
-    subprocess.run(["nvcc", "-arch=sm_90", "-O3", "-std=c++17", f"-I{ROOT / 'kernels'}",
-                    *(f"-D{k}={v}" for k, v in defines.items()), "-cubin", "-o", str(cubin),
-                    str(ROOT / "scripts" / "small_sum_probe.cu")], check=True)  # fmt: skip
+    subprocess.run(
+        [
+            "nvcc",
+            "-arch=sm_90",
+            "-O3",
+            "-std=c++17",
+            f"-I{ROOT / 'kernels'}",
+            *(f"-D{k}={v}" for k, v in defines.items()),
+            "-cubin",
+            "-o",
+            str(cubin),
+            str(ROOT / "scripts" / "small_sum_probe.cu"),
+        ],
+        check=True,
+    )
     return cp.RawModule(path=str(cubin))
 
 
@@ -63,17 +103,21 @@ def main() -> None:
 
             def launch(name, grid=chunks, block=block, m=m, scratch=None, chunks=chunks):
                 f = m.get_function(name)
-                args = (x, out, partials if scratch is None else scratch, counters,
-                        np.int64(N), np.int32(chunks))  # fmt: skip
+                args = (
+                    x,
+                    out,
+                    partials if scratch is None else scratch,
+                    counters,
+                    np.int64(N),
+                    np.int32(chunks),
+                )
                 return lambda: f((grid,), (block,), args)
 
             tag = f"BLOCK {block} ITEMS {items} LOADS {loads} ({chunks} blocks)"
             for name in ONE_KERNEL:
-                cases.append((f"{tag} {name}",
-                              [launch(name, scratch=words if "flag" in name else None)]))
+                cases.append((f"{tag} {name}", [launch(name, scratch=words if "flag" in name else None)]))
             cases.append((f"{tag} two_kernels", [launch("k_partials"), launch("k_final", grid=1)]))
-            cases.append((f"{tag} tile_two_kernels",
-                          [launch("k_tile_partials"), launch("k_final", grid=1)]))
+            cases.append((f"{tag} tile_two_kernels", [launch("k_tile_partials"), launch("k_final", grid=1)]))
     cases.append(("CUB (cupy x.sum())", [lambda: x.sum()]))
 
     verdict = {}
@@ -116,8 +160,7 @@ def main() -> None:
     results = {}
     for name, _ in graphs:
         median = statistics.median(samples[name])
-        results[name] = {"median_us": median, "min_us": min(samples[name]),
-                         "check": verdict[name]}  # fmt: skip
+        results[name] = {"median_us": median, "min_us": min(samples[name]), "check": verdict[name]}
         print(f"{name:60s} {median:6.2f} us  (min {min(samples[name]):6.2f})  {verdict[name]}")
     if len(sys.argv) > 1:
         Path(sys.argv[1]).write_text(json.dumps(results, indent=1))

@@ -23,8 +23,10 @@ for name, shape in SHAPES.items():
     sum_it = (lambda x=x: x.sum()) if len(shape) == 1 else (lambda x=x: x.sum(axis=-1))
     if sys.argv[1] == "time":
         m = cudabench.timeit(sum_it, cold=True, min_time_s=0.2)
-        print(f"timeit {name} median_us {m.median_ms * 1e3:.2f} spread {100 * m.spread:.1f}% "
-              f"samples {len(m.samples_ms)} method {m.method}")
+        print(
+            f"timeit {name} median_us {m.median_ms * 1e3:.2f} spread {100 * m.spread:.1f}% "
+            f"samples {len(m.samples_ms)} method {m.method}"
+        )
     else:
         sum_it()
         cp.cuda.Device().synchronize()

@@ -18,11 +18,12 @@ from typing import Any
 import numpy as np
 
 from cudabench.backends.fake import FAKE_DEVICE
-from cudabench.dtypes import get_dtype
-from cudabench.kernels import BUILTIN_KERNELS, discover
-from cudabench.ops import get_op
-from cudabench.problem import problem as _problem
-from cudabench.spec import Case
+from cudabench.core.dtypes import get_dtype
+from cudabench.core.paths import BUILTIN_KERNELS
+from cudabench.core.records import Case
+from cudabench.measure.problem import problem as _problem
+from cudabench.ops.discovery import discover
+from cudabench.ops.registry import get_op
 
 SHAPES: dict[str, list[tuple[int, ...]]] = {
     "reduce": [(7, 100), (1000,), (3, 2000)],
@@ -97,12 +98,16 @@ def record_case(name: str, shape: tuple[int, ...], dtype: str) -> dict[str, Any]
                 out = np.empty(op.output_shape(shape), dtype=d.array_type())
                 workspace = {k: np.zeros(n, dtype=t) for k, (n, t) in g.workspace.items()}
                 args = op.kernel_args(inputs, out, workspace, g)
-                launches.append({
-                    "grid": repr(g.grid), "block": repr(g.block), "scalars": list(g.scalars),
-                    "workspace": {k: list(v) for k, v in g.workspace.items()},
-                    "shared_bytes": g.shared_bytes,
-                    "args": [_arg(a, inputs, out, workspace) for a in args],
-                })  # fmt: skip
+                launches.append(
+                    {
+                        "grid": repr(g.grid),
+                        "block": repr(g.block),
+                        "scalars": list(g.scalars),
+                        "workspace": {k: list(v) for k, v in g.workspace.items()},
+                        "shared_bytes": g.shared_bytes,
+                        "args": [_arg(a, inputs, out, workspace) for a in args],
+                    }
+                )
             entry["launches"] = launches
         found["variants"][variant.name] = entry
     return found
@@ -118,9 +123,10 @@ def record() -> dict[str, Any]:
             "requirements": sorted(op.requirements),
             "in_place": bool(getattr(op, "in_place", False)),
             "baselines": sorted(op.baselines()),
-            "cases": {f"{'x'.join(map(str, s))}/{d}": record_case(name, s, d)
-                      for s in shapes for d in DTYPES},
-        }  # fmt: skip
+            "cases": {
+                f"{'x'.join(map(str, s))}/{d}": record_case(name, s, d) for s in shapes for d in DTYPES
+            },
+        }
     return ops
 
 

@@ -94,7 +94,7 @@ class StopAfter:
 def fake_session(backend=None):  # type: ignore[no-untyped-def]
     """A session in this process on the fake backend (what the session gives every door)."""
     from cudabench.backends.fake import FakeBackend
-    from cudabench.session import InProcess, Session
+    from cudabench.run.session import InProcess, Session
 
     return Session.open(InProcess(backend=backend or FakeBackend()))
 
@@ -103,8 +103,16 @@ def run_in_process(tmp_path: Path, work, listener=None, db=None, tag="", backend
     """Run a plan through a fake in-process session; returns the (unfinished) Sweep. `db`
     records the run in that history database."""
     with fake_session(backend) as session:
-        sweep = session.start(work.op_label, work.timing, "test", output=tmp_path,
-                              db=db, record=db is not None, tag=tag, listener=listener)
+        sweep = session.start(
+            work.op_label,
+            work.timing,
+            "test",
+            output=tmp_path,
+            db=db,
+            record=db is not None,
+            tag=tag,
+            listener=listener,
+        )
         sweep.run(work.jobs)
         return sweep
 
@@ -122,13 +130,15 @@ def compiled_catalogue(request: pytest.FixtureRequest) -> None:
 
     import cupy
 
-    from cudabench.compile import CompileError, compile_variant
-    from cudabench.kernels import BUILTIN_KERNELS, discover
-    from cudabench.ops import OPS
+    from cudabench.build.compile import CompileError, compile_variant
+    from cudabench.core.paths import BUILTIN_KERNELS
+    from cudabench.ops.discovery import discover
+    from cudabench.ops.registry import OPS
 
     arch = f"sm_{cupy.cuda.Device(0).compute_capability}"  # "90" -> sm_90, as DeviceInfo.arch
-    work = [(v, d) for op in OPS for v in discover(op, [BUILTIN_KERNELS])[0]
-            if v.kind == "cuda" for d in v.dtypes]  # fmt: skip
+    work = [
+        (v, d) for op in OPS for v in discover(op, [BUILTIN_KERNELS])[0] if v.kind == "cuda" for d in v.dtypes
+    ]
 
     def build(item):  # type: ignore[no-untyped-def]
         try:

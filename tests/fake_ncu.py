@@ -22,18 +22,31 @@ from pathlib import Path
 
 FIXTURE = Path(__file__).parent / "fixtures" / "ncu" / "reduce_runs.csv"
 NVTX = "thread Domain:Push/Pop_Range:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg"
-TAKES_VALUE = {"--nvtx-include", "--clock-control", "--cache-control", "--set", "--section",
-               "--metrics", "--export", "--import", "--page", "--print-units"}
+TAKES_VALUE = {
+    "--nvtx-include",
+    "--clock-control",
+    "--cache-control",
+    "--set",
+    "--section",
+    "--metrics",
+    "--export",
+    "--import",
+    "--page",
+    "--print-units",
+}
 
 
-L2 = ("lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum",
-      "lts__t_sectors_srcunit_tex_op_read_lookup_miss.sum")
+L2 = (
+    "lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum",
+    "lts__t_sectors_srcunit_tex_op_read_lookup_miss.sum",
+)
 
 
 def l2_hits(label: str) -> int:
     """The percent of the variant's read sectors that hit L2 (FAKE_NCU_L2_HIT)."""
-    asked = dict(item.split("=", 1) for item in os.environ.get("FAKE_NCU_L2_HIT", "").split(",")
-                 if "=" in item)
+    asked = dict(
+        item.split("=", 1) for item in os.environ.get("FAKE_NCU_L2_HIT", "").split(",") if "=" in item
+    )
     return int(asked.get(label, asked.get(label.split("[")[0], 3)))
 
 
@@ -50,12 +63,10 @@ def report(filters: list[str], ran: set[tuple[str, str]], metrics: list[str]) ->
     for number, expression in enumerate(filters):
         # ncu reads a backslash as "the next character literally" ([, ], + and * are its
         # quantifiers): float4\[BLOCK=512\] names the range float4[BLOCK=512]
-        names = [re.sub(r"\\(.)", r"\1", n)
-                 for n in expression.split("@", 1)[1].strip("/").split("/")]
+        names = [re.sub(r"\\(.)", r"\1", n) for n in expression.split("@", 1)[1].strip("/").split("/")]
         if (names[1], names[2]) not in ran:  # validation failed: no launch in the range
             continue
-        cell = "1  " + "  ".join(
-            f'"cudabench:{n}:none:none:RGB:0xff:REGISTERED:{n}"' for n in names) + " "
+        cell = "1  " + "  ".join(f'"cudabench:{n}:none:none:RGB:0xff:REGISTERED:{n}"' for n in names) + " "
         for kernel in range(2 if names[1] == "cupy" else 1):
             row = list(template)
             row[header.index(NVTX)] = cell
@@ -74,8 +85,10 @@ def main(args: list[str]) -> int:
         sys.stdout.write(Path(args[args.index("--import") + 1]).read_text())
         return 0
     if mode == "refuse":
-        print("==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA "
-              "GPU Performance Counters on the target device 0.")
+        print(
+            "==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA "
+            "GPU Performance Counters on the target device 0."
+        )
         return 1
     filters, metrics, i = [], [], 0
     while i < len(args) and args[i].startswith("--"):
@@ -92,8 +105,11 @@ def main(args: list[str]) -> int:
         return code
     request = pickle.loads(Path(child[-1]).read_bytes())  # cudabench.profiled REQUEST
     rows = json.loads(Path(request.rows).read_text())["rows"]
-    ran = {(r["variant"] + (f"[{r['params']}]" if r.get("params") else ""), r["shape"])
-           for r in rows if r["status"] == "OK"}  # the NVTX range holds the variant's label
+    ran = {
+        (r["variant"] + (f"[{r['params']}]" if r.get("params") else ""), r["shape"])
+        for r in rows
+        if r["status"] == "OK"
+    }  # the NVTX range holds the variant's label
     export.write_text(report(filters, ran, metrics))
     print(f"==PROF== Report: {export}")
     return code

@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 from catalogue_record import SHAPES, record_case
 
-from cudabench.kernels import BUILTIN_KERNELS
-from cudabench.ops import all_ops, get_op, registry
+from cudabench.core.paths import BUILTIN_KERNELS
+from cudabench.ops import registry
+from cudabench.ops.registry import all_ops, get_op
 
 BEFORE = json.loads((Path(__file__).parent / "fixtures" / "catalogue_before.json").read_text())
 
@@ -44,5 +45,6 @@ def test_each_case_computes_what_it_did(name, case):
     now, before = record_case(name, shape, dtype), BEFORE[name]["cases"][case]
     # variants added to the catalogue since the record have nothing to compare with
     assert {k: v for k, v in now.items() if k != "variants"} == {
-        k: v for k, v in before.items() if k != "variants"}
+        k: v for k, v in before.items() if k != "variants"
+    }
     assert {v: now["variants"].get(v) for v in before["variants"]} == before["variants"]

@@ -1,4 +1,4 @@
-"""The card's practical ceilings (cudabench/ceilings.py, `cudabench ceilings`, the `% ceiling`
+"""The card's practical ceilings (cudabench/record/ceilings.py, `cudabench ceilings`, the `% ceiling`
 column) without a GPU: the interpolation, the file and its keys, the rows a measurement
 picks, and the commands through the fake backend (its L2 made small, so the arrays of 8x it
 are too; its numbers are plumbing, not measurements)."""
@@ -12,27 +12,56 @@ import pytest
 from conftest import fake_session
 from typer.testing import CliRunner
 
-from cudabench import ceilings
 from cudabench.backends.fake import FAKE_DEVICE
 from cudabench.cli import app
-from cudabench.spec import Ceilings, ResultRow, Status
+from cudabench.core.records import Ceilings, ResultRow, Status
+from cudabench.record import ceilings
 
-C = Ceilings(gpu=FAKE_DEVICE.name, driver=FAKE_DEVICE.driver_version, memory_clock_mhz=3201.0,
-             measured="2026-11-23T16:00:00+00:00", read_gbps=4000.0, write_gbps=4400.0,
-             copy_gbps=3600.0, triad_gbps=3800.0, fma_gflops=50_000.0, floor_us=2.0)  # fmt: skip
+C = Ceilings(
+    gpu=FAKE_DEVICE.name,
+    driver=FAKE_DEVICE.driver_version,
+    memory_clock_mhz=3201.0,
+    measured="2026-11-23T16:00:00+00:00",
+    read_gbps=4000.0,
+    write_gbps=4400.0,
+    copy_gbps=3600.0,
+    triad_gbps=3800.0,
+    fma_gflops=50_000.0,
+    floor_us=2.0,
+)
 QUICK = ["--min-samples", "2", "--min-time", "0", "--max-time", "0.01", "--warmup", "0"]
 runner = CliRunner()
 
 
-def row(op, shape, gbps=None, gflops=None, status=Status.OK, variant="v", baseline=False,
-        bytes_moved=None, dtype="float32", **kw):  # fmt: skip
-    from cudabench.dtypes import get_dtype
-    from cudabench.ops import get_op
+def row(
+    op,
+    shape,
+    gbps=None,
+    gflops=None,
+    status=Status.OK,
+    variant="v",
+    baseline=False,
+    bytes_moved=None,
+    dtype="float32",
+    **kw,
+):
+    from cudabench.core.dtypes import get_dtype
+    from cudabench.ops.registry import get_op
 
     dims = tuple(int(d) for d in shape.split("x"))
     moved = bytes_moved or get_op(op).bytes_moved(dims, get_dtype(dtype).itemsize)
-    return ResultRow(op=op, shape=shape, dtype=dtype, variant=variant, status=status,
-                     gbps=gbps, gflops=gflops, is_baseline=baseline, bytes_moved=moved, **kw)  # fmt: skip
+    return ResultRow(
+        op=op,
+        shape=shape,
+        dtype=dtype,
+        variant=variant,
+        status=status,
+        gbps=gbps,
+        gflops=gflops,
+        is_baseline=baseline,
+        bytes_moved=moved,
+        **kw,
+    )
 
 
 def test_a_mix_between_two_measured_ones_is_interpolated_by_its_read_fraction():
@@ -117,8 +146,7 @@ def test_a_catalogue_row_of_exactly_the_mix_at_the_calibration_size_raises_it():
     assert ceilings.mix_of(row_sums, FAKE_DEVICE) is None and ceilings.mix_of(small, FAKE_DEVICE) is None
     # the size is in bytes: a bfloat16 sum needs twice the elements of a float32 one
     half = row("reduce", N, gbps=9000.0, variant="torch", baseline=True, dtype="bfloat16")
-    double = row("reduce", str(2 * int(N)), gbps=9000.0, variant="torch", baseline=True,
-                 dtype="bfloat16")  # fmt: skip
+    double = row("reduce", str(2 * int(N)), gbps=9000.0, variant="torch", baseline=True, dtype="bfloat16")
     assert half.bytes_moved == 2 * int(N) + 2 and double.bytes_moved == 4 * int(N) + 2
     assert ceilings.mix_of(half, FAKE_DEVICE) is None and ceilings.mix_of(double, FAKE_DEVICE) == "read"
     failed = dataclasses.replace(add, gbps=9000.0, status=Status.FAIL)
@@ -128,7 +156,7 @@ def test_a_catalogue_row_of_exactly_the_mix_at_the_calibration_size_raises_it():
 def test_the_ceilings_table_names_the_rows_of_another_op_that_set_or_beat_a_mix():
     from rich.console import Console
 
-    from cudabench.report import ceilings_table
+    from cudabench.present.tables import ceilings_table
 
     torch_sum = row("reduce", N, gbps=4010.0, variant="torch", baseline=True)
     relu = row("relu", N, gbps=3540.0, variant="cupy", baseline=True)  # under memcpy's 3550
@@ -149,8 +177,10 @@ def test_a_row_above_its_ceiling_by_more_than_the_ceilings_spread_gets_a_note():
     over = row("reduce", str(2**30), gbps=4000.0 * 1.021)  # a 4 GiB sum, far above the L2
     noted = ceilings.annotate(over, SPREADS, FAKE_DEVICE)
     assert noted.pct_ceiling == pytest.approx(102.1, abs=0.01)
-    assert noted.notes.startswith("above the measured read ceiling (4,000 GB/s) by 2.1%, more "
-                                  "than its spread (2.0%): `cudabench ceilings --recalibrate`")  # fmt: skip
+    assert noted.notes.startswith(
+        "above the measured read ceiling (4,000 GB/s) by 2.1%, more "
+        "than its spread (2.0%): `cudabench ceilings --recalibrate`"
+    )
     assert ceilings.flagged(noted)
     again = ceilings.annotate(noted, SPREADS, FAKE_DEVICE)  # the sweep annotates more than once
     assert again.notes == noted.notes
@@ -167,7 +197,8 @@ def test_a_row_above_its_ceiling_by_more_than_the_ceilings_spread_gets_a_note():
     assert 0.01 < spread < 0.02  # mostly read's 2%, a little of triad's unknown (1%)
     row_sums = row("reduce", "2097152x128", gbps=ceiling * (1 + spread + 0.001))
     assert ceilings.annotate(row_sums, SPREADS, FAKE_DEVICE).notes.startswith(
-        f"above the measured ceiling of its mix (between triad and read) ({ceiling:,.0f} GB/s)")
+        f"above the measured ceiling of its mix (between triad and read) ({ceiling:,.0f} GB/s)"
+    )
     # an unknown spread is SPREAD_FLOOR (1%) wide: triad's, for add
     add = row("add", str(2**30), gbps=3800.0 * 1.012)
     assert ceilings.flagged(ceilings.annotate(add, SPREADS, FAKE_DEVICE))
@@ -206,11 +237,14 @@ def test_the_file_keeps_one_entry_a_gpu_driver_and_memory_clock(tmp_path):
     assert ceilings.stale(entries, other) == "" and ceilings.lookup(entries, other) is None
 
 
-@pytest.mark.parametrize("text, message", [
-    ("not json", "c.json: Expecting value"),
-    ('{"ceilings": 3}', "expected"),
-    ('{"ceilings": [{"gpu": "x"}]}', "ceilings\\[0\\]"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("not json", "c.json: Expecting value"),
+        ('{"ceilings": 3}', "expected"),
+        ('{"ceilings": [{"gpu": "x"}]}', "ceilings\\[0\\]"),
+    ],
+)
 def test_a_bad_file_is_one_line(tmp_path, text, message):
     (tmp_path / "c.json").write_text(text)
     with pytest.raises(ceilings.CeilingsError, match=message) as caught:
@@ -230,8 +264,11 @@ def test_the_arrays_are_eight_times_the_l2_or_more():
 
 @pytest.fixture
 def fake_env(tmp_path):
-    return {"CUDABENCH_BACKEND": "fake", "CUDABENCH_FAKE_L2": "65536",
-            "CUDABENCH_CEILINGS": str(tmp_path / "ceilings.json")}
+    return {
+        "CUDABENCH_BACKEND": "fake",
+        "CUDABENCH_FAKE_L2": "65536",
+        "CUDABENCH_CEILINGS": str(tmp_path / "ceilings.json"),
+    }
 
 
 def test_ceilings_measures_keeps_and_then_shows_what_it_kept(tmp_path, fake_env):
@@ -245,20 +282,36 @@ def test_ceilings_measures_keeps_and_then_shows_what_it_kept(tmp_path, fake_env)
     assert entry.gpu == FAKE_DEVICE.name and entry.read_gbps > 0 and entry.fma_gflops > 0
     (rows_file,) = (tmp_path / "m").glob("*_ceilings.json")
     doc = json.loads(rows_file.read_text())
-    assert {r["op"] for r in doc["rows"]} == {"stream_read", "stream_write", "stream_copy",
-                                              "stream_triad", "fma", "reduce", "add", "relu"}  # fmt: skip
+    assert {r["op"] for r in doc["rows"]} == {
+        "stream_read",
+        "stream_write",
+        "stream_copy",
+        "stream_triad",
+        "fma",
+        "reduce",
+        "add",
+        "relu",
+    }
     # the ops that move a mix run their library references alone, at the stream ops' size
-    others = [(r["op"], r["variant"], r["shape"]) for r in doc["rows"]
-              if r["op"] in ceilings.MIX_REFERENCES.values()]  # fmt: skip
+    others = [
+        (r["op"], r["variant"], r["shape"])
+        for r in doc["rows"]
+        if r["op"] in ceilings.MIX_REFERENCES.values()
+    ]
     n = str(ceilings.array_elements(dataclasses.replace(FAKE_DEVICE, l2_bytes=65536)))
     assert sorted(others) == [("add", "cupy", n), ("reduce", "cupy", n), ("relu", "cupy", n)]
-    params = [(r["variant"], dict(p.split("=") for p in r["params"].split(",") if p))
-              for r in doc["rows"] if r["op"] == "stream_copy"]  # fmt: skip
+    params = [
+        (r["variant"], dict(p.split("=") for p in r["params"].split(",") if p))
+        for r in doc["rows"]
+        if r["op"] == "stream_copy"
+    ]
     copies = {(v, p.get("UNROLL"), p.get("GRID_K"), p.get("STREAM_LOADS")) for v, p in params}
     assert copies == {("vec4", u, k, None) for u in "148" for k in "04"} | {
-        ("tile", u, None, s) for u in "12" for s in "01"} | {
+        ("tile", u, None, s) for u in "12" for s in "01"
+    } | {
         ("bulk", None, "2", None),  # at its defaults: the ceilings' grids do not name it
-        ("memcpy", None, None, None)}
+        ("memcpy", None, None, None),
+    }
     assert len(copies) == len(params)  # every layout, each configuration of its grid once
     assert doc["meta"]["ceilings"]["read_gbps"] == entry.read_gbps
     again = runner.invoke(app, ["ceilings"], env=fake_env)
@@ -266,10 +319,13 @@ def test_ceilings_measures_keeps_and_then_shows_what_it_kept(tmp_path, fake_env)
     assert len(list((tmp_path / "m").glob("*.json"))) == 1  # nothing measured the second time
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--size", "1000"], "--size 1000: the arrays must hold at least"),
-    (["--devices", "0,1"], "give one GPU index"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--size", "1000"], "--size 1000: the arrays must hold at least"),
+        (["--devices", "0,1"], "give one GPU index"),
+    ],
+)
 def test_bad_input_to_ceilings_is_one_line_and_exit_2(tmp_path, fake_env, args, message):
     result = runner.invoke(app, ["ceilings", *args, *QUICK], env=fake_env)
     assert result.exit_code == 2 and message in result.output
@@ -286,8 +342,9 @@ def test_a_bad_ceilings_file_or_none_at_all_is_one_line(tmp_path, fake_env):
 
 def test_run_gains_a_ceiling_column_from_the_kept_ceilings(tmp_path, fake_env):
     ceilings.save(C, tmp_path / "ceilings.json")
-    result = runner.invoke(app, ["run", "reduce", "-s", "2^16", "-v", "float4", *QUICK,
-                                 "-o", str(tmp_path / "r")], env=fake_env)  # fmt: skip
+    result = runner.invoke(
+        app, ["run", "reduce", "-s", "2^16", "-v", "float4", *QUICK, "-o", str(tmp_path / "r")], env=fake_env
+    )
     assert result.exit_code == 0, result.output
     assert "% ceiling" in result.stdout and "ceilings from" in result.output
     (path,) = (tmp_path / "r").glob("*.json")
@@ -295,8 +352,11 @@ def test_run_gains_a_ceiling_column_from_the_kept_ceilings(tmp_path, fake_env):
     assert doc["meta"]["ceilings"]["copy_gbps"] == 3600.0
     for r in doc["rows"]:
         assert r["pct_ceiling"] == pytest.approx(100 * r["gbps"] / ceilings.gbps_at(C, 65536 / 65537))
-    plain = runner.invoke(app, ["run", "reduce", "-s", "2^16", "-v", "float4", "--no-ceilings",
-                                *QUICK, "-o", str(tmp_path / "p")], env=fake_env)  # fmt: skip
+    plain = runner.invoke(
+        app,
+        ["run", "reduce", "-s", "2^16", "-v", "float4", "--no-ceilings", *QUICK, "-o", str(tmp_path / "p")],
+        env=fake_env,
+    )
     assert plain.exit_code == 0 and "% ceiling" not in plain.stdout
 
 
@@ -324,16 +384,18 @@ def test_rows_above_their_ceiling_are_noted_and_the_run_asks_once_to_recalibrate
 def test_rows_under_their_ceiling_leave_the_run_without_the_request(tmp_path, monkeypatch):
     """The sweep itself (no CLI): ceilings the rows stay under add no note, ceilings they beat
     add the run's note once however many rows beat them."""
-    from cudabench.plan import plan
+    from cudabench.run.plan import plan
 
     monkeypatch.setenv("CUDABENCH_FAKE_L2", "65536")  # the sums are 4x and 8x the L2
 
-    work = plan("reduce", ["2^16", "2^17"], ["float4"], None, min_samples=2, min_time_s=0.0,
-                max_time_s=0.01, warmup=0)  # fmt: skip
+    work = plan(
+        "reduce", ["2^16", "2^17"], ["float4"], None, min_samples=2, min_time_s=0.0, max_time_s=0.01, warmup=0
+    )
     for kept, expected in ((C, 0), (dataclasses.replace(C, read_gbps=1.0), 1)):
         with fake_session() as session:
-            sweep = session.new_sweep("reduce", work.timing, "test", output=tmp_path / str(expected),
-                                      ceilings=kept)  # fmt: skip
+            sweep = session.new_sweep(
+                "reduce", work.timing, "test", output=tmp_path / str(expected), ceilings=kept
+            )
             sweep.run(work.jobs)
             sweep.finish()
         assert all(r.pct_ceiling is not None for r in sweep.rows)
@@ -342,8 +404,9 @@ def test_rows_under_their_ceiling_leave_the_run_without_the_request(tmp_path, mo
 
 
 def test_a_first_run_on_a_gpu_measures_its_ceilings(tmp_path, fake_env):
-    result = runner.invoke(app, ["run", "add", "-s", "2^12", "-v", "float4", *QUICK,
-                                 "-o", str(tmp_path / "r")], env=fake_env)  # fmt: skip
+    result = runner.invoke(
+        app, ["run", "add", "-s", "2^12", "-v", "float4", *QUICK, "-o", str(tmp_path / "r")], env=fake_env
+    )
     assert result.exit_code == 0, result.output
     text = " ".join(result.output.split())
     assert "measuring this GPU's ceilings first (none kept for the Fake GPU" in text
@@ -352,19 +415,18 @@ def test_a_first_run_on_a_gpu_measures_its_ceilings(tmp_path, fake_env):
 
 
 def test_a_roofline_of_a_run_with_its_ceilings(tmp_path, fake_env):
-    from cudabench.plots import roofline_points
+    from cudabench.present.plots import roofline_points
 
     ceilings.save(C, tmp_path / "ceilings.json")
     for op, shape in (("reduce", "2^16"), ("transpose", "64x48")):
-        result = runner.invoke(app, ["run", op, "-s", shape, *QUICK, "-o", str(tmp_path / op)],
-                               env=fake_env)  # fmt: skip
+        result = runner.invoke(app, ["run", op, "-s", shape, *QUICK, "-o", str(tmp_path / op)], env=fake_env)
         assert result.exit_code == 0, result.output
     (reduce_run,) = (tmp_path / "reduce").glob("*.json")
     png = tmp_path / "roof.png"
     shown = runner.invoke(app, ["report", str(reduce_run), "--roofline", str(png)], env=fake_env)
     assert shown.exit_code == 0, shown.output
     assert png.stat().st_size > 10_000 and "roofline:" in shown.output
-    from cudabench.results import read_results
+    from cudabench.record.results import read_results
 
     meta, rows = read_results(reduce_run)
     points, none = roofline_points(rows)
@@ -381,9 +443,10 @@ def test_the_fma_check_catches_one_fma_too_few():
     import numpy as np
 
     from cudabench.backends.fake import FakeBackend
-    from cudabench.kernels import BUILTIN_KERNELS, discover
-    from cudabench.runner import CaseJob, Runner
-    from cudabench.spec import Case, TimingOptions
+    from cudabench.core.paths import BUILTIN_KERNELS
+    from cudabench.core.records import Case, TimingOptions
+    from cudabench.measure.runner import CaseJob, Runner
+    from cudabench.ops.discovery import discover
 
     def short(grid, block, x, out, n, iters, one, step):
         out[...] = x + np.float32((int(iters) - 1) * float(step))
@@ -391,7 +454,8 @@ def test_the_fma_check_catches_one_fma_too_few():
     (chain,) = discover("fma", [BUILTIN_KERNELS])[0]
     once = TimingOptions(warmup=0, min_samples=1, min_time_s=0.0, max_time_s=0.0)
     (row,) = Runner(FakeBackend(kernels={"fma_chain": short})).run_job(
-        CaseJob(Case("fma", (4099,)), (chain,), (), once))
+        CaseJob(Case("fma", (4099,)), (chain,), (), once)
+    )
     assert row.status is Status.FAIL and "4099 of 4099 outputs wrong" in row.error
 
 
@@ -401,11 +465,28 @@ def test_the_python_api_has_the_column_too(tmp_path, fake_env, monkeypatch):
     for name, value in fake_env.items():
         monkeypatch.setenv(name, value)
     ceilings.save(C, tmp_path / "ceilings.json")
-    df = cudabench.run("reduce", shapes=["2^12"], variants=["float4"], output=tmp_path / "r",
-                       min_samples=2, min_time_s=0.0, max_time_s=0.01, warmup=0)  # fmt: skip
+    df = cudabench.run(
+        "reduce",
+        shapes=["2^12"],
+        variants=["float4"],
+        output=tmp_path / "r",
+        min_samples=2,
+        min_time_s=0.0,
+        max_time_s=0.01,
+        warmup=0,
+    )
     assert df["pct_ceiling"].notna().all()
-    off = cudabench.run("reduce", shapes=["2^12"], variants=["float4"], output=tmp_path / "o",
-                        ceilings=False, min_samples=2, min_time_s=0.0, max_time_s=0.01, warmup=0)  # fmt: skip
+    off = cudabench.run(
+        "reduce",
+        shapes=["2^12"],
+        variants=["float4"],
+        output=tmp_path / "o",
+        ceilings=False,
+        min_samples=2,
+        min_time_s=0.0,
+        max_time_s=0.01,
+        warmup=0,
+    )
     assert off["pct_ceiling"].isna().all()
 
 
@@ -429,10 +510,10 @@ def test_a_measurement_that_leaves_a_mix_without_a_correct_row_is_a_note(tmp_pat
     """No correct copy (the kernel does not load, the memcpy reference is made wrong): the run
     gets no column and a note saying why, and nothing is kept as this GPU's ceilings."""
     from cudabench.backends.fake import FakeBackend
-    from cudabench.calibration import use_ceilings
-    from cudabench.compile import CompileError
-    from cudabench.ops import get_op
-    from cudabench.spec import TimingOptions
+    from cudabench.build.compile import CompileError
+    from cudabench.core.records import TimingOptions
+    from cudabench.ops.registry import get_op
+    from cudabench.run.calibration import use_ceilings
 
     class NoCopyKernel(FakeBackend):
         def load(self, variant, dtype="float32"):
@@ -447,8 +528,9 @@ def test_a_measurement_that_leaves_a_mix_without_a_correct_row_is_a_note(tmp_pat
     backend = NoCopyKernel()
     quick = TimingOptions(warmup=0, min_samples=2, min_time_s=0.0, max_time_s=0.01)
     session = fake_session(backend)
-    meta = session.new_sweep("t", quick, "test", output=tmp_path / "m",
-                             started="2026-11-23T17:00:00+00:00").meta
+    meta = session.new_sweep(
+        "t", quick, "test", output=tmp_path / "m", started="2026-11-23T17:00:00+00:00"
+    ).meta
     used = use_ceilings(session, meta, output=tmp_path / "m")
     assert used.ceilings is None
     assert used.notes[-1].startswith("% ceiling: not measured: no correct row of stream_copy")

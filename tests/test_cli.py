@@ -30,12 +30,18 @@ def run(*args, env=FAKE):
 
 
 def test_import_help_list_need_no_cupy():
-    code = ("import sys, cudabench, cudabench.cli, cudabench.runner, cudabench.report;"
-            "assert 'cupy' not in sys.modules, 'cupy imported'")
+    code = (
+        "import sys, cudabench, cudabench.cli, cudabench.measure.runner, cudabench.present.tables;"
+        "assert 'cupy' not in sys.modules, 'cupy imported'"
+    )
     subprocess.run([sys.executable, "-c", code], check=True)
     for args in (["--help"], ["list"], ["run", "--help"]):
-        proc = subprocess.run([sys.executable, "-m", "cudabench", *args], capture_output=True,
-                              text=True, env={**os.environ, "PYTHONPATH": str(Path.cwd())})
+        proc = subprocess.run(
+            [sys.executable, "-m", "cudabench", *args],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "PYTHONPATH": str(Path.cwd())},
+        )
         assert proc.returncode == 0, proc.stderr
 
 
@@ -58,12 +64,23 @@ def test_run_writes_table_and_files(tmp_path):
     assert {r["shape"] for r in doc["rows"]} == {"64x129", "1024"}
     assert len(doc["rows"]) == 2 * 6 and all(r["status"] == "OK" for r in doc["rows"])
     assert json_path.with_suffix(".csv").exists()
-    assert "ncu --nvtx --nvtx-include \"cudabench@reduce/" in result.stderr
+    assert 'ncu --nvtx --nvtx-include "cudabench@reduce/' in result.stderr
 
 
 def test_run_json_and_variant_selection(tmp_path):
-    result = run("run", "reduce", "-s", "3x5", "-v", "float4", "--cold", "--json", *QUICK,
-                 "-o", str(tmp_path / "x.json"))
+    result = run(
+        "run",
+        "reduce",
+        "-s",
+        "3x5",
+        "-v",
+        "float4",
+        "--cold",
+        "--json",
+        *QUICK,
+        "-o",
+        str(tmp_path / "x.json"),
+    )
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
     assert [r["variant"] for r in doc["rows"]] == ["float4", "cupy"]
@@ -73,8 +90,10 @@ def test_run_json_and_variant_selection(tmp_path):
 
 def test_run_config_file(tmp_path):
     config = tmp_path / "c.yaml"
-    config.write_text("op: reduce\nshapes: [5]\nvariants: [shuffle]\ntiming: {min_samples: 2, "
-                      "min_time_s: 0, max_time_s: 0.01}\n")
+    config.write_text(
+        "op: reduce\nshapes: [5]\nvariants: [shuffle]\ntiming: {min_samples: 2, "
+        "min_time_s: 0, max_time_s: 0.01}\n"
+    )
     result = run("run", str(config), "-o", str(tmp_path))
     assert result.exit_code == 0, result.output
     doc = json.loads(next(tmp_path.glob("*.json")).read_text())
@@ -131,8 +150,15 @@ def test_missing_nvcc_for_check_is_one_line_and_exit_2(tmp_path):
 def test_check_compiles_an_op_for_every_dtype_and_arch(tmp_path):
     """`cudabench check` end to end with the real nvcc: each (variant, dtype, arch) a row.
     (It once passed the dtype as the arch and died on its first kernel.)"""
-    result = run("check", "transpose", "--arch", "sm_80", "--arch", "sm_90",
-                 env={**FAKE, "CUDABENCH_CACHE": str(tmp_path / "cache")})  # fmt: skip
+    result = run(
+        "check",
+        "transpose",
+        "--arch",
+        "sm_80",
+        "--arch",
+        "sm_90",
+        env={**FAKE, "CUDABENCH_CACHE": str(tmp_path / "cache")},
+    )
     assert result.exit_code == 0, result.output
     assert "Traceback" not in result.output
     for arch in ("sm_80", "sm_90"):
@@ -166,9 +192,28 @@ def test_ctrl_c_keeps_finished_rows_marked_incomplete(tmp_path, kernel_dir):
     write_kernel(kernel_dir, "stuck", "", header=HEADER.format(name="stuck", entry="fake_hang"))
     out = tmp_path / "r.json"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "cudabench", "run", "reduce", "-s", "8", "-v", "float4", "-v",
-         "naive", "-v", "stuck", "--kernels", str(kernel_dir), *QUICK, "-o", str(out)],
-        env={**os.environ, **FAKE, "PYTHONPATH": str(Path.cwd())}, stderr=subprocess.PIPE,
+        [
+            sys.executable,
+            "-m",
+            "cudabench",
+            "run",
+            "reduce",
+            "-s",
+            "8",
+            "-v",
+            "float4",
+            "-v",
+            "naive",
+            "-v",
+            "stuck",
+            "--kernels",
+            str(kernel_dir),
+            *QUICK,
+            "-o",
+            str(out),
+        ],
+        env={**os.environ, **FAKE, "PYTHONPATH": str(Path.cwd())},
+        stderr=subprocess.PIPE,
         text=True,
     )
     deadline = time.monotonic() + 30
@@ -195,12 +240,29 @@ def test_interleave_flag_reaches_the_table_and_the_file(tmp_path):
 
 
 def test_planted_faults_in_one_sweep_cost_one_row_each(tmp_path, kernel_dir):
-    for name, entry in (("oob", "fake_crash"), ("gone", "fake_die"), ("stuck", "fake_hang"),
-                        ("noisy", "fake_garbage")):
+    for name, entry in (
+        ("oob", "fake_crash"),
+        ("gone", "fake_die"),
+        ("stuck", "fake_hang"),
+        ("noisy", "fake_garbage"),
+    ):
         write_kernel(kernel_dir, name, "", header=HEADER.format(name=name, entry=entry))
     write_kernel(kernel_dir, "broken", "", header="// cudabench:\n//   variant: [unclosed\n")
-    result = run("run", "reduce", "-s", "8x64", "-s", "7", "--kernels", str(kernel_dir),
-                 "--timeout", "2", *QUICK, "-o", str(tmp_path / "r.json"))
+    result = run(
+        "run",
+        "reduce",
+        "-s",
+        "8x64",
+        "-s",
+        "7",
+        "--kernels",
+        str(kernel_dir),
+        "--timeout",
+        "2",
+        *QUICK,
+        "-o",
+        str(tmp_path / "r.json"),
+    )
     assert result.exit_code == 1, result.output
     doc = json.loads((tmp_path / "r.json").read_text())
     assert doc["meta"]["complete"] is True
@@ -217,8 +279,24 @@ def test_planted_faults_in_one_sweep_cost_one_row_each(tmp_path, kernel_dir):
 
 def test_devices_all_spreads_the_cases(tmp_path):
     env = {**FAKE, "CUDABENCH_FAKE_DEVICES": "2"}
-    result = run("run", "reduce", "-s", "8", "-s", "9", "-s", "10", "-s", "11", "--devices",
-                 "all", *QUICK, "-o", str(tmp_path / "r.json"), env=env)
+    result = run(
+        "run",
+        "reduce",
+        "-s",
+        "8",
+        "-s",
+        "9",
+        "-s",
+        "10",
+        "-s",
+        "11",
+        "--devices",
+        "all",
+        *QUICK,
+        "-o",
+        str(tmp_path / "r.json"),
+        env=env,
+    )
     assert result.exit_code == 0, result.output
     doc = json.loads((tmp_path / "r.json").read_text())
     assert doc["meta"]["devices"] == [0, 1]
@@ -226,9 +304,15 @@ def test_devices_all_spreads_the_cases(tmp_path):
     assert [r["shape"] for r in doc["rows"]][::6] == ["8", "9", "10", "11"]  # in case order
 
 
-@pytest.mark.parametrize("value, message", [
-    ("x", "GPU indices"), ("0,0", "distinct"), ("-1", "distinct"), ("5", "GPU 5 does not exist"),
-])
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        ("x", "GPU indices"),
+        ("0,0", "distinct"),
+        ("-1", "distinct"),
+        ("5", "GPU 5 does not exist"),
+    ],
+)
 def test_bad_devices_are_usage_errors(value, message):
     result = run("run", "reduce", "-s", "8", "--devices", value)
     assert result.exit_code == 2 and message in result.stderr
@@ -250,32 +334,63 @@ def test_killing_the_tool_kills_its_workers_and_keeps_the_rows(tmp_path, kernel_
     write_kernel(kernel_dir, "stuck", "", header=HEADER.format(name="stuck", entry="fake_hang"))
     out = tmp_path / "r.json"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "cudabench", "run", "reduce", "-s", "8", "-v", "float4", "-v",
-         "stuck", "--kernels", str(kernel_dir), *QUICK, "-o", str(out)],
-        env={**os.environ, **FAKE, "PYTHONPATH": str(Path.cwd())}, stderr=subprocess.DEVNULL,
+        [
+            sys.executable,
+            "-m",
+            "cudabench",
+            "run",
+            "reduce",
+            "-s",
+            "8",
+            "-v",
+            "float4",
+            "-v",
+            "stuck",
+            "--kernels",
+            str(kernel_dir),
+            *QUICK,
+            "-o",
+            str(out),
+        ],
+        env={**os.environ, **FAKE, "PYTHONPATH": str(Path.cwd())},
+        stderr=subprocess.DEVNULL,
     )
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         if out.exists() and len(json.loads(out.read_text())["rows"]) == 1:
             break
         time.sleep(0.05)
-    workers = [int(d.name) for d in Path("/proc").iterdir() if d.name.isdigit()
-               and _ppid(d) == proc.pid]
+    workers = [int(d.name) for d in Path("/proc").iterdir() if d.name.isdigit() and _ppid(d) == proc.pid]
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     time.sleep(1.0)
-    alive = [p for p in workers if Path(f"/proc/{p}").exists()
-             and "cudabench.worker" in Path(f"/proc/{p}/cmdline").read_text(errors="replace")]
+    alive = [
+        p
+        for p in workers
+        if Path(f"/proc/{p}").exists()
+        and "cudabench.run.worker" in Path(f"/proc/{p}/cmdline").read_text(errors="replace")
+    ]
     assert workers and not alive  # the hanging worker went with its parent
     doc = json.loads(out.read_text())
     assert doc["meta"]["complete"] is False and [r["variant"] for r in doc["rows"]] == ["float4"]
 
 
-@pytest.mark.parametrize("op, shape", [
-    ("reduce", "33x7"), ("reduce_max", "33x7"), ("reduce_scale", "33x130"), ("softmax", "9x130"),
-    ("softmax", "1000"), ("add", "1001"), ("sigmoid", "1001"), ("relu", "1001"),
-    ("transpose", "33x31"), ("gemv", "33x31"), ("sgemm", "33x31x17"),
-])
+@pytest.mark.parametrize(
+    "op, shape",
+    [
+        ("reduce", "33x7"),
+        ("reduce_max", "33x7"),
+        ("reduce_scale", "33x130"),
+        ("softmax", "9x130"),
+        ("softmax", "1000"),
+        ("add", "1001"),
+        ("sigmoid", "1001"),
+        ("relu", "1001"),
+        ("transpose", "33x31"),
+        ("gemv", "33x31"),
+        ("sgemm", "33x31x17"),
+    ],
+)
 def test_every_op_runs_end_to_end(op, shape, tmp_path):
     result = run("run", op, "-s", shape, *QUICK, "-o", str(tmp_path / "r.json"))
     assert result.exit_code == 0, result.output
@@ -300,13 +415,16 @@ def test_a_shape_too_large_is_a_skipped_row_and_the_others_run(tmp_path):
     assert skipped["error"].startswith("needs 8796.16 GB of GPU memory, 107.37 GB free")
 
 
-@pytest.mark.parametrize("args, message", [
-    (["run", "reduce", "--shapes", "4"], "No such option: --shapes"),
-    (["run", "reduce", "--min-samples", "0"], "'--min-samples'"),
-    (["run"], "Missing argument 'target'"),
-    (["compare", "a", "b", "c"], "unexpected extra argument"),
-    (["report", "-s"], "requires an argument"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["run", "reduce", "--shapes", "4"], "No such option: --shapes"),
+        (["run", "reduce", "--min-samples", "0"], "'--min-samples'"),
+        (["run"], "Missing argument 'target'"),
+        (["compare", "a", "b", "c"], "unexpected extra argument"),
+        (["report", "-s"], "requires an argument"),
+    ],
+)
 def test_usage_errors_are_one_line_exit_2(capsys, args, message):
     from cudabench.cli import main
 
@@ -318,8 +436,8 @@ def test_usage_errors_are_one_line_exit_2(capsys, args, message):
 
 
 def test_version_and_short_help(capsys):
-    from cudabench import __version__
     from cudabench.cli import main
+    from cudabench.core.version import __version__
 
     with pytest.raises(SystemExit) as info:
         main(["--version"])
@@ -341,8 +459,9 @@ def test_profile_hint_names_the_starred_fastest_variant(tmp_path):
 
 def test_configs_are_found_from_any_directory_and_nvcc_is_checked_once(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    result = run("run", "configs/reduce.yaml", "-s", "1024", "-v", "float4", *QUICK,
-                 "-o", str(tmp_path / "out"))
+    result = run(
+        "run", "configs/reduce.yaml", "-s", "1024", "-v", "float4", *QUICK, "-o", str(tmp_path / "out")
+    )
     assert result.exit_code == 0, result.output
     missing = run("run", "reduce", "-s", "1024", env={"CUDABENCH_NVCC": str(tmp_path / "nvcc")})
     assert missing.exit_code == 2 and "CUDABENCH_NVCC" in missing.stderr and "no such file" in missing.stderr
@@ -357,8 +476,12 @@ def test_list_explains_missing_torch(monkeypatch):
 
 
 def test_a_flat_kernels_file_joins_only_the_op_it_names(tmp_path):
-    write_kernel(tmp_path, "mine", "", header=HEADER.format(name="mine", entry="reduce_sum_float4")
-                 + "//   op: reduce\n")
+    write_kernel(
+        tmp_path,
+        "mine",
+        "",
+        header=HEADER.format(name="mine", entry="reduce_sum_float4") + "//   op: reduce\n",
+    )
     listed = run("list", "--kernels", str(tmp_path))
     assert listed.stdout.count("mine") == 1
     as_add = run("run", "add", "-s", "1024", "--kernels", str(tmp_path), *QUICK, "-o", str(tmp_path / "o"))

@@ -13,9 +13,9 @@ pytest.importorskip("distributed")
 
 from conftest import StopAfter  # noqa: E402
 
-from cudabench import cluster  # noqa: E402
 from cudabench.backends.fake import FAKE_DEVICE  # noqa: E402
 from cudabench.cli import app  # noqa: E402
+from cudabench.run import cluster  # noqa: E402
 
 QUICK = ["--min-samples", "2", "--min-time", "0", "--max-time", "0.01", "--warmup", "0"]
 runner = CliRunner()
@@ -23,12 +23,31 @@ runner = CliRunner()
 
 def test_every_row_arrives_from_a_local_cluster(tmp_path):
     env = {"CUDABENCH_BACKEND": "fake", "CUDABENCH_FAKE_DEVICES": "2"}
-    on_cluster = runner.invoke(app, ["run", "reduce", "-s", "64x129", "-s", "1000", "-s", "7",
-                                     "--cluster", "local", *QUICK, "-o", str(tmp_path / "c")],
-                               env=env)  # fmt: skip
+    on_cluster = runner.invoke(
+        app,
+        [
+            "run",
+            "reduce",
+            "-s",
+            "64x129",
+            "-s",
+            "1000",
+            "-s",
+            "7",
+            "--cluster",
+            "local",
+            *QUICK,
+            "-o",
+            str(tmp_path / "c"),
+        ],
+        env=env,
+    )
     assert on_cluster.exit_code == 0, on_cluster.output
-    here = runner.invoke(app, ["run", "reduce", "-s", "64x129", "-s", "1000", "-s", "7", *QUICK,
-                               "-o", str(tmp_path / "h")], env=env)  # fmt: skip
+    here = runner.invoke(
+        app,
+        ["run", "reduce", "-s", "64x129", "-s", "1000", "-s", "7", *QUICK, "-o", str(tmp_path / "h")],
+        env=env,
+    )
     assert here.exit_code == 0, here.output
 
     def keys(folder):
@@ -41,8 +60,11 @@ def test_every_row_arrives_from_a_local_cluster(tmp_path):
 
 def test_a_scheduler_that_does_not_answer_is_one_line(tmp_path, monkeypatch):
     monkeypatch.setattr(cluster, "CONNECT_TIMEOUT_S", 1)
-    result = runner.invoke(app, ["run", "reduce", "-s", "7", "--cluster", "tcp://127.0.0.1:9",
-                                 "-o", str(tmp_path)], env={"CUDABENCH_BACKEND": "fake"})  # fmt: skip
+    result = runner.invoke(
+        app,
+        ["run", "reduce", "-s", "7", "--cluster", "tcp://127.0.0.1:9", "-o", str(tmp_path)],
+        env={"CUDABENCH_BACKEND": "fake"},
+    )
     assert result.exit_code == 2
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "no scheduler answered" in lines[0]
@@ -68,15 +90,24 @@ def test_a_cluster_of_two_gpu_models_is_refused():
 
 
 def test_ctrl_c_cancels_the_rest_and_keeps_the_finished_rows(tmp_path, monkeypatch):
-    from cudabench import sweep
-    from cudabench.plan import plan
-    from cudabench.results import read_results
-    from cudabench.session import Cluster, Session
+    from cudabench.record.results import read_results
+    from cudabench.run import sweep
+    from cudabench.run.plan import plan
+    from cudabench.run.session import Cluster, Session
 
     monkeypatch.setenv("CUDABENCH_BACKEND", "fake")
     monkeypatch.setenv("CUDABENCH_FAKE_DEVICES", "1")
-    work = plan("reduce", ["64x129", "1000", "7", "33"], ["float4"], None, None,
-                min_samples=2, min_time_s=0.0, max_time_s=0.01, warmup=0)  # fmt: skip
+    work = plan(
+        "reduce",
+        ["64x129", "1000", "7", "33"],
+        ["float4"],
+        None,
+        None,
+        min_samples=2,
+        min_time_s=0.0,
+        max_time_s=0.01,
+        warmup=0,
+    )
 
     with Session.open(Cluster("local", 60)) as session:
         with pytest.raises(sweep.Interrupted) as info:
@@ -87,8 +118,11 @@ def test_ctrl_c_cancels_the_rest_and_keeps_the_finished_rows(tmp_path, monkeypat
 
 
 def test_cluster_status_lists_the_workers():
-    result = runner.invoke(app, ["cluster", "status", "--cluster", "local"],
-                           env={"CUDABENCH_BACKEND": "fake", "CUDABENCH_FAKE_DEVICES": "2"})  # fmt: skip
+    result = runner.invoke(
+        app,
+        ["cluster", "status", "--cluster", "local"],
+        env={"CUDABENCH_BACKEND": "fake", "CUDABENCH_FAKE_DEVICES": "2"},
+    )
     assert result.exit_code == 0, result.output
     assert "2 worker(s)" in result.stdout and result.stdout.count("Fake GPU") == 2
 
@@ -99,15 +133,45 @@ def test_a_lost_worker_loses_no_row(tmp_path):
     from conftest import write_kernel
 
     kernels = tmp_path / "k"
-    write_kernel(kernels / "reduce", "killer", "", header=(
-        "// cudabench:\n//   variant: killer\n//   entry: fake_kill_node\n//   block: 256\n"
-        "//   grid: segments\n//   about: takes its node down the first time\n"))  # fmt: skip
-    env = {"CUDABENCH_BACKEND": "fake", "CUDABENCH_FAKE_DEVICES": "2",
-           "CUDABENCH_FAKE_KILL_ONCE": str(tmp_path / "killed")}  # fmt: skip
-    result = runner.invoke(app, ["run", "reduce", "-s", "64x129", "-s", "1000", "-s", "7",
-                                 "-v", "killer", "-v", "float4", "--kernels", str(kernels),
-                                 "--cluster", "local", *QUICK, "-o", str(tmp_path / "out")],
-                           env=env)  # fmt: skip
+    write_kernel(
+        kernels / "reduce",
+        "killer",
+        "",
+        header=(
+            "// cudabench:\n//   variant: killer\n//   entry: fake_kill_node\n//   block: 256\n"
+            "//   grid: segments\n//   about: takes its node down the first time\n"
+        ),
+    )
+    env = {
+        "CUDABENCH_BACKEND": "fake",
+        "CUDABENCH_FAKE_DEVICES": "2",
+        "CUDABENCH_FAKE_KILL_ONCE": str(tmp_path / "killed"),
+    }
+    result = runner.invoke(
+        app,
+        [
+            "run",
+            "reduce",
+            "-s",
+            "64x129",
+            "-s",
+            "1000",
+            "-s",
+            "7",
+            "-v",
+            "killer",
+            "-v",
+            "float4",
+            "--kernels",
+            str(kernels),
+            "--cluster",
+            "local",
+            *QUICK,
+            "-o",
+            str(tmp_path / "out"),
+        ],
+        env=env,
+    )
     assert (tmp_path / "killed").exists()  # a worker did die
     assert result.exit_code == 0, result.output
     rows = json.loads(next((tmp_path / "out").glob("*.json")).read_text())["rows"]
@@ -122,20 +186,48 @@ def test_a_job_that_keeps_killing_workers_is_a_crash_row_and_the_rest_run(tmp_pa
     from conftest import write_kernel
 
     kernels = tmp_path / "k"
-    write_kernel(kernels / "reduce", "killer", "", header=(
-        "// cudabench:\n//   variant: killer\n//   entry: fake_kill_node\n//   block: 256\n"
-        "//   grid: segments\n//   about: takes its node down every time\n"))  # fmt: skip
-    env = {"CUDABENCH_BACKEND": "fake", "CUDABENCH_FAKE_DEVICES": "2",
-           "CUDABENCH_FAKE_KILL_ALWAYS": "1"}  # fmt: skip
-    result = runner.invoke(app, ["run", "reduce", "-s", "7", "-s", "64x129", "-v", "killer",
-                                 "-v", "float4", "--kernels", str(kernels), "--cluster", "local",
-                                 *QUICK, "-o", str(tmp_path / "out")], env=env)  # fmt: skip
+    write_kernel(
+        kernels / "reduce",
+        "killer",
+        "",
+        header=(
+            "// cudabench:\n//   variant: killer\n//   entry: fake_kill_node\n//   block: 256\n"
+            "//   grid: segments\n//   about: takes its node down every time\n"
+        ),
+    )
+    env = {"CUDABENCH_BACKEND": "fake", "CUDABENCH_FAKE_DEVICES": "2", "CUDABENCH_FAKE_KILL_ALWAYS": "1"}
+    result = runner.invoke(
+        app,
+        [
+            "run",
+            "reduce",
+            "-s",
+            "7",
+            "-s",
+            "64x129",
+            "-v",
+            "killer",
+            "-v",
+            "float4",
+            "--kernels",
+            str(kernels),
+            "--cluster",
+            "local",
+            *QUICK,
+            "-o",
+            str(tmp_path / "out"),
+        ],
+        env=env,
+    )
     assert result.exit_code == 1, result.output
     assert "Traceback" not in result.output
     rows = json.loads(next((tmp_path / "out").glob("*.json")).read_text())["rows"]
     statuses = {(r["shape"], r["variant"]): r["status"] for r in rows}
-    assert statuses == {(shape, name): "CRASH" if name == "killer" else "OK"
-                        for shape in ("7", "64x129") for name in ("killer", "float4", "cupy")}
+    assert statuses == {
+        (shape, name): "CRASH" if name == "killer" else "OK"
+        for shape in ("7", "64x129")
+        for name in ("killer", "float4", "cupy")
+    }
     killed = [r for r in rows if r["variant"] == "killer"]
     assert all("the cluster gave up on this job" in r["error"] for r in killed)
 
@@ -145,8 +237,8 @@ def test_a_job_whose_task_raises_is_error_rows_at_once(monkeypatch, tmp_path):
     its job is ERROR rows, once."""
     from distributed import Client, LocalCluster
 
-    from cudabench import cluster
-    from cudabench.plan import plan
+    from cudabench.run import cluster
+    from cudabench.run.plan import plan
 
     calls = tmp_path / "calls"  # the task travels as a copy: it counts in a file
 
@@ -156,8 +248,9 @@ def test_a_job_whose_task_raises_is_error_rows_at_once(monkeypatch, tmp_path):
         raise RuntimeError("planted")
 
     monkeypatch.setattr(cluster, "run_job", raises)
-    jobs = plan("reduce", ["7"], ["float4"], None, None, min_samples=2, min_time_s=0.0,
-                max_time_s=0.01, warmup=0).jobs
+    jobs = plan(
+        "reduce", ["7"], ["float4"], None, None, min_samples=2, min_time_s=0.0, max_time_s=0.01, warmup=0
+    ).jobs
     done = {}
 
     class Events:
@@ -170,8 +263,12 @@ def test_a_job_whose_task_raises_is_error_rows_at_once(monkeypatch, tmp_path):
         def job_done(self, index, rows):
             done[index] = rows
 
-    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, resources={"GPU": 1},
-                      dashboard_address=None) as local, Client(local) as client:  # fmt: skip
+    with (
+        LocalCluster(
+            n_workers=1, threads_per_worker=1, processes=False, resources={"GPU": 1}, dashboard_address=None
+        ) as local,
+        Client(local) as client,
+    ):
         addresses = list(client.scheduler_info()["workers"])
         cluster.on_cluster(client, 10.0, addresses)(jobs, Events())
     assert calls.read_text().split() == ["7"]  # once: not retried
@@ -179,14 +276,22 @@ def test_a_job_whose_task_raises_is_error_rows_at_once(monkeypatch, tmp_path):
     assert "RuntimeError: planted" in done[0][0].error
 
 
-@pytest.mark.parametrize("visible, device", [
-    ("1,0", 1), ("0,1", 0), ("3", 3), ("", 0), ("GPU-2c833c6d-2327", 0), (" 2 , 0", 2),
-])
+@pytest.mark.parametrize(
+    "visible, device",
+    [
+        ("1,0", 1),
+        ("0,1", 0),
+        ("3", 3),
+        ("", 0),
+        ("GPU-2c833c6d-2327", 0),
+        (" 2 , 0", 2),
+    ],
+)
 def test_a_rows_device_is_the_gpus_index_on_its_host(visible, device, monkeypatch):
     """Two Dask workers on one host each see their GPU as device 0; the row records the
     host's index (dask-cuda puts it first in CUDA_VISIBLE_DEVICES), so rows from the two
     GPUs stay apart."""
-    from cudabench.cluster import physical_device
+    from cudabench.run.cluster import physical_device
 
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", visible)
     assert physical_device() == device
@@ -197,12 +302,20 @@ def test_only_one_job_a_worker_is_in_flight(monkeypatch):
     restrictions to a worker when it is submitted, so submitting 16 jobs of unequal length
     at once split them 8 and 8 between two GPUs whatever their lengths. With two workers,
     the third job is handed out only after the first has ended."""
-    from cudabench.plan import plan
+    from cudabench.run.plan import plan
 
     monkeypatch.setenv("CUDABENCH_BACKEND", "fake")
     monkeypatch.setenv("CUDABENCH_FAKE_DEVICES", "2")
-    jobs = plan("reduce", ["7", "64", "1000", "64x129", "33", "5"], ["float4"], None,
-                      min_samples=2, min_time_s=0.0, max_time_s=0.01, warmup=0).jobs
+    jobs = plan(
+        "reduce",
+        ["7", "64", "1000", "64x129", "33", "5"],
+        ["float4"],
+        None,
+        min_samples=2,
+        min_time_s=0.0,
+        max_time_s=0.01,
+        warmup=0,
+    ).jobs
     seen: list[tuple[str, int]] = []
 
     class Events:

@@ -10,7 +10,8 @@ from typer.testing import CliRunner
 
 from cudabench.backends.fake import FAKE_DEVICE
 from cudabench.cli import app
-from cudabench.compare import (
+from cudabench.core.records import ResultRow, RunMeta, Status, TimingOptions
+from cudabench.record.compare import (
     CompareError,
     Verdict,
     compare_rows,
@@ -18,16 +19,23 @@ from cudabench.compare import (
     run_differences,
     speedup_matrix,
     verdict_for,
-)  # fmt: skip
-from cudabench.results import read_results, write_results
-from cudabench.spec import ResultRow, RunMeta, Status, TimingOptions
+)
+from cudabench.record.results import read_results, write_results
 
 runner = CliRunner()
 
 
-META = RunMeta(device=FAKE_DEVICE, timing_mode="hot", command="cudabench run reduce",
-               started="2026-11-21T22:00:00+00:00", cudabench_version="0.1.0",
-               cupy_version="14.2.0", nvcc_version="13.0.88", git_sha="", timing=TimingOptions())
+META = RunMeta(
+    device=FAKE_DEVICE,
+    timing_mode="hot",
+    command="cudabench run reduce",
+    started="2026-11-21T22:00:00+00:00",
+    cudabench_version="0.1.0",
+    cupy_version="14.2.0",
+    nvcc_version="13.0.88",
+    git_sha="",
+    timing=TimingOptions(),
+)
 
 
 def samples(median, rel_noise, n=30, seed=0):
@@ -35,13 +43,32 @@ def samples(median, rel_noise, n=30, seed=0):
     return tuple(median * (1 + rng.gauss(0, rel_noise)) for _ in range(n))
 
 
-def row(variant, time_us, noise=0.002, shape="442368x128", status=Status.OK, n=30, seed=0,
-        baseline=False, bytes_moved=None):  # fmt: skip
+def row(
+    variant,
+    time_us,
+    noise=0.002,
+    shape="442368x128",
+    status=Status.OK,
+    n=30,
+    seed=0,
+    baseline=False,
+    bytes_moved=None,
+):
     s = samples(time_us, noise, n, seed) if time_us else ()
     median = sorted(s)[len(s) // 2] if s else None
     gbps = bytes_moved / (median * 1e-6) / 1e9 if bytes_moved and median else None
-    return ResultRow("reduce", shape, "float32", variant, status, time_us=median, samples_us=s,
-                     is_baseline=baseline, gbps=gbps, bytes_moved=bytes_moved)  # fmt: skip
+    return ResultRow(
+        "reduce",
+        shape,
+        "float32",
+        variant,
+        status,
+        time_us=median,
+        samples_us=s,
+        is_baseline=baseline,
+        gbps=gbps,
+        bytes_moved=bytes_moved,
+    )
 
 
 def test_verdict_rule_on_known_answers():
@@ -60,17 +87,19 @@ def test_a_host_bound_row_must_clear_its_own_spread():
     2026-11-23): most samples near 64 us in one run and near 118 us in the other, both runs
     spanning both modes. The medians' standard errors are a few percent; the spread is
     ~85%, so the verdict is UNSURE, not SLOWER. A narrow row's real 11% change still is."""
-    from cudabench.spec import Measurement
+    from cudabench.core.records import Measurement
 
     def bimodal(low, high, seed):
         rng = random.Random(seed)
         return tuple(rng.gauss(64.0, 1.0) for _ in range(low)) + tuple(
-            rng.gauss(118.0, 2.0) for _ in range(high))
+            rng.gauss(118.0, 2.0) for _ in range(high)
+        )
 
     def host_row(s):
         m = Measurement(tuple(x / 1e3 for x in s), 1, "loop")
-        return dataclasses.replace(row("torch", 1.0), time_us=m.median_ms * 1e3, samples_us=s,
-                                   spread=m.spread)  # fmt: skip
+        return dataclasses.replace(
+            row("torch", 1.0), time_us=m.median_ms * 1e3, samples_us=s, spread=m.spread
+        )
 
     a, b = host_row(bimodal(30, 15, 1)), host_row(bimodal(10, 17, 2))
     assert b.time_us / a.time_us > 1.7 and a.spread > 0.5
@@ -125,11 +154,20 @@ def test_standard_error_of_the_median():
 
 def test_matching_status_changes_first_and_unmatched_kept():
     a = [row("fast", 50.0), row("gone", 70.0), row("breaks", 60.0), row("cupy", 100.0)]
-    b = [row("fast", 50.2, seed=9), row("breaks", None, status=Status.FAIL),
-         row("cupy", 100.1, seed=8), row("new", 40.0)]
+    b = [
+        row("fast", 50.2, seed=9),
+        row("breaks", None, status=Status.FAIL),
+        row("cupy", 100.1, seed=8),
+        row("new", 40.0),
+    ]
     pairs = compare_rows(a, b)
-    assert [p.verdict for p in pairs] == [Verdict.STATUS, Verdict.SAME, Verdict.SAME,
-                                          Verdict.ONLY_A, Verdict.ONLY_B]
+    assert [p.verdict for p in pairs] == [
+        Verdict.STATUS,
+        Verdict.SAME,
+        Verdict.SAME,
+        Verdict.ONLY_A,
+        Verdict.ONLY_B,
+    ]
     assert pairs[0].key.variant == "breaks" and pairs[0].regressed
     assert [p.key.variant for p in pairs[3:]] == ["gone", "new"]
 
@@ -140,14 +178,18 @@ def test_different_gpu_or_mode_are_fingerprint_differences():
     cold = dataclasses.replace(META, timing_mode="cold")
     assert run_differences(META, cold) == [("flush", "hot", "cold")]
     assert run_differences(META, META) == []
-    pair = verdict_for(row("v", 100.0, seed=1), row("v", 150.0, seed=2),
-                       mismatch=run_differences(META, cold))  # fmt: skip
+    pair = verdict_for(row("v", 100.0, seed=1), row("v", 150.0, seed=2), mismatch=run_differences(META, cold))
     assert pair.verdict is Verdict.NOT_COMPARABLE and not pair.regressed
 
 
 def test_speedup_matrix_against_baseline_or_named_variant():
-    rows = [row("naive", 400.0), row("float4", 50.0), row("cupy", 100.0, baseline=True),
-            row("naive", 40.0, shape="7"), row("cupy", 10.0, shape="7", baseline=True)]
+    rows = [
+        row("naive", 400.0),
+        row("float4", 50.0),
+        row("cupy", 100.0, baseline=True),
+        row("naive", 40.0, shape="7"),
+        row("cupy", 10.0, shape="7", baseline=True),
+    ]
     matrix = speedup_matrix(rows)
     assert matrix.against == "cupy"
     assert matrix.speedup[("442368x128", "float4")] == pytest.approx(2.0, rel=0.01)
@@ -163,8 +205,11 @@ def runs(tmp_path):
     a = [row("float4", 50.0, seed=1), row("shuffle", 60.0, seed=2), row("cupy", 100.0, seed=3, baseline=True)]
     b = [row("float4", 50.1, seed=4), row("shuffle", 70.0, seed=5), row("cupy", 100.2, seed=6, baseline=True)]
     write_results(tmp_path / "results" / "20261121T220000_reduce", META, a)
-    write_results(tmp_path / "results" / "20261121T230000_reduce",
-                  dataclasses.replace(META, started="2026-11-21T23:00:00+00:00"), b)
+    write_results(
+        tmp_path / "results" / "20261121T230000_reduce",
+        dataclasses.replace(META, started="2026-11-21T23:00:00+00:00"),
+        b,
+    )
     return tmp_path
 
 
@@ -177,8 +222,10 @@ def test_compare_cli_latest_two_and_exit_statuses(runs, monkeypatch):
     assert gate.exit_code == 1 and "regression" in gate.stderr and "shuffle" in gate.stderr
     loose = runner.invoke(app, ["compare", "--threshold", "20%", "--fail-on-regression"])
     assert loose.exit_code == 0
-    js = runner.invoke(app, ["compare", "results/20261121T220000_reduce.csv",
-                             "results/20261121T230000_reduce.json", "--json"])
+    js = runner.invoke(
+        app,
+        ["compare", "results/20261121T220000_reduce.csv", "results/20261121T230000_reduce.json", "--json"],
+    )
     verdicts = {r["variant"]: r["verdict"] for r in json.loads(js.stdout)}
     assert verdicts == {"float4": "SAME", "shuffle": "SLOWER", "cupy": "SAME"}
 
@@ -195,11 +242,13 @@ def test_gate_fails_when_nothing_matched_or_rows_went_missing(runs, tmp_path, mo
     write_results(tmp_path / "lost", META, lost)
     gate = runner.invoke(app, ["compare", a, str(tmp_path / "lost.json"), "--fail-on-regression"])
     assert gate.exit_code == 1 and "missing from B" in gate.stderr and "shuffle" in gate.stderr
-    allowed = runner.invoke(app, ["compare", a, str(tmp_path / "lost.json"),
-                                  "--fail-on-regression", "--allow-missing"])
+    allowed = runner.invoke(
+        app, ["compare", a, str(tmp_path / "lost.json"), "--fail-on-regression", "--allow-missing"]
+    )
     assert allowed.exit_code == 0, allowed.output
-    nothing_allowed = runner.invoke(app, ["compare", a, str(tmp_path / "add_run.json"),
-                                          "--fail-on-regression", "--allow-missing"])
+    nothing_allowed = runner.invoke(
+        app, ["compare", a, str(tmp_path / "add_run.json"), "--fail-on-regression", "--allow-missing"]
+    )
     assert nothing_allowed.exit_code == 1
 
 
@@ -238,13 +287,16 @@ def test_compare_cli_judges_no_row_of_another_gpu_unless_asked(runs, tmp_path, m
         assert f"gpu {FAKE_DEVICE.name} != Other GPU" in flat(forced.stderr)
 
 
-@pytest.mark.parametrize("args, message", [
-    (["compare", "--threshold", "lots"], "not a fraction"),
-    (["compare", "--threshold", "150%"], "between 0% and 100%"),
-    (["compare", "nope.json", "nope2.json"], "no such results file"),
-    (["compare", "--by", "shape"], "only 'variant'"),
-    (["report", "-f", "pdf"], "not one of"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["compare", "--threshold", "lots"], "not a fraction"),
+        (["compare", "--threshold", "150%"], "between 0% and 100%"),
+        (["compare", "nope.json", "nope2.json"], "no such results file"),
+        (["compare", "--by", "shape"], "only 'variant'"),
+        (["report", "-f", "pdf"], "not one of"),
+    ],
+)
 def test_compare_and_report_bad_usage(runs, monkeypatch, args, message):
     monkeypatch.chdir(runs)
     result = runner.invoke(app, args)
@@ -281,12 +333,17 @@ def test_plot_has_the_right_axes_and_opens(tmp_path):
     pytest.importorskip("matplotlib")
     from matplotlib import image
 
-    from cudabench.plots import draw_run, plot_run
+    from cudabench.present.plots import draw_run, plot_run
 
-    rows = [row(v, t * k, shape=s, bytes_moved=b, baseline=(v == "cupy"))
-            for s, b, k in (("1048576", 4 << 20, 0.01), ("1073741824", 4 << 30, 1.0),
-                            ("442368x128", 226 << 20, 0.06))
-            for v, t in (("float4", 950.0), ("naive", 9e5), ("cupy", 945.0))]
+    rows = [
+        row(v, t * k, shape=s, bytes_moved=b, baseline=(v == "cupy"))
+        for s, b, k in (
+            ("1048576", 4 << 20, 0.01),
+            ("1073741824", 4 << 30, 1.0),
+            ("442368x128", 226 << 20, 0.06),
+        )
+        for v, t in (("float4", 950.0), ("naive", 9e5), ("cupy", 945.0))
+    ]
     fig, shape = draw_run(rows, META)
     left, right = fig.axes
     assert shape == "1073741824"  # the largest problem by default
@@ -308,11 +365,10 @@ def test_plot_has_the_right_axes_and_opens(tmp_path):
 def test_rows_from_before_parameters_match_the_one_configuration():
     import dataclasses as dc
 
-    from cudabench.compare import Verdict, compare_rows
-    from cudabench.spec import ResultRow, Status
+    from cudabench.core.records import ResultRow, Status
+    from cudabench.record.compare import Verdict, compare_rows
 
-    old = ResultRow("reduce", "7", "float32", "float4", Status.OK, time_us=10.0,
-                    samples_us=(10.0,) * 5)  # fmt: skip
+    old = ResultRow("reduce", "7", "float32", "float4", Status.OK, time_us=10.0, samples_us=(10.0,) * 5)
     new = dc.replace(old, params="BLOCK=256,ITEMS=64")
     (pair,) = compare_rows([old], [new])
     assert pair.verdict is Verdict.SAME and pair.key.params == "BLOCK=256,ITEMS=64"

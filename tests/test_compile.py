@@ -6,10 +6,11 @@ from pathlib import Path
 import pytest
 from conftest import write_kernel
 
-from cudabench.compile import CompileError, compile_variant, parse_ptxas
-from cudabench.header import parse_header
-from cudabench.kernels import BUILTIN_KERNELS, discover
-from cudabench.ops import OPS
+from cudabench.build.compile import CompileError, compile_variant, parse_ptxas
+from cudabench.core.paths import BUILTIN_KERNELS
+from cudabench.ops.discovery import discover
+from cudabench.ops.header import parse_header
+from cudabench.ops.registry import OPS
 
 REPORT = """ptxas info    : Compiling entry function 'reduce_sum_float4' for 'sm_90'
 ptxas info    : Function properties for reduce_sum_float4
@@ -30,8 +31,13 @@ def test_parse_ptxas_report():
     assert found["other"].registers == 16 and found["other"].spill_bytes == 0
 
 
-BUILTIN = [(v, d) for op in sorted(OPS) for v in discover(op, [BUILTIN_KERNELS])[0]
-           if v.kind == "cuda" for d in v.dtypes]  # fmt: skip
+BUILTIN = [
+    (v, d)
+    for op in sorted(OPS)
+    for v in discover(op, [BUILTIN_KERNELS])[0]
+    if v.kind == "cuda"
+    for d in v.dtypes
+]
 
 
 def test_every_op_has_kernels_and_no_header_problems():
@@ -42,8 +48,9 @@ def test_every_op_has_kernels_and_no_header_problems():
 
 @pytest.mark.nvcc
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
-@pytest.mark.parametrize("variant, dtype", BUILTIN,
-                         ids=lambda x: x if isinstance(x, str) else f"{x.op}/{x.name}")
+@pytest.mark.parametrize(
+    "variant, dtype", BUILTIN, ids=lambda x: x if isinstance(x, str) else f"{x.op}/{x.name}"
+)
 def test_every_builtin_kernel_compiles(variant, dtype, arch, catalogue_cache, monkeypatch):
     monkeypatch.setenv("CUDABENCH_CACHE", str(catalogue_cache))
     compiled = compile_variant(variant, arch, dtype)
@@ -57,10 +64,13 @@ def test_every_builtin_kernel_compiles(variant, dtype, arch, catalogue_cache, mo
 
 
 @pytest.mark.nvcc
-@pytest.mark.parametrize("name, body, message", [
-    ("broken", 'extern "C" __global__ void broken() { int x = ; }\n', r"broken\.cu\(\d+\): error"),
-    ("absent", "__global__ void mangled() {}\n", r"entry point 'absent'.*found: mangled\b.*extern \"C\""),
-])
+@pytest.mark.parametrize(
+    "name, body, message",
+    [
+        ("broken", 'extern "C" __global__ void broken() { int x = ; }\n', r"broken\.cu\(\d+\): error"),
+        ("absent", "__global__ void mangled() {}\n", r"entry point 'absent'.*found: mangled\b.*extern \"C\""),
+    ],
+)
 def test_compile_errors_say_where_and_why(kernel_dir, tmp_path, monkeypatch, name, body, message):
     monkeypatch.setenv("CUDABENCH_CACHE", str(tmp_path / "cache"))
     path = write_kernel(kernel_dir, name, body)
@@ -85,8 +95,9 @@ def test_template_entry_is_instantiated_and_found_by_its_demangled_name(tmp_path
 @pytest.mark.nvcc
 def test_a_template_instantiation_that_does_not_exist_is_a_compile_error(tmp_path, monkeypatch):
     monkeypatch.setenv("CUDABENCH_CACHE", str(tmp_path / "cache"))
-    text = SEED000.read_text().replace("ReduceScaleBlockKernel<T, long long>",
-                                       "ReduceScaleBlockKernal<T, long long>")
+    text = SEED000.read_text().replace(
+        "ReduceScaleBlockKernel<T, long long>", "ReduceScaleBlockKernal<T, long long>"
+    )
     path = tmp_path / "typo.cu"
     path.write_text(text)
     with pytest.raises(CompileError, match="ReduceScaleBlockKernal"):

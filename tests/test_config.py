@@ -4,8 +4,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cudabench.config import ConfigError, builtin_config, load_config
-from cudabench.spec import Case, TimingOptions
+from cudabench.core.records import Case, TimingOptions
+from cudabench.run.config import ConfigError, builtin_config, load_config
 
 
 def write(tmp_path: Path, text: str) -> Path:
@@ -23,8 +23,12 @@ def test_builtin_reduce_config_loads():
 
 
 def test_single_benchmark_form(tmp_path):
-    config = load_config(write(tmp_path, "op: reduce\nshapes: [3x5, 2^20]\nvariants: [float4]\n"
-                                          "timing: {cold: true, max_time_s: 2}\n"))
+    config = load_config(
+        write(
+            tmp_path,
+            "op: reduce\nshapes: [3x5, 2^20]\nvariants: [float4]\ntiming: {cold: true, max_time_s: 2}\n",
+        )
+    )
     (bench,) = config.benchmarks
     assert bench.shapes == ((3, 5), (1 << 20,)) and bench.variants == ("float4",)
     assert config.timing == TimingOptions(cold=True, max_time_s=2.0)
@@ -40,8 +44,9 @@ def test_dtype_reaches_the_benchmark(tmp_path):
 
 
 def test_several_benchmarks(tmp_path):
-    config = load_config(write(tmp_path, "benchmarks:\n  - {op: reduce, shapes: [1]}\n"
-                                          "  - {op: reduce, shapes: [2, 3]}\n"))
+    config = load_config(
+        write(tmp_path, "benchmarks:\n  - {op: reduce, shapes: [1]}\n  - {op: reduce, shapes: [2, 3]}\n")
+    )
     assert [b.shapes for b in config.benchmarks] == [((1,),), ((2,), (3,))]
 
 
@@ -61,8 +66,10 @@ def test_several_benchmarks(tmp_path):
         ("- a\n- b\n", r"must be a mapping"),
         ("benchmarks: []\n", r"non-empty list"),
         ("benchmarks:\n  - {op: reduce, shapes: [1], extra: 1}\n", r"unknown key 'extra' in a benchmark"),
-        ("op: reduce\nshapes: [1]\ndtype: float61\n",
-         r"c.yaml:3: unknown dtype 'float61' \(did you mean float16"),
+        (
+            "op: reduce\nshapes: [1]\ndtype: float61\n",
+            r"c.yaml:3: unknown dtype 'float61' \(did you mean float16",
+        ),
         ("op: reduce\nshapes: [1]\ndtypes: [float32, bf16]\n", r"c.yaml:3: unknown dtype 'bf16'"),
     ],
 )
@@ -77,9 +84,12 @@ def test_missing_config_file(tmp_path):
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.dictionaries(st.sampled_from(["op", "shapes", "variants", "timing", "bogus"]),
-                       st.one_of(st.none(), st.integers(), st.text(max_size=8),
-                                 st.lists(st.text(max_size=6), max_size=3))))
+@given(
+    st.dictionaries(
+        st.sampled_from(["op", "shapes", "variants", "timing", "bogus"]),
+        st.one_of(st.none(), st.integers(), st.text(max_size=8), st.lists(st.text(max_size=6), max_size=3)),
+    )
+)
 def test_any_mapping_loads_or_raises_config_error(tmp_path_factory, raw):
     import yaml
 
@@ -94,7 +104,9 @@ def test_any_mapping_loads_or_raises_config_error(tmp_path_factory, raw):
 
 
 def test_top_level_dtypes_are_every_benchmarks_default(tmp_path):
-    text = ("dtypes: [bfloat16]\nbenchmarks:\n  - {op: reduce, shapes: [8]}\n"
-            "  - {op: add, shapes: [8], dtype: float16}\n")
+    text = (
+        "dtypes: [bfloat16]\nbenchmarks:\n  - {op: reduce, shapes: [8]}\n"
+        "  - {op: add, shapes: [8], dtype: float16}\n"
+    )
     config = load_config(write(tmp_path, text))
     assert [b.dtypes for b in config.benchmarks] == [("bfloat16",), ("float16",)]

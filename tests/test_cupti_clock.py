@@ -1,4 +1,4 @@
-"""CUPTI activity records -> per-launch samples (cudabench/cupti_clock.py), without a GPU:
+"""CUPTI activity records -> per-launch samples (cudabench/backends/cupti_clock.py), without a GPU:
 the records are built by hand as CUPTI would deliver them."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from cudabench.cupti_clock import (
+from cudabench.backends.cupti_clock import (
     KernelClockUnavailable,
     KernelRecord,
     LaunchTime,
@@ -18,13 +18,12 @@ from cudabench.cupti_clock import (
     launch_time,
     launch_times,
     resolve_timer,
-)  # fmt: skip
+)
 
 
 def samples_of(kernels, external, sample_id, launches, kernels_per_launch=None):
     """One sample's per-launch times, as launch_times cuts them (its records grouped first)."""
-    return cut(by_sample(kernels, external).get(sample_id, []), sample_id, launches,
-               kernels_per_launch)
+    return cut(by_sample(kernels, external).get(sample_id, []), sample_id, launches, kernels_per_launch)
 
 
 def kernel(corr: int, start: int, end: int, name: str = "k") -> KernelRecord:
@@ -64,8 +63,11 @@ def test_records_out_of_order_and_other_work_between():
     """Buffers arrive in any order; a flush kernel and another sample's kernels sit between
     this sample's. Only correlation decides, never position or name."""
     mine = [kernel(201, 10_000, 12_000, "same_name"), kernel(202, 20_000, 23_000, "same_name")]
-    others = [kernel(200, 0, 9_000, "flush"), kernel(203, 13_000, 19_000, "same_name"),
-              kernel(999, 30_000, 40_000, "same_name")]  # fmt: skip
+    others = [
+        kernel(200, 0, 9_000, "flush"),
+        kernel(203, 13_000, 19_000, "same_name"),
+        kernel(999, 30_000, 40_000, "same_name"),
+    ]
     records = mine + others
     random.Random(1).shuffle(records)
     external = {201: 5, 202: 5, 203: 6}  # 999: outside any sample (not ours)
@@ -115,8 +117,12 @@ def test_a_record_without_timestamps_is_no_sample():
 def test_launch_times_follow_the_samples_in_order():
     """Two samples, one a graph of 2 launches and one single launch (ids 4 and 5), with a
     flush kernel between them that no sample owns."""
-    records = [kernel(40, 100, 300), kernel(40, 400, 700), kernel(41, 800, 5_000, "flush"),
-               kernel(42, 5_100, 5_200)]  # fmt: skip
+    records = [
+        kernel(40, 100, 300),
+        kernel(40, 400, 700),
+        kernel(41, 800, 5_000, "flush"),
+        kernel(42, 5_100, 5_200),
+    ]
     random.Random(3).shuffle(records)
     external = {40: 4, 42: 5}
     times = launch_times(records, external, [(4, 2), (5, 1)])
@@ -134,11 +140,14 @@ def test_the_clock_a_run_gets():
     assert resolve_timer("cupti", "") == ("cupti", "")
     assert resolve_timer("both", "") == ("both", "")
     clock, note = resolve_timer("auto", "cupti-python does not load")
-    assert clock == "events" and note == ("timer: CUDA events (CUPTI unavailable: cupti-python "
-                                          "does not load)")  # fmt: skip
+    assert clock == "events" and note == (
+        "timer: CUDA events (CUPTI unavailable: cupti-python does not load)"
+    )
     for strict in ("cupti", "both"):
-        with pytest.raises(KernelClockUnavailable, match=f"--timer {strict}: CUPTI unavailable: "
-                           "another profiler.*--timer events"):  # fmt: skip
+        with pytest.raises(
+            KernelClockUnavailable,
+            match=f"--timer {strict}: CUPTI unavailable: another profiler.*--timer events",
+        ):
             resolve_timer(strict, "another profiler holds it")
     with pytest.raises(ValueError, match="unknown timer 'ncu'"):
         resolve_timer("ncu", "")

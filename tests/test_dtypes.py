@@ -10,11 +10,19 @@ from typer.testing import CliRunner
 
 from cudabench.backends.fake import FakeBackend
 from cudabench.cli import app
-from cudabench.compare import Verdict, compare_rows
-from cudabench.dtypes import BFLOAT16, DTYPES, FLOAT16, FLOAT32, UnknownDType, get_dtype, output_tolerance
-from cudabench.header import KernelHeaderError, instantiate, parse_header
-from cudabench.runner import CaseJob, Runner
-from cudabench.spec import Case, KernelVariant, Launch, ResultRow, Status, TimingOptions
+from cudabench.core.dtypes import (
+    BFLOAT16,
+    DTYPES,
+    FLOAT16,
+    FLOAT32,
+    UnknownDType,
+    get_dtype,
+    output_tolerance,
+)
+from cudabench.core.records import Case, KernelVariant, Launch, ResultRow, Status, TimingOptions
+from cudabench.measure.runner import CaseJob, Runner
+from cudabench.ops.header import KernelHeaderError, instantiate, parse_header
+from cudabench.record.compare import Verdict, compare_rows
 
 QUICK = TimingOptions(warmup=1, min_samples=3, min_time_s=0.0, max_time_s=1.0)
 SIXTEEN = ["float16", "bfloat16"]
@@ -54,17 +62,25 @@ HEADER = """// cudabench:
 """
 
 
-@pytest.mark.parametrize("dtypes, expected", [
-    ("[float32, bfloat16]", ("float32", "bfloat16")), ("float16", ("float16",)),
-])
+@pytest.mark.parametrize(
+    "dtypes, expected",
+    [
+        ("[float32, bfloat16]", ("float32", "bfloat16")),
+        ("float16", ("float16",)),
+    ],
+)
 def test_header_dtypes(tmp_path, dtypes, expected):
     assert parse_header(tmp_path / "k.cu", "reduce", HEADER.format(dtypes=dtypes)).dtypes == expected
 
 
-@pytest.mark.parametrize("dtypes, message", [
-    ("[float32, bf16]", r"k.cu:6: unknown dtype 'bf16'"), ("[]", r"k.cu:6: dtypes must be a list"),
-    ("[float32, half]", r"k.cu:6: unknown dtype 'half'"),
-])
+@pytest.mark.parametrize(
+    "dtypes, message",
+    [
+        ("[float32, bf16]", r"k.cu:6: unknown dtype 'bf16'"),
+        ("[]", r"k.cu:6: dtypes must be a list"),
+        ("[float32, half]", r"k.cu:6: unknown dtype 'half'"),
+    ],
+)
 def test_header_dtype_errors_name_the_line(tmp_path, dtypes, message):
     with pytest.raises(KernelHeaderError, match=message):
         parse_header(tmp_path / "k.cu", "reduce", HEADER.format(dtypes=dtypes))
@@ -78,6 +94,7 @@ def test_template_entries_parse_and_junk_does_not(tmp_path):
 
 
 # --- planted kernels, in the element type the runner hands them ---------------------------
+
 
 def f32_sum(grid, block, x, out, *rest):  # what the real kernels do: float accumulation
     out[...] = x.astype(np.float32).sum(axis=-1)
@@ -104,13 +121,24 @@ def half_accumulator(grid, block, x, out, *rest):
     out[...] = acc.reshape(out.shape)
 
 
-KERNELS = {"good": f32_sum, "drop": drop_tail, "start": start_at_one, "none": write_nothing,
-           "half": half_accumulator}
+KERNELS = {
+    "good": f32_sum,
+    "drop": drop_tail,
+    "start": start_at_one,
+    "none": write_nothing,
+    "half": half_accumulator,
+}
 
 
 def _variant(name):
-    return KernelVariant("reduce", name, f"/k/{name}.cu", (Launch(name, 256, "segments"),), "t",
-                         dtypes=("float32", "float16", "bfloat16"))
+    return KernelVariant(
+        "reduce",
+        name,
+        f"/k/{name}.cu",
+        (Launch(name, 256, "segments"),),
+        "t",
+        dtypes=("float32", "float16", "bfloat16"),
+    )
 
 
 def _rows(shape, dtype, *names):
@@ -141,9 +169,25 @@ def test_a_16_bit_accumulator_fails_on_long_rows(dtype):
 
 # --- the command line ----------------------------------------------------------------------
 
+
 def test_run_in_several_dtypes_keys_every_row_by_its_dtype(tmp_path):
-    result = cli.invoke(app, ["run", "reduce", "-s", "64x129", "--dtype", "bfloat16", "--dtype",
-                              "float32", *CLI_QUICK, "-o", str(tmp_path)], env=FAKE)
+    result = cli.invoke(
+        app,
+        [
+            "run",
+            "reduce",
+            "-s",
+            "64x129",
+            "--dtype",
+            "bfloat16",
+            "--dtype",
+            "float32",
+            *CLI_QUICK,
+            "-o",
+            str(tmp_path),
+        ],
+        env=FAKE,
+    )
     assert result.exit_code == 0, result.output
     rows = json.loads(next(tmp_path.glob("*.json")).read_text())["rows"]
     bf16 = {r["variant"] for r in rows if r["dtype"] == "bfloat16"}
@@ -152,20 +196,26 @@ def test_run_in_several_dtypes_keys_every_row_by_its_dtype(tmp_path):
 
 
 def test_dtype_all_runs_each_variant_in_what_it_declares(tmp_path):
-    result = cli.invoke(app, ["run", "reduce", "-s", "100", "--dtype", "all", *CLI_QUICK,
-                              "-o", str(tmp_path)], env=FAKE)
+    result = cli.invoke(
+        app, ["run", "reduce", "-s", "100", "--dtype", "all", *CLI_QUICK, "-o", str(tmp_path)], env=FAKE
+    )
     assert result.exit_code == 0, result.output  # a library baseline failing in 16-bit is a note
     rows = json.loads(next(tmp_path.glob("*.json")).read_text())["rows"]
     assert {r["dtype"] for r in rows} == {"float32", "float16", "bfloat16"}
     assert {r["dtype"] for r in rows if r["variant"] == "naive"} == {"float32"}
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--dtype", "nosuch"], "unknown dtype 'nosuch'"),
-    (["--dtype", "bfloat61"], "did you mean bfloat16"),
-    (["-v", "atomic", "--dtype", "bfloat16"],
-     "no chosen variant of reduce runs in bfloat16 (atomic: float32)"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--dtype", "nosuch"], "unknown dtype 'nosuch'"),
+        (["--dtype", "bfloat61"], "did you mean bfloat16"),
+        (
+            ["-v", "atomic", "--dtype", "bfloat16"],
+            "no chosen variant of reduce runs in bfloat16 (atomic: float32)",
+        ),
+    ],
+)
 def test_bad_dtype_is_one_line_exit_2(args, message):
     result = cli.invoke(app, ["run", "reduce", "-s", "8", *args], env=FAKE)
     assert result.exit_code == 2 and message in result.stderr

@@ -17,8 +17,9 @@ from typer.testing import CliRunner
 
 from cudabench.backends.fake import FAKE_DEVICE
 from cudabench.cli import app
-from cudabench.compare import Verdict, compare_rows, run_differences
-from cudabench.fingerprint import (
+from cudabench.core.records import ResultRow, RowKey, RunMeta, Status, TimingOptions
+from cudabench.record.compare import Verdict, compare_rows, run_differences
+from cudabench.record.fingerprint import (
     ALL,
     KEYS,
     blocking,
@@ -27,34 +28,57 @@ from cudabench.fingerprint import (
     fingerprint,
     loads,
     short_line,
-)  # fmt: skip
-from cudabench.history import _MIGRATIONS, SCHEMA_VERSION, History
-from cudabench.results import meta_dict, read_results, row_record, write_results
-from cudabench.spec import ResultRow, RowKey, RunMeta, Status, TimingOptions
+)
+from cudabench.record.history import _MIGRATIONS, SCHEMA_VERSION, History
+from cudabench.record.results import meta_dict, read_results, row_record, write_results
 
 runner = CliRunner()
 WIDE = {"COLUMNS": "250"}
-DEVICE = dataclasses.replace(FAKE_DEVICE, name="NVIDIA H100 80GB HBM3", driver_version="580.95",
-                             runtime_version="13.0", power_limit_w="700", ecc="on", mig="off")
-META = RunMeta(device=DEVICE, timing_mode="cold", command="cudabench run reduce",
-               started="2026-11-24T10:00:00+00:00", cudabench_version="0.1.0",
-               cupy_version="14.2.0", nvcc_version="13.0.88", git_sha="abc",
-               timing=TimingOptions(cold=True), compile_flags="-O3 -std=c++17 -lineinfo")
+DEVICE = dataclasses.replace(
+    FAKE_DEVICE,
+    name="NVIDIA H100 80GB HBM3",
+    driver_version="580.95",
+    runtime_version="13.0",
+    power_limit_w="700",
+    ecc="on",
+    mig="off",
+)
+META = RunMeta(
+    device=DEVICE,
+    timing_mode="cold",
+    command="cudabench run reduce",
+    started="2026-11-24T10:00:00+00:00",
+    cudabench_version="0.1.0",
+    cupy_version="14.2.0",
+    nvcc_version="13.0.88",
+    git_sha="abc",
+    timing=TimingOptions(cold=True),
+    compile_flags="-O3 -std=c++17 -lineinfo",
+)
 
 
 def other(meta: RunMeta = META, started: str = "2026-11-25T10:00:00+00:00", **device: str) -> RunMeta:
     """`meta` on a card whose DeviceInfo differs in `device`, started later."""
-    return dataclasses.replace(meta, started=started,
-                               device=dataclasses.replace(meta.device, **device))  # fmt: skip
+    return dataclasses.replace(meta, started=started, device=dataclasses.replace(meta.device, **device))
 
 
 def timed(variant: str, median_us: float, seed: int, baseline: bool = False) -> ResultRow:
     rng = random.Random(seed)
     samples = tuple(median_us * (1 + rng.uniform(-0.005, 0.005)) for _ in range(30))
     ordered = sorted(samples)
-    return ResultRow("reduce", "16777216", "float32", variant, Status.OK, time_us=ordered[15],
-                     min_us=ordered[0], spread=0.008, samples=30, samples_us=samples,
-                     is_baseline=baseline)  # fmt: skip
+    return ResultRow(
+        "reduce",
+        "16777216",
+        "float32",
+        variant,
+        Status.OK,
+        time_us=ordered[15],
+        min_us=ordered[0],
+        spread=0.008,
+        samples=30,
+        samples_us=samples,
+        is_baseline=baseline,
+    )
 
 
 A_ROWS = [timed("float4", 50.0, 1), timed("shuffle", 60.0, 2), timed("cupy", 100.0, 3, True)]
@@ -68,38 +92,63 @@ def test_the_fingerprint_holds_every_key_that_moves_times():
     fp = fingerprint(META)
     assert tuple(fp) == KEYS
     assert fp == {
-        "gpu": "NVIDIA H100 80GB HBM3", "driver": "580.95", "cuda": "13.0", "nvcc": "13.0.88",
-        "power_limit_w": "700", "ecc": "on", "mig": "off", "clocks": "default",
-        "fill": "random", "timer": "events", "flush": "cold",
-        "compile_flags": "-O3 -std=c++17 -lineinfo", "cudabench": "0.1.0",
-    }  # fmt: skip
+        "gpu": "NVIDIA H100 80GB HBM3",
+        "driver": "580.95",
+        "cuda": "13.0",
+        "nvcc": "13.0.88",
+        "power_limit_w": "700",
+        "ecc": "on",
+        "mig": "off",
+        "clocks": "default",
+        "fill": "random",
+        "timer": "events",
+        "flush": "cold",
+        "compile_flags": "-O3 -std=c++17 -lineinfo",
+        "cudabench": "0.1.0",
+    }
     both = dataclasses.replace(META, timing=dataclasses.replace(META.timing, timer="both"))
     assert fingerprint(both)["timer"] == "cupti"  # a both run's times are CUPTI's
     assert "driver 580.95" in short_line(fp) and "ecc on" in short_line(fp)
 
 
-@pytest.mark.parametrize("change, key", [
-    (dict(driver_version="575.57"), "driver"), (dict(power_limit_w="500"), "power_limit_w"),
-    (dict(ecc="off"), "ecc"), (dict(mig="on"), "mig"), (dict(runtime_version="12.8"), "cuda"),
-    (dict(name="NVIDIA H200"), "gpu"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "change, key",
+    [
+        (dict(driver_version="575.57"), "driver"),
+        (dict(power_limit_w="500"), "power_limit_w"),
+        (dict(ecc="off"), "ecc"),
+        (dict(mig="on"), "mig"),
+        (dict(runtime_version="12.8"), "cuda"),
+        (dict(name="NVIDIA H200"), "gpu"),
+    ],
+)
 def test_each_device_key_is_a_difference(change, key):
     b = other(**change)
     assert run_differences(META, b) == [(key, fingerprint(META)[key], fingerprint(b)[key])]
 
 
-@pytest.mark.parametrize("timing, key", [
-    (dict(clocks="base"), "clocks"), (dict(fill="zeros"), "fill"), (dict(timer="cupti"), "timer"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "timing, key",
+    [
+        (dict(clocks="base"), "clocks"),
+        (dict(fill="zeros"), "fill"),
+        (dict(timer="cupti"), "timer"),
+    ],
+)
 def test_each_timing_key_is_a_difference(timing, key):
     b = dataclasses.replace(META, timing=dataclasses.replace(META.timing, **timing))
     assert [d[0] for d in run_differences(META, b)] == [key]
 
 
-@pytest.mark.parametrize("field, value, key", [
-    ("nvcc_version", "12.9.86", "nvcc"), ("compile_flags", "-O2", "compile_flags"),
-    ("cudabench_version", "0.2.0", "cudabench"), ("timing_mode", "hot", "flush"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "field, value, key",
+    [
+        ("nvcc_version", "12.9.86", "nvcc"),
+        ("compile_flags", "-O2", "compile_flags"),
+        ("cudabench_version", "0.2.0", "cudabench"),
+        ("timing_mode", "hot", "flush"),
+    ],
+)
 def test_each_run_key_is_a_difference(field, value, key):
     b = dataclasses.replace(META, **{field: value})
     assert run_differences(META, b) == [(key, fingerprint(META)[key], value)]
@@ -150,8 +199,10 @@ def test_another_driver_is_not_comparable_and_named(driver_changed):
     assert "3 NOT_COMPARABLE" in shown.stderr and "--allow-mismatch" in shown.stderr
     js = json.loads(runner.invoke(app, [*driver_changed, "--json"]).stdout)
     assert {p["verdict"] for p in js} == {"NOT_COMPARABLE"}
-    assert js[0]["mismatch"] == [{"key": "driver", "a": "580.95", "b": "575.57"},
-                                 {"key": "power_limit_w", "a": "700", "b": "500"}]
+    assert js[0]["mismatch"] == [
+        {"key": "driver", "a": "580.95", "b": "575.57"},
+        {"key": "power_limit_w", "a": "700", "b": "500"},
+    ]
 
 
 def test_the_gate_neither_fails_nor_passes_silently_on_a_changed_machine(driver_changed):
@@ -169,11 +220,11 @@ def test_allow_mismatch_gives_marked_verdicts_and_gates_on_them(driver_changed):
     assert shown.exit_code == 0, shown.output
     assert "SLOWER*" in shown.stdout and "SAME*" in shown.stdout
     assert "NOT COMPARABLE" not in shown.stdout
-    assert ("*: 3 verdict(s) given although the runs differ: driver 580.95 != 575.57, "
-            "power_limit_w 700 != 500") in flat(shown.stderr)
+    assert (
+        "*: 3 verdict(s) given although the runs differ: driver 580.95 != 575.57, power_limit_w 700 != 500"
+    ) in flat(shown.stderr)
     js = json.loads(runner.invoke(app, [*driver_changed, "--allow-mismatch", "--json"]).stdout)
-    assert {p["variant"]: p["verdict"] for p in js} == {"shuffle": "SLOWER", "float4": "SAME",
-                                                         "cupy": "SAME"}
+    assert {p["variant"]: p["verdict"] for p in js} == {"shuffle": "SLOWER", "float4": "SAME", "cupy": "SAME"}
     assert all(p["mismatch"] for p in js)  # what the mark stands for
     gate = runner.invoke(app, [*driver_changed, "--allow-mismatch", "--fail-above", "3%"])
     assert gate.exit_code == 1 and "shuffle 16777216 float32 SLOWER*" in flat(gate.stderr)
@@ -182,17 +233,23 @@ def test_allow_mismatch_gives_marked_verdicts_and_gates_on_them(driver_changed):
 def test_some_rows_not_comparable_leave_the_gate_to_the_others(tmp_path):
     """A file whose shuffle row was CUPTI-timed: that row gets no verdict, and float4's
     regression still fails the gate."""
-    b_rows = [timed("float4", 60.0, 4), dataclasses.replace(timed("shuffle", 70.0, 5), timer="cupti"),
-              timed("cupy", 100.2, 6, True)]
+    b_rows = [
+        timed("float4", 60.0, 4),
+        dataclasses.replace(timed("shuffle", 70.0, 5), timer="cupti"),
+        timed("cupy", 100.2, 6, True),
+    ]
     write_results(tmp_path / "a", META, A_ROWS)
     write_results(tmp_path / "b", META, b_rows)
-    gate = runner.invoke(app, ["compare", str(tmp_path / "a.json"), str(tmp_path / "b.json"),
-                               "--fail-on-regression"])  # fmt: skip
+    gate = runner.invoke(
+        app, ["compare", str(tmp_path / "a.json"), str(tmp_path / "b.json"), "--fail-on-regression"]
+    )
     assert gate.exit_code == 1
     said = flat(gate.stderr)
     assert "gate: 1 of 2 kernel rows NOT COMPARABLE (timer events != cupti)" in said
-    assert "regression: reduce float4 16777216 float32 SLOWER" in said and "shuffle" not in (
-        said.split("regression:")[1])
+    assert (
+        "regression: reduce float4 16777216 float32 SLOWER" in said
+        and "shuffle" not in (said.split("regression:")[1])
+    )
 
 
 def test_an_old_results_file_without_the_new_fields_still_compares(tmp_path):
@@ -214,7 +271,10 @@ def test_an_old_results_file_without_the_new_fields_still_compares(tmp_path):
     shown = runner.invoke(app, args)
     assert shown.exit_code == 0, shown.output
     assert {p["variant"]: p["verdict"] for p in json.loads(shown.stdout)} == {
-        "shuffle": "SLOWER", "float4": "SAME", "cupy": "SAME"}
+        "shuffle": "SLOWER",
+        "float4": "SAME",
+        "cupy": "SAME",
+    }
     assert all(p["mismatch"] == [] for p in json.loads(shown.stdout))
 
 
@@ -224,7 +284,8 @@ def test_results_files_and_reports_show_the_fingerprint(tmp_path):
     assert read_results(json_path)[0] == META  # written for readers, not read back
     table = runner.invoke(app, ["report", str(json_path)], env=WIDE)
     assert table.exit_code == 0 and "fingerprint: gpu NVIDIA H100 80GB HBM3, driver 580.95" in (
-        flat(table.stdout))
+        flat(table.stdout)
+    )
     markdown = runner.invoke(app, ["report", str(json_path), "-f", "markdown"])
     assert "fingerprint: gpu NVIDIA H100 80GB HBM3" in markdown.stdout
 
@@ -258,8 +319,7 @@ def test_history_judges_no_run_against_one_of_another_fingerprint(tmp_path):
     new_driver = other(driver_version="575.57")
     _runs(path, (META, 100.0), (META, 100.1), (new_driver, 110.0), (new_driver, 110.1))
     with History(path) as history:
-        assert [r.fingerprint["driver"] for r in history.runs()] == ["575.57", "575.57",
-                                                                       "580.95", "580.95"]
+        assert [r.fingerprint["driver"] for r in history.runs()] == ["575.57", "575.57", "580.95", "580.95"]
     args = ["history", "reduce", "-v", "float4", "--db", str(path)]
     shown = runner.invoke(app, [*args, "--plot", str(tmp_path / "h.png")], env=WIDE)
     assert shown.exit_code == 0, shown.output
@@ -267,8 +327,10 @@ def test_history_judges_no_run_against_one_of_another_fingerprint(tmp_path):
     assert (tmp_path / "h.png").exists()
     allowed = runner.invoke(app, [*args, "--allow-mismatch"], env=WIDE)
     assert _verdicts(allowed) == ["", "SAME", "SLOWER*", "SAME"]
-    assert "verdict*: judged across runs whose fingerprints differ (--allow-mismatch): driver " \
-           "580.95 != 575.57" in flat(allowed.stderr)
+    assert (
+        "verdict*: judged across runs whose fingerprints differ (--allow-mismatch): driver "
+        "580.95 != 575.57" in flat(allowed.stderr)
+    )
     gate = runner.invoke(app, ["compare", "--against", "last~1", "--fail-above", "3%", "--db", str(path)])
     assert gate.exit_code == 3 and "no kernel row was judged" in flat(gate.stderr)
 
@@ -291,12 +353,17 @@ def test_migration_to_schema_3_fingerprints_the_runs_already_there(tmp_path):
     stored = meta_dict(META)
     del stored["fingerprint"], stored["compile_flags"]  # as a version-2 cudabench wrote it
     for n, text in enumerate([json.dumps(stored), "{not json"]):
-        db.execute("INSERT INTO runs (started, command, gpu, driver, timing_mode, "
-                   "cudabench_version, meta_json) VALUES (?, 'c', 'g', 'd', 'cold', '0.1.0', ?)",
-                   (f"2026-11-2{n}T10:00:00+00:00", text))  # fmt: skip
-    db.execute("INSERT INTO rows (run_id, op, variant, shape, dtype, params, status, time_us, "
-               "spread, row_json) VALUES (1, 'reduce', 'float4', '16777216', 'float32', '', "
-               "'OK', 50, 0.01, ?)", (json.dumps(row_record(timed("float4", 50.0, 1))),))  # fmt: skip
+        db.execute(
+            "INSERT INTO runs (started, command, gpu, driver, timing_mode, "
+            "cudabench_version, meta_json) VALUES (?, 'c', 'g', 'd', 'cold', '0.1.0', ?)",
+            (f"2026-11-2{n}T10:00:00+00:00", text),
+        )
+    db.execute(
+        "INSERT INTO rows (run_id, op, variant, shape, dtype, params, status, time_us, "
+        "spread, row_json) VALUES (1, 'reduce', 'float4', '16777216', 'float32', '', "
+        "'OK', 50, 0.01, ?)",
+        (json.dumps(row_record(timed("float4", 50.0, 1))),),
+    )
     db.commit()
     db.close()
     with History(path) as history:

@@ -10,7 +10,7 @@ from conftest import write_kernel
 from typer.testing import CliRunner
 
 from cudabench.cli import app
-from cudabench.spec import Case, Status, TimingOptions
+from cudabench.core.records import Case, Status, TimingOptions
 
 pytestmark = pytest.mark.gpu
 ODD_SHAPES = [(1,), (3, 5), (1000003,), (442367, 129), (442368, 128), (1 << 20,), (1 << 30,)]
@@ -45,7 +45,7 @@ def compiled_ahead(runner, variants, dtype="float32"):
     import os
     from concurrent.futures import ThreadPoolExecutor
 
-    from cudabench.compile import CompileError, compile_variant
+    from cudabench.build.compile import CompileError, compile_variant
 
     def build(variant):
         try:
@@ -61,15 +61,16 @@ def compiled_ahead(runner, variants, dtype="float32"):
 @pytest.fixture(scope="module")
 def runner():
     from cudabench.backends.cupy_backend import CupyBackend
-    from cudabench.runner import Runner
+    from cudabench.measure.runner import Runner
 
     return Runner(CupyBackend())
 
 
 @pytest.mark.parametrize("shape", ODD_SHAPES, ids=lambda s: "x".join(map(str, s)))
 def test_every_builtin_variant_is_right(runner, shape):
-    from cudabench.kernels import BUILTIN_KERNELS, discover
-    from cudabench.runner import CaseJob
+    from cudabench.core.paths import BUILTIN_KERNELS
+    from cudabench.measure.runner import CaseJob
+    from cudabench.ops.discovery import discover
 
     variants, problems = discover("reduce", [BUILTIN_KERNELS])
     assert not problems
@@ -93,12 +94,12 @@ CATALOGUE_SHAPES = {
 CATALOGUE = [(op, shape) for op, shapes in CATALOGUE_SHAPES.items() for shape in shapes]
 
 
-@pytest.mark.parametrize("op, shape", CATALOGUE,
-                         ids=[f"{op}-{'x'.join(map(str, s))}" for op, s in CATALOGUE])
+@pytest.mark.parametrize("op, shape", CATALOGUE, ids=[f"{op}-{'x'.join(map(str, s))}" for op, s in CATALOGUE])
 def test_every_catalogue_variant_is_right_on_odd_shapes(runner, op, shape):
-    from cudabench.kernels import BUILTIN_KERNELS, discover
-    from cudabench.ops import get_op
-    from cudabench.runner import CaseJob
+    from cudabench.core.paths import BUILTIN_KERNELS
+    from cudabench.measure.runner import CaseJob
+    from cudabench.ops.discovery import discover
+    from cudabench.ops.registry import get_op
 
     variants, problems = discover(op, [BUILTIN_KERNELS])
     assert variants and not problems
@@ -111,61 +112,82 @@ def test_every_catalogue_variant_is_right_on_odd_shapes(runner, op, shape):
     assert ran and all(r.time_us > 0 and r.max_abs_err <= r.tolerance for r in ran)
 
 
-ISSUE_ODD = {"reduce": [(1,), (31,), (33,), (65537, 3), (442367, 129)],
-             "reduce_max": [(1,), (31,), (65537, 3), (442367, 129)],
-             "reduce_scale": [(31, 33), (65537, 3), (442367, 129)],
-             "softmax": [(1, 31), (33,), (65537, 3), (442367, 129), (31, 4099), (5, 32768)],
-             "add": [(1,), (31,), (33,), (1000003,)], "sigmoid": [(31,), (1000003,)],
-             "relu": [(33,), (1000003,)], "transpose": [(33, 31), (4097, 1025)],
-             "gemv": [(65537, 3), (3, 100003), (4097, 1023)]}
-SIXTEEN = [(op, shape, dtype) for op, shapes in ISSUE_ODD.items()
-           for shape in shapes + CATALOGUE_SHAPES.get(op, [])[-2:]
-           for dtype in ("float16", "bfloat16")]
+ISSUE_ODD = {
+    "reduce": [(1,), (31,), (33,), (65537, 3), (442367, 129)],
+    "reduce_max": [(1,), (31,), (65537, 3), (442367, 129)],
+    "reduce_scale": [(31, 33), (65537, 3), (442367, 129)],
+    "softmax": [(1, 31), (33,), (65537, 3), (442367, 129), (31, 4099), (5, 32768)],
+    "add": [(1,), (31,), (33,), (1000003,)],
+    "sigmoid": [(31,), (1000003,)],
+    "relu": [(33,), (1000003,)],
+    "transpose": [(33, 31), (4097, 1025)],
+    "gemv": [(65537, 3), (3, 100003), (4097, 1023)],
+}
+SIXTEEN = [
+    (op, shape, dtype)
+    for op, shapes in ISSUE_ODD.items()
+    for shape in shapes + CATALOGUE_SHAPES.get(op, [])[-2:]
+    for dtype in ("float16", "bfloat16")
+]
 
 
-@pytest.mark.parametrize("op, shape, dtype", SIXTEEN,
-                         ids=[f"{o}-{'x'.join(map(str, s))}-{d}" for o, s, d in SIXTEEN])
+@pytest.mark.parametrize(
+    "op, shape, dtype", SIXTEEN, ids=[f"{o}-{'x'.join(map(str, s))}-{d}" for o, s, d in SIXTEEN]
+)
 def test_every_16_bit_variant_is_right_on_odd_shapes(runner, op, shape, dtype):
     """Every built-in variant that declares the dtype validates against the float64
     reference of its 16-bit inputs; the library baselines run too (their failures are the
     library's, reported but not asserted)."""
-    from cudabench.kernels import BUILTIN_KERNELS, discover
-    from cudabench.ops import get_op
-    from cudabench.runner import CaseJob
+    from cudabench.core.paths import BUILTIN_KERNELS
+    from cudabench.measure.runner import CaseJob
+    from cudabench.ops.discovery import discover
+    from cudabench.ops.registry import get_op
 
     variants = [v for v in discover(op, [BUILTIN_KERNELS])[0] if dtype in v.dtypes]
     assert variants
-    rows = runner.run_job(CaseJob(Case(op, shape, dtype), tuple(variants),
-                                  tuple(get_op(op).baselines()), ONCE))  # fmt: skip
-    bad = [(r.variant, r.status.value, r.error) for r in rows
-           if not r.is_baseline and r.status not in (Status.OK, Status.N_A)]
+    rows = runner.run_job(
+        CaseJob(Case(op, shape, dtype), tuple(variants), tuple(get_op(op).baselines()), ONCE)
+    )
+    bad = [
+        (r.variant, r.status.value, r.error)
+        for r in rows
+        if not r.is_baseline and r.status not in (Status.OK, Status.N_A)
+    ]
     assert not bad
     assert any(r.status is Status.OK and not r.is_baseline for r in rows)
 
 
 # Issue 14: the variants it added (or gave a parameter) and kept, at every configuration of the grids
 # below, on the issue's odd shapes, in every dtype they declare; 2^30 + 3 at the defaults.
-NEW14 = {"softmax": {"online_vec": {"UNROLL": (2, 8), "NORM_UNROLL": (2, 8), "STREAM_LOADS": (0, 1)},
-                     "online_tile": {"STATS_UNROLL": (4, 8), "UNROLL": (1, 4), "NORM_HINTS": (0, 1)}},
-         "gemv": {"vec4": {"LOADS": (2, 4, 8)}},
-         "transpose": {"vec": {"BLOCK": (256, 512), "GROUP": (0, 8, 32)}}}
+NEW14 = {
+    "softmax": {
+        "online_vec": {"UNROLL": (2, 8), "NORM_UNROLL": (2, 8), "STREAM_LOADS": (0, 1)},
+        "online_tile": {"STATS_UNROLL": (4, 8), "UNROLL": (1, 4), "NORM_HINTS": (0, 1)},
+    },
+    "gemv": {"vec4": {"LOADS": (2, 4, 8)}},
+    "transpose": {"vec": {"BLOCK": (256, 512), "GROUP": (0, 8, 32)}},
+}
 ODD14 = [(1,), (31,), (33,), (65537, 3), (442367, 129)]
 MATRIX14 = {  # 2-D ops: odd sides, whole packs (4 and 8) and not, tall, wide, partial tiles
     "gemv": [(1, 1), (31, 33), (65537, 3), (442367, 129), (3, 100003)],
-    "transpose": [(1, 1), (31, 33), (65537, 3), (3, 65537), (8, 8), (4096, 4104), (4097, 1025),
-                  (1000, 64)],
+    "transpose": [(1, 1), (31, 33), (65537, 3), (3, 65537), (8, 8), (4096, 4104), (4097, 1025), (1000, 64)],
 }
-CASES14 = [(op, shape, dtype) for op in NEW14
-           for shape in MATRIX14.get(op, ODD14 + [((1 << 30) + 3,)])
-           for dtype in ("float32", "float16", "bfloat16")]
+CASES14 = [
+    (op, shape, dtype)
+    for op in NEW14
+    for shape in MATRIX14.get(op, ODD14 + [((1 << 30) + 3,)])
+    for dtype in ("float32", "float16", "bfloat16")
+]
 
 
-@pytest.mark.parametrize("op, shape, dtype", CASES14,
-                         ids=[f"{o}-{'x'.join(map(str, s))}-{d}" for o, s, d in CASES14])
+@pytest.mark.parametrize(
+    "op, shape, dtype", CASES14, ids=[f"{o}-{'x'.join(map(str, s))}-{d}" for o, s, d in CASES14]
+)
 def test_the_issue_14_variants_are_right_on_odd_shapes(runner, op, shape, dtype):
-    from cudabench.kernels import BUILTIN_KERNELS, discover
-    from cudabench.runner import CaseJob
-    from cudabench.space import grid
+    from cudabench.core.paths import BUILTIN_KERNELS
+    from cudabench.measure.runner import CaseJob
+    from cudabench.ops.discovery import discover
+    from cudabench.ops.space import grid
 
     big = max(shape) > 1 << 29
     chosen = [v for v in discover(op, [BUILTIN_KERNELS])[0] if v.name in NEW14[op] and dtype in v.dtypes]
@@ -181,31 +203,45 @@ def test_the_issue_14_variants_are_right_on_odd_shapes(runner, op, shape, dtype)
 # softmax `cluster` (sm_90) at every cluster size and block: rows of whole 16-byte packs from
 # 8 columns to 32768 (fewer packs than threads, a cluster's last block with none, a thread with
 # 8), and the issue's odd shapes, which it must leave N/A (cols % 8)
-CLUSTER_SHAPES = [(1, 8), (3, 1000), (31, 32768), (33, 8184), (65537, 8), (442367, 128),
-                  (1,), (31,), (33,), (65537, 3), (442367, 129)]
+CLUSTER_SHAPES = [
+    (1, 8),
+    (3, 1000),
+    (31, 32768),
+    (33, 8184),
+    (65537, 8),
+    (442367, 128),
+    (1,),
+    (31,),
+    (33,),
+    (65537, 3),
+    (442367, 129),
+]
 CLUSTER_CASES = [(s, d) for s in CLUSTER_SHAPES for d in ("float32", "float16", "bfloat16")]
 
 
 def run_rows_variant(runner, name, space, shape, dtype):
     """The rows of softmax variant `name` at every configuration of `space`, once each:
     OK and within tolerance on rows of whole 16-byte packs, N/A on the others (cols % 8)."""
-    from cudabench.kernels import BUILTIN_KERNELS, discover
-    from cudabench.runner import CaseJob
-    from cudabench.space import grid
+    from cudabench.core.paths import BUILTIN_KERNELS
+    from cudabench.measure.runner import CaseJob
+    from cudabench.ops.discovery import discover
+    from cudabench.ops.space import grid
 
     (v,) = [v for v in discover("softmax", [BUILTIN_KERNELS])[0] if v.name == name]
     configured = compiled_ahead(runner, grid(v, space), dtype)
     rows = runner.run_job(CaseJob(Case("softmax", shape, dtype), tuple(configured), (), ONCE))
     assert len(rows) == len(configured)
     whole_packs = shape[-1] % 8 == 0
-    assert all(r.status is (Status.OK if whole_packs else Status.N_A) for r in rows), \
-        [(r.label, r.status.value, r.error) for r in rows]
+    assert all(r.status is (Status.OK if whole_packs else Status.N_A) for r in rows), [
+        (r.label, r.status.value, r.error) for r in rows
+    ]
     assert all(r.max_abs_err <= r.tolerance for r in rows if r.status is Status.OK)
     return len(configured)
 
 
-@pytest.mark.parametrize("shape, dtype", CLUSTER_CASES,
-                         ids=[f"{'x'.join(map(str, s))}-{d}" for s, d in CLUSTER_CASES])
+@pytest.mark.parametrize(
+    "shape, dtype", CLUSTER_CASES, ids=[f"{'x'.join(map(str, s))}-{d}" for s, d in CLUSTER_CASES]
+)
 def test_softmax_cluster_is_right_at_every_cluster_size(runner, shape, dtype):
     if runner.device.sm_version < 90:
         pytest.skip("thread-block clusters need sm_90")
@@ -216,8 +252,9 @@ def test_softmax_cluster_is_right_at_every_cluster_size(runner, shape, dtype):
 # softmax `block_hybrid` at every block and register share: the same rows as `cluster`, with
 # shared parts of 0 to 24 packs a thread (8 columns: one pack, all in registers; 32768 floats
 # at BLOCK 256 and REG_PACKS 4: 28 packs in 112 KiB of shared memory, opted in)
-@pytest.mark.parametrize("shape, dtype", CLUSTER_CASES,
-                         ids=[f"{'x'.join(map(str, s))}-{d}" for s, d in CLUSTER_CASES])
+@pytest.mark.parametrize(
+    "shape, dtype", CLUSTER_CASES, ids=[f"{'x'.join(map(str, s))}-{d}" for s, d in CLUSTER_CASES]
+)
 def test_softmax_block_hybrid_is_right_at_every_register_share(runner, shape, dtype):
     space = {"BLOCK": (256, 512), "REG_PACKS": (4, 8)}
     assert run_rows_variant(runner, "block_hybrid", space, shape, dtype) == 4
@@ -226,8 +263,9 @@ def test_softmax_block_hybrid_is_right_at_every_register_share(runner, shape, dt
 # softmax `block_reg` with its first wave started in step and staggered (rows of up to 32768
 # columns; the delay must change nothing but when a block starts; float32 keeps each
 # exponential in place of its element, 16 bits compute them again)
-@pytest.mark.parametrize("shape, dtype", CLUSTER_CASES,
-                         ids=[f"{'x'.join(map(str, s))}-{d}" for s, d in CLUSTER_CASES])
+@pytest.mark.parametrize(
+    "shape, dtype", CLUSTER_CASES, ids=[f"{'x'.join(map(str, s))}-{d}" for s, d in CLUSTER_CASES]
+)
 def test_softmax_block_reg_is_right_staggered_or_not(runner, shape, dtype):
     space = {"STAGGER_NS": (0, 1000), "PHASES": (2, 8)}
     assert run_rows_variant(runner, "block_reg", space, shape, dtype) == 4
@@ -241,10 +279,29 @@ def test_seed_000_pasted_as_printed_runs_as_a_template_entry(tmp_path):
     import sys
 
     fixture = Path(__file__).parent / "fixtures" / "seed000"
-    proc = subprocess.run([sys.executable, "-m", "cudabench", "run", "reduce_scale", "--kernels",
-                           str(fixture), "-s", "442368x128", "-s", "1001x130", "-v", "seed000_block",
-                           "--min-time", "0.02", "-o", str(tmp_path)],
-                          capture_output=True, text=True)  # fmt: skip
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "cudabench",
+            "run",
+            "reduce_scale",
+            "--kernels",
+            str(fixture),
+            "-s",
+            "442368x128",
+            "-s",
+            "1001x130",
+            "-v",
+            "seed000_block",
+            "--min-time",
+            "0.02",
+            "-o",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 0, proc.stderr
     rows = json.loads(next(tmp_path.glob("*.json")).read_text())["rows"]
     ours = [r for r in rows if r["variant"] == "seed000_block"]
@@ -285,8 +342,22 @@ def test_flt_min_start_value_fails_on_negative_rows(kernel_dir, tmp_path):
     kernel_dir.mkdir()
     (kernel_dir / "fltmin.cu").write_text(FLT_MIN_MAX)
     out = tmp_path / "m.json"
-    result = CliRunner().invoke(app, ["run", "reduce_max", "-s", "3000x64", "-s", "1000",
-                                      "--kernels", str(kernel_dir), *QUICK, "-o", str(out)])
+    result = CliRunner().invoke(
+        app,
+        [
+            "run",
+            "reduce_max",
+            "-s",
+            "3000x64",
+            "-s",
+            "1000",
+            "--kernels",
+            str(kernel_dir),
+            *QUICK,
+            "-o",
+            str(out),
+        ],
+    )
     assert result.exit_code == 1
     rows = {(r["shape"], r["variant"]): r for r in json.loads(out.read_text())["rows"]}
     assert rows[("3000x64", "fltmin")]["status"] == "FAIL"
@@ -297,12 +368,28 @@ def test_flt_min_start_value_fails_on_negative_rows(kernel_dir, tmp_path):
 def test_planted_tail_dropper_fails_and_exit_is_1(kernel_dir, tmp_path):
     (kernel_dir).mkdir()
     (kernel_dir / "droptail.cu").write_text(DROP_TAIL)
-    result = CliRunner().invoke(app, ["run", "reduce", "-s", "442367x129", "-s", "442368x128",
-                                      "-s", "4099", "--kernels", str(kernel_dir), *QUICK,
-                                      "-o", str(tmp_path)])
+    result = CliRunner().invoke(
+        app,
+        [
+            "run",
+            "reduce",
+            "-s",
+            "442367x129",
+            "-s",
+            "442368x128",
+            "-s",
+            "4099",
+            "--kernels",
+            str(kernel_dir),
+            *QUICK,
+            "-o",
+            str(tmp_path),
+        ],
+    )
     assert result.exit_code == 1, result.output
-    rows = {(r["shape"], r["variant"]): r for r in
-            json.loads(next(tmp_path.glob("*.json")).read_text())["rows"]}
+    rows = {
+        (r["shape"], r["variant"]): r for r in json.loads(next(tmp_path.glob("*.json")).read_text())["rows"]
+    }
     assert rows[("442367x129", "droptail")]["status"] == "FAIL"
     assert rows[("4099", "droptail")]["status"] == "FAIL"
     assert rows[("442368x128", "droptail")]["status"] == "OK"  # no tail to drop
@@ -312,8 +399,9 @@ def test_planted_tail_dropper_fails_and_exit_is_1(kernel_dir, tmp_path):
 
 def test_compile_error_is_a_row_and_others_run(kernel_dir, tmp_path):
     write_kernel(kernel_dir, "broken", 'extern "C" __global__ void broken() { int x = ; }\n')
-    result = CliRunner().invoke(app, ["run", "reduce", "-s", "4097", "--kernels", str(kernel_dir),
-                                      *QUICK, "-o", str(tmp_path)])
+    result = CliRunner().invoke(
+        app, ["run", "reduce", "-s", "4097", "--kernels", str(kernel_dir), *QUICK, "-o", str(tmp_path)]
+    )
     assert result.exit_code == 1
     rows = json.loads(next(tmp_path.glob("*.json")).read_text())["rows"]
     broken = next(r for r in rows if r["variant"] == "broken")
@@ -322,8 +410,9 @@ def test_compile_error_is_a_row_and_others_run(kernel_dir, tmp_path):
 
 
 def test_cold_mode_times_single_launches(tmp_path):
-    result = CliRunner().invoke(app, ["run", "reduce", "-s", "442368x128", "-v", "float4", "--cold",
-                                      *QUICK, "-o", str(tmp_path)])
+    result = CliRunner().invoke(
+        app, ["run", "reduce", "-s", "442368x128", "-v", "float4", "--cold", *QUICK, "-o", str(tmp_path)]
+    )
     assert result.exit_code == 0, result.output
     rows = json.loads(next(tmp_path.glob("*.json")).read_text())["rows"]
     assert all(r["method"] == "single" and r["batch"] == 1 for r in rows)
@@ -350,18 +439,35 @@ candidate(const float* __restrict__ x, float* __restrict__ out, float* partials,
 @pytest.mark.slow  # one of the few long ones: `-m 'gpu and not slow'` leaves it out
 def test_compare_finds_a_planted_slower_variant(tmp_path):
     runs = {}
-    for name, extra in (("fast", ""), ("slow", "  cb::reduce_short_rows<false>(x, out, rows, cols);"
-                                               "  // a second pass over memory\n")):
+    for name, extra in (
+        ("fast", ""),
+        ("slow", "  cb::reduce_short_rows<false>(x, out, rows, cols);  // a second pass over memory\n"),
+    ):
         folder = tmp_path / name
         folder.mkdir()
         (folder / "candidate.cu").write_text(CANDIDATE.format(what=name, extra=extra))
         runs[name] = tmp_path / f"{name}.json"
-        result = CliRunner().invoke(app, [
-            "run", "reduce", "-s", "442368x128", "-v", "candidate", "--kernels", str(folder),
-            "--min-samples", "20", "-o", str(runs[name])])  # fmt: skip
+        result = CliRunner().invoke(
+            app,
+            [
+                "run",
+                "reduce",
+                "-s",
+                "442368x128",
+                "-v",
+                "candidate",
+                "--kernels",
+                str(folder),
+                "--min-samples",
+                "20",
+                "-o",
+                str(runs[name]),
+            ],
+        )
         assert result.exit_code == 0, result.output
-    result = CliRunner().invoke(app, ["compare", str(runs["fast"]), str(runs["slow"]), "--json",
-                                      "--fail-on-regression"])  # fmt: skip
+    result = CliRunner().invoke(
+        app, ["compare", str(runs["fast"]), str(runs["slow"]), "--json", "--fail-on-regression"]
+    )
     assert result.exit_code == 1
     verdicts = {r["variant"]: r for r in json.loads(result.stdout)}
     assert verdicts["candidate"]["verdict"] == "SLOWER"
@@ -372,9 +478,23 @@ def test_compare_finds_a_planted_slower_variant(tmp_path):
 
 def test_interleaved_run_times_every_variant(tmp_path):
     out = tmp_path / "inter.json"
-    result = CliRunner().invoke(app, [
-        "run", "reduce", "-s", "442368x128", "-v", "float4", "-v", "shuffle", "--interleave",
-        *QUICK, "-o", str(out)])  # fmt: skip
+    result = CliRunner().invoke(
+        app,
+        [
+            "run",
+            "reduce",
+            "-s",
+            "442368x128",
+            "-v",
+            "float4",
+            "-v",
+            "shuffle",
+            "--interleave",
+            *QUICK,
+            "-o",
+            str(out),
+        ],
+    )
     assert result.exit_code == 0, result.output
     doc = json.loads(out.read_text())
     assert doc["meta"]["timing"]["interleave"] is True
@@ -389,19 +509,33 @@ def test_profile_profiles_one_launch_per_variant_and_counts_dram_bytes(tmp_path)
     import subprocess
     import sys
 
-    from cudabench.ncu import NcuError, find_ncu, import_command, parse_raw_csv
+    from cudabench.run.ncu import NcuError, find_ncu, import_command, parse_raw_csv
 
     try:
         ncu = find_ncu()
     except NcuError as exc:
         pytest.skip(str(exc))
-    proc = subprocess.run([sys.executable, "-m", "cudabench", "profile", "reduce", "--shape",
-                           "442368x128", "--no-time", "-o", str(tmp_path)],
-                          capture_output=True, text=True)  # fmt: skip
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "cudabench",
+            "profile",
+            "reduce",
+            "--shape",
+            "442368x128",
+            "--no-time",
+            "-o",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     (report,) = tmp_path.glob("*.ncu-rep")
-    kernels = parse_raw_csv(subprocess.run(import_command(ncu, report), capture_output=True,
-                                           text=True, check=True).stdout)  # fmt: skip
+    kernels = parse_raw_csv(
+        subprocess.run(import_command(ncu, report), capture_output=True, text=True, check=True).stdout
+    )
     rows = json.loads(next(tmp_path.glob("*.json")).read_text())["rows"]
     names = [r["variant"] for r in rows]
     assert sorted(names) == sorted(["atomic", "cupy", "float4", "naive", "shared", "shuffle", *TORCH])
@@ -428,20 +562,32 @@ FAULT_HEADER = """\
 //   about: planted fault ({name})
 """
 FAULTS = {
-    "oob": ("oob", """
+    "oob": (
+        "oob",
+        """
 extern "C" __global__ void oob(const float* x, float* out, float* p, unsigned* c, long long rows,
                                long long cols, int group, int chunks) {
   out[rows + (1ll << 36)] = 1.0f;  // far past the end: an illegal address
-}"""),
-    "spin": ("spin", """
+}""",
+    ),
+    "spin": (
+        "spin",
+        """
 extern "C" __global__ void spin(const float* x, float* out, float* p, unsigned* c, long long rows,
                                 long long cols, int group, int chunks) {
   while (clock64() >= 0) {}  // never ends
-}"""),
-    "broken": ("broken", """
-extern "C" __global__ void broken(const float* x) { this is not C++ }"""),
-    "noentry": ("not_in_this_file", """
-extern "C" __global__ void something_else(const float* x) {}"""),
+}""",
+    ),
+    "broken": (
+        "broken",
+        """
+extern "C" __global__ void broken(const float* x) { this is not C++ }""",
+    ),
+    "noentry": (
+        "not_in_this_file",
+        """
+extern "C" __global__ void something_else(const float* x) {}""",
+    ),
 }
 
 
@@ -456,9 +602,28 @@ def test_planted_faults_in_one_sweep_beside_good_variants(tmp_path, kernel_dir):
     (kernel_dir / "droptail.cu").write_text(DROP_TAIL)
     (kernel_dir / "badheader.cu").write_text("// cudabench:\n//   variant: [x\n//   entry: y\n")
     out = tmp_path / "faults.json"
-    proc = subprocess.run([sys.executable, "-m", "cudabench", "run", "reduce", "-s", "4096x129",
-                           "-s", "1000003", "--kernels", str(kernel_dir), "--timeout", "20",
-                           *QUICK, "-o", str(out)], capture_output=True, text=True)  # fmt: skip
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "cudabench",
+            "run",
+            "reduce",
+            "-s",
+            "4096x129",
+            "-s",
+            "1000003",
+            "--kernels",
+            str(kernel_dir),
+            "--timeout",
+            "20",
+            *QUICK,
+            "-o",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 1, proc.stderr[-3000:]
     doc = json.loads(out.read_text())
     assert doc["meta"]["complete"] is True
@@ -482,8 +647,26 @@ def test_multi_gpu_sweep_uses_every_gpu(tmp_path):
     if cupy.cuda.runtime.getDeviceCount() < 2:
         pytest.skip("one GPU: --devices all runs on it alone")
     out = tmp_path / "multi.json"
-    result = CliRunner().invoke(app, ["run", "reduce", "-s", "2^24", "-s", "2^25", "-s", "2^26",
-                                      "-s", "2^27", "--devices", "all", *QUICK, "-o", str(out)])
+    result = CliRunner().invoke(
+        app,
+        [
+            "run",
+            "reduce",
+            "-s",
+            "2^24",
+            "-s",
+            "2^25",
+            "-s",
+            "2^26",
+            "-s",
+            "2^27",
+            "--devices",
+            "all",
+            *QUICK,
+            "-o",
+            str(out),
+        ],
+    )
     assert result.exit_code == 0, result.output
     doc = json.loads(out.read_text())
     assert len({r["device"] for r in doc["rows"]}) >= 2
@@ -508,8 +691,9 @@ def test_a_backend_made_later_does_not_take_the_runners_stream(runner):
     import cupy as cp
 
     import cudabench
-    from cudabench.kernels import BUILTIN_KERNELS, discover
-    from cudabench.runner import CaseJob
+    from cudabench.core.paths import BUILTIN_KERNELS
+    from cudabench.measure.runner import CaseJob
+    from cudabench.ops.discovery import discover
 
     x = cp.ones(1 << 20, dtype=cp.float32)
     cudabench.timeit(lambda: x.sum(), min_time_s=0.01)
@@ -523,8 +707,9 @@ def test_the_kernel_clock_times_each_launch_and_leaves_the_gaps_out(runner):
     """CUPTI's records on the GPU: a graph of short launches gives a sample a launch, a
     cold single launch one; a three-kernel variant's span holds its gaps, its summed
     durations do not; the events of the same samples read more than the kernels."""
-    from cudabench.kernels import BUILTIN_KERNELS, discover
-    from cudabench.runner import CaseJob
+    from cudabench.core.paths import BUILTIN_KERNELS
+    from cudabench.measure.runner import CaseJob
+    from cudabench.ops.discovery import discover
 
     both = TimingOptions(warmup=1, min_samples=20, min_time_s=0.01, max_time_s=0.5, timer="both")
     float4 = [v for v in discover("reduce", [BUILTIN_KERNELS])[0] if v.name == "float4"]
@@ -534,8 +719,7 @@ def test_the_kernel_clock_times_each_launch_and_leaves_the_gaps_out(runner):
     assert hot.kernels_us == pytest.approx(hot.time_us, rel=1e-6)
     assert 0.5 < hot.time_us and hot.events_us > 0.5  # back to back, events may read less
     three = [v for v in discover("softmax", [BUILTIN_KERNELS])[0] if v.name == "three_pass"]
-    cold = TimingOptions(cold=True, warmup=1, min_samples=10, min_time_s=0, max_time_s=0.5,
-                         timer="both")  # fmt: skip
+    cold = TimingOptions(cold=True, warmup=1, min_samples=10, min_time_s=0, max_time_s=0.5, timer="both")
     rows = runner.run_job(CaseJob(Case("softmax", (1 << 24,)), tuple(three), ("cupyx",), cold))
     assert [r.status for r in rows] == [Status.OK, Status.OK], [r.error for r in rows]
     mine, library = rows  # cupyx's softmax: several CuPy kernels a call, count not known
@@ -545,12 +729,26 @@ def test_the_kernel_clock_times_each_launch_and_leaves_the_gaps_out(runner):
 
 
 def test_run_with_timer_both_on_the_workers(tmp_path):
-    result = CliRunner().invoke(app, [
-        "run", "reduce", "-s", "2^20", "-v", "float4", "-v", "shuffle", "--timer", "both",
-        *QUICK, "-o", str(tmp_path)])  # fmt: skip
+    result = CliRunner().invoke(
+        app,
+        [
+            "run",
+            "reduce",
+            "-s",
+            "2^20",
+            "-v",
+            "float4",
+            "-v",
+            "shuffle",
+            "--timer",
+            "both",
+            *QUICK,
+            "-o",
+            str(tmp_path),
+        ],
+    )
     assert result.exit_code == 0, result.output
-    assert "events µs" in result.stdout and "kernel clock (CUPTI records)" in " ".join(
-        result.stdout.split())  # fmt: skip
+    assert "events µs" in result.stdout and "kernel clock (CUPTI records)" in " ".join(result.stdout.split())
     (path,) = tmp_path.glob("*.json")
     doc = json.loads(path.read_text())
     assert doc["meta"]["timing"]["timer"] == "both" and doc["meta"]["notes"] == []
@@ -561,14 +759,15 @@ def test_run_with_timer_both_on_the_workers(tmp_path):
 @pytest.mark.parametrize("n", [1, 31, 33, 65537, (1 << 20) + 3])
 def test_the_ceilings_ops_are_right_on_odd_sizes(runner, op, n):
     """Every configuration of the ceilings' grids, and the library references."""
-    from cudabench.ceilings import variant_grid
-    from cudabench.kernels import BUILTIN_KERNELS, discover
-    from cudabench.runner import CaseJob
-    from cudabench.space import grid
+    from cudabench.core.paths import BUILTIN_KERNELS
+    from cudabench.measure.runner import CaseJob
+    from cudabench.ops.discovery import discover
+    from cudabench.ops.space import grid
+    from cudabench.record.ceilings import variant_grid
 
     variants = discover(op, [BUILTIN_KERNELS])[0]
     configured = compiled_ahead(runner, [c for v in variants for c in grid(v, variant_grid(v))])
-    from cudabench.ops import get_op
+    from cudabench.ops.registry import get_op
 
     rows = runner.run_job(CaseJob(Case(op, (n,)), configured, tuple(get_op(op).baselines()), ONCE))
     bad = [(r.label, r.status.value, r.error) for r in rows if r.status is not Status.OK]
@@ -580,10 +779,11 @@ def test_the_bulk_copy_is_right_at_every_configuration(runner, n):
     """stream_copy bulk (sm_90): a body of whole 16-byte vectors in CHUNK-byte bulk copies
     (the last chunk short; some blocks with no chunk, some with more than STAGES), the rest
     element by element, at every configuration of its space."""
-    from cudabench.kernels import BUILTIN_KERNELS, discover
-    from cudabench.ops import get_op
-    from cudabench.runner import CaseJob
-    from cudabench.space import grid
+    from cudabench.core.paths import BUILTIN_KERNELS
+    from cudabench.measure.runner import CaseJob
+    from cudabench.ops.discovery import discover
+    from cudabench.ops.registry import get_op
+    from cudabench.ops.space import grid
 
     if runner.device.sm_version < 90:
         pytest.skip("bulk copies need sm_90")
@@ -601,12 +801,12 @@ def test_ceilings_on_the_gpu(tmp_path, monkeypatch):
     monkeypatch.setenv("CUDABENCH_CEILINGS", str(tmp_path / "c.json"))
     result = CliRunner().invoke(app, ["ceilings", *QUICK, "-o", str(tmp_path / "m")])
     assert result.exit_code == 0, result.output
-    from cudabench import ceilings
+    from cudabench.record import ceilings
 
     (entry,) = ceilings.load(tmp_path / "c.json")
     assert 0 < entry.copy_gbps and 0 < entry.read_gbps and entry.fma_gflops > 0
     # beside the stream ops, the library references of reduce, add and relu, all correct
-    from cudabench.results import read_results
+    from cudabench.record.results import read_results
 
     (rows_file,) = (tmp_path / "m").glob("*_ceilings.json")
     _, rows = read_results(rows_file)
@@ -671,9 +871,25 @@ def test_the_hot_matmul_of_the_telemetry_check_is_right_on_odd_shapes(tmp_path, 
     pytest.importorskip("torch")
     hot_ops = Path(__file__).resolve().parent.parent / "scripts" / "hot_ops"
     out = tmp_path / "hot.json"
-    result = CliRunner().invoke(app, [
-        "run", "hgemm", "--ops", str(hot_ops), "-s", "257x129x1031", "-s", "1x1x1", "-d", dtype,
-        "--no-ceilings", *QUICK, "-o", str(out)])  # fmt: skip
+    result = CliRunner().invoke(
+        app,
+        [
+            "run",
+            "hgemm",
+            "--ops",
+            str(hot_ops),
+            "-s",
+            "257x129x1031",
+            "-s",
+            "1x1x1",
+            "-d",
+            dtype,
+            "--no-ceilings",
+            *QUICK,
+            "-o",
+            str(out),
+        ],
+    )
     assert result.exit_code == 0, result.output
     rows = json.loads(out.read_text())["rows"]
     assert [(r["variant"], r["status"]) for r in rows] == [("torch_mm", "OK")] * 2

@@ -13,13 +13,13 @@ import pytest
 from conftest import StopAfter, fake_session, run_in_process
 from typer.testing import CliRunner
 
-from cudabench import sweep
 from cudabench.backends.fake import FAKE_DEVICE, FakeBackend
 from cudabench.cli import app
-from cudabench.history import _MIGRATIONS, SCHEMA_VERSION, History, HistoryError
-from cudabench.plan import plan
-from cudabench.results import write_results
-from cudabench.spec import ResultRow, RowKey, RunMeta, Status, TimingOptions
+from cudabench.core.records import ResultRow, RowKey, RunMeta, Status, TimingOptions
+from cudabench.record.history import _MIGRATIONS, SCHEMA_VERSION, History, HistoryError
+from cudabench.record.results import write_results
+from cudabench.run import sweep
+from cudabench.run.plan import plan
 
 QUICK = dict(min_samples=2, min_time_s=0.0, max_time_s=0.01, warmup=0)
 QUICK_CLI = ["--min-samples", "2", "--min-time", "0", "--max-time", "0.01", "--warmup", "0"]
@@ -27,9 +27,17 @@ runner = CliRunner()
 
 
 def meta(started: str, sha: str = "abc", command: str = "cudabench run reduce") -> RunMeta:
-    return RunMeta(device=FAKE_DEVICE, timing_mode="hot", command=command, started=started,
-                   cudabench_version="0.1.0", cupy_version="", nvcc_version="", git_sha=sha,
-                   timing=TimingOptions())  # fmt: skip
+    return RunMeta(
+        device=FAKE_DEVICE,
+        timing_mode="hot",
+        command=command,
+        started=started,
+        cudabench_version="0.1.0",
+        cupy_version="",
+        nvcc_version="",
+        git_sha=sha,
+        timing=TimingOptions(),
+    )
 
 
 def timed(variant: str, median_us: float, seed: int, shape: str = "16777216") -> ResultRow:
@@ -37,8 +45,18 @@ def timed(variant: str, median_us: float, seed: int, shape: str = "16777216") ->
     rng = random.Random(seed)
     samples = tuple(median_us * (1 + rng.uniform(-0.005, 0.005)) for _ in range(30))
     ordered = sorted(samples)
-    return ResultRow("reduce", shape, "float32", variant, Status.OK, time_us=ordered[15],
-                     min_us=ordered[0], spread=0.008, samples=30, samples_us=samples)  # fmt: skip
+    return ResultRow(
+        "reduce",
+        shape,
+        "float32",
+        variant,
+        Status.OK,
+        time_us=ordered[15],
+        min_us=ordered[0],
+        spread=0.008,
+        samples=30,
+        samples_us=samples,
+    )
 
 
 def test_rows_land_as_they_end_and_the_run_completes(tmp_path):
@@ -56,8 +74,15 @@ def test_rows_land_as_they_end_and_the_run_completes(tmp_path):
                 seen.append(other.execute("SELECT COUNT(*) FROM rows").fetchone()[0])
 
     with fake_session(backend) as session:
-        done = session.start(work.op_label, work.timing, "t", output=tmp_path,
-                             db=tmp_path / "h.db", tag="first", listener=Listener())
+        done = session.start(
+            work.op_label,
+            work.timing,
+            "t",
+            output=tmp_path,
+            db=tmp_path / "h.db",
+            tag="first",
+            listener=Listener(),
+        )
         done.run(work.jobs)
         assert seen == [1, 2, 3, 4]  # each row was in the database when it was reported
         (run,) = history.runs()
@@ -140,15 +165,19 @@ def test_migration_from_schema_1_keeps_rows(tmp_path):
         db.execute(statement)
     db.execute("INSERT INTO meta VALUES ('schema_version', '1')")
     old_meta = meta("2026-11-20T10:00:00+00:00")
-    from cudabench.results import meta_dict, row_record
+    from cudabench.record.results import meta_dict, row_record
 
-    db.execute("INSERT INTO runs (started, command, gpu, driver, timing_mode, cudabench_version,"
-               " meta_json) VALUES (?, 'c', 'g', 'd', 'hot', '0.1.0', ?)",
-               (old_meta.started, json.dumps(meta_dict(old_meta))))  # fmt: skip
+    db.execute(
+        "INSERT INTO runs (started, command, gpu, driver, timing_mode, cudabench_version,"
+        " meta_json) VALUES (?, 'c', 'g', 'd', 'hot', '0.1.0', ?)",
+        (old_meta.started, json.dumps(meta_dict(old_meta))),
+    )
     row = timed("float4", 20.0, seed=1)
-    db.execute("INSERT INTO rows (run_id, op, variant, shape, dtype, status, time_us, spread, "
-               "row_json) VALUES (1, 'reduce', 'float4', '16777216', 'float32', 'OK', 20, 0.01, ?)",
-               (json.dumps({k: v for k, v in row_record(row).items() if k != "params"}),))  # fmt: skip
+    db.execute(
+        "INSERT INTO rows (run_id, op, variant, shape, dtype, status, time_us, spread, "
+        "row_json) VALUES (1, 'reduce', 'float4', '16777216', 'float32', 'OK', 20, 0.01, ?)",
+        (json.dumps({k: v for k, v in row_record(row).items() if k != "params"}),),
+    )
     db.commit()
     db.close()
     with History(path) as history:
@@ -161,10 +190,13 @@ def test_migration_from_schema_1_keeps_rows(tmp_path):
         assert found[0].fingerprint["flush"] == "hot"
 
 
-@pytest.mark.parametrize("damage, message", [
-    (lambda p: p.write_bytes(b"this is not sqlite" * 100), "file is not a database"),
-    (lambda p: _newer(p), "newer than this cudabench's"),
-])
+@pytest.mark.parametrize(
+    "damage, message",
+    [
+        (lambda p: p.write_bytes(b"this is not sqlite" * 100), "file is not a database"),
+        (lambda p: _newer(p), "newer than this cudabench's"),
+    ],
+)
 def test_unusable_database_is_one_line(tmp_path, damage, message):
     path = tmp_path / "h.db"
     damage(path)
@@ -173,8 +205,11 @@ def test_unusable_database_is_one_line(tmp_path, damage, message):
     result = runner.invoke(app, ["history", "reduce", "--db", str(path)])
     assert result.exit_code == 2 and len(result.stderr.strip().splitlines()) == 1
     out = tmp_path / "res"
-    run = runner.invoke(app, ["run", "reduce", "-s", "7", "-v", "float4", *QUICK_CLI, "-o", str(out),
-                              "--db", str(path)], env={"CUDABENCH_BACKEND": "fake"})  # fmt: skip
+    run = runner.invoke(
+        app,
+        ["run", "reduce", "-s", "7", "-v", "float4", *QUICK_CLI, "-o", str(out), "--db", str(path)],
+        env={"CUDABENCH_BACKEND": "fake"},
+    )
     assert run.exit_code == 2 and message in run.stderr
     assert list(out.glob("*.json")) and list(out.glob("*.csv"))  # the files are still written
 
@@ -188,18 +223,33 @@ def _newer(path: Path) -> None:
 def _planted(path: Path) -> None:
     """Three runs of float4 at the same speed, a fourth 10% slower, a fifth back."""
     with History(path) as history:
-        for i, (median, tag) in enumerate([(100.0, "base"), (100.2, ""), (99.9, "before-x4"),
-                                           (110.0, ""), (100.1, "")]):  # fmt: skip
+        for i, (median, tag) in enumerate(
+            [(100.0, "base"), (100.2, ""), (99.9, "before-x4"), (110.0, ""), (100.1, "")]
+        ):
             rows = [timed("float4", median, seed=i), timed("shuffle", 120.0, seed=10 + i)]
-            history.import_run(meta(f"2026-11-2{i}T10:00:00+00:00", sha=f"c{i}"), rows,
-                               source=f"planted{i}", tag=tag)  # fmt: skip
+            history.import_run(
+                meta(f"2026-11-2{i}T10:00:00+00:00", sha=f"c{i}"), rows, source=f"planted{i}", tag=tag
+            )
 
 
 def test_history_flags_the_planted_regression_only(tmp_path):
     path = tmp_path / "h.db"
     _planted(path)
-    result = runner.invoke(app, ["history", "reduce", "-v", "float4", "-s", "2^24", "--db", str(path),
-                                 "--plot", str(tmp_path / "h.png")])  # fmt: skip
+    result = runner.invoke(
+        app,
+        [
+            "history",
+            "reduce",
+            "-v",
+            "float4",
+            "-s",
+            "2^24",
+            "--db",
+            str(path),
+            "--plot",
+            str(tmp_path / "h.png"),
+        ],
+    )
     assert result.exit_code == 0, result.output
     lines = [ln for ln in result.stdout.splitlines() if "│" in ln and " c" in ln]
     verdicts = [ln.split("│")[-2].strip() for ln in lines]
@@ -219,9 +269,11 @@ def test_compare_against_a_tag_and_last_gates_on_regressions(tmp_path):
     slow_vs_base = runner.invoke(app, ["compare", "--against", "last", "--db", str(path)])
     assert slow_vs_base.exit_code == 0 and "FASTER" in slow_vs_base.stdout  # 110 -> 100.1
     with History(path) as history:  # a sixth run, 10% slower again: the gate fails
-        history.import_run(meta("2026-11-29T10:00:00+00:00", sha="c5"),
-                           [timed("float4", 110.3, seed=9), timed("shuffle", 120.0, seed=19)],
-                           source="planted5")  # fmt: skip
+        history.import_run(
+            meta("2026-11-29T10:00:00+00:00", sha="c5"),
+            [timed("float4", 110.3, seed=9), timed("shuffle", 120.0, seed=19)],
+            source="planted5",
+        )
     gate = runner.invoke(app, ["compare", "--against", "base", "--fail-above", "3%", "--db", str(path)])
     assert gate.exit_code == 1 and "regression" in gate.stderr and "float4" in gate.stderr
     missing = runner.invoke(app, ["compare", "--against", "nosuchtag", "--db", str(path)])
@@ -231,8 +283,7 @@ def test_compare_against_a_tag_and_last_gates_on_regressions(tmp_path):
 def test_import_adds_each_file_once_and_reports_bad_ones(tmp_path):
     path = tmp_path / "h.db"
     stem = tmp_path / "old_run"
-    _, json_path = write_results(stem, meta("2026-11-01T10:00:00+00:00"),
-                                 [timed("float4", 50.0, seed=3)])  # fmt: skip
+    _, json_path = write_results(stem, meta("2026-11-01T10:00:00+00:00"), [timed("float4", 50.0, seed=3)])
     bad = tmp_path / "bad.json"
     bad.write_text("{}")
     first = runner.invoke(app, ["import", str(json_path), str(bad), "--db", str(path), "--tag", "old"])
@@ -242,15 +293,32 @@ def test_import_adds_each_file_once_and_reports_bad_ones(tmp_path):
     with History(path) as history:
         (run,) = history.runs()
         assert run.tag == "old" and history.load(run.id)[1][0].time_us == pytest.approx(
-            timed("float4", 50.0, seed=3).time_us)
+            timed("float4", 50.0, seed=3).time_us
+        )
 
 
 def test_every_cli_run_lands_in_the_database(tmp_path, monkeypatch):
     monkeypatch.setenv("CUDABENCH_BACKEND", "fake")
     db = tmp_path / "h.db"
     for tag in ("a", "b"):
-        result = runner.invoke(app, ["run", "reduce", "-s", "7", "-v", "float4", *QUICK_CLI,
-                                     "-o", str(tmp_path / tag), "--tag", tag, "--db", str(db)])  # fmt: skip
+        result = runner.invoke(
+            app,
+            [
+                "run",
+                "reduce",
+                "-s",
+                "7",
+                "-v",
+                "float4",
+                *QUICK_CLI,
+                "-o",
+                str(tmp_path / tag),
+                "--tag",
+                tag,
+                "--db",
+                str(db),
+            ],
+        )
         assert result.exit_code == 0, result.output
     with History(db) as history:
         assert [r.tag for r in history.runs()] == ["b", "a"] and all(r.complete for r in history.runs())

@@ -16,8 +16,16 @@ HOST = Path(__file__).parent / "host"
 
 def build_and_run(source: Path, tmp_path: Path, *defines: str) -> str:
     exe = tmp_path / source.stem
-    cmd = ["nvcc", "-std=c++17", "-arch=sm_90", f"-I{ROOT / 'kernels'}", *defines,
-           "-o", str(exe), str(source)]  # fmt: skip
+    cmd = [
+        "nvcc",
+        "-std=c++17",
+        "-arch=sm_90",
+        f"-I{ROOT / 'kernels'}",
+        *defines,
+        "-o",
+        str(exe),
+        str(source),
+    ]
     built = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert built.returncode == 0, built.stderr
     ran = subprocess.run([str(exe)], capture_output=True, text=True, timeout=300)
@@ -33,10 +41,23 @@ def test_rows16_head_packs_and_tail_cover_every_row_once(tmp_path, dtype):
 
 
 @pytest.mark.nvcc
-@pytest.mark.parametrize("tile, block, group", [
-    (128, 256, 0), (64, 64, 8), (64, 32, 16), (128, 256, 8), (128, 128, 0),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "tile, block, group",
+    [
+        (128, 256, 0),
+        (64, 64, 8),
+        (64, 32, 16),
+        (128, 256, 8),
+        (128, 128, 0),
+    ],
+)
 def test_transpose_pack16_emulated_is_the_exact_transpose(tmp_path, tile, block, group):
-    out = build_and_run(HOST / "transpose_pack16.cu", tmp_path, "-DCB_T=__half", f"-DTILE={tile}",
-                        f"-DBLOCK={block}", f"-DGROUP={group}")  # fmt: skip
+    out = build_and_run(
+        HOST / "transpose_pack16.cu",
+        tmp_path,
+        "-DCB_T=__half",
+        f"-DTILE={tile}",
+        f"-DBLOCK={block}",
+        f"-DGROUP={group}",
+    )
     assert out.strip().endswith(", 0 bad"), out

@@ -12,15 +12,16 @@ import pytest
 from conftest import flat
 from typer.testing import CliRunner
 
+from cudabench.backends.cupti_clock import KernelClockUnavailable
 from cudabench.backends.fake import FAKE_GAP_NS, FAKE_KERNEL_SHARE, FakeBackend
 from cudabench.cli import app
-from cudabench.config import ConfigError, load_config
-from cudabench.cupti_clock import KernelClockUnavailable
-from cudabench.figures import MAX_KEPT_SAMPLES, kept_samples
-from cudabench.kernels import BUILTIN_KERNELS, discover
-from cudabench.measure import measure, measure_interleaved
-from cudabench.runner import CaseJob, Runner
-from cudabench.spec import Case, Status, TimingOptions
+from cudabench.core.paths import BUILTIN_KERNELS
+from cudabench.core.records import Case, Status, TimingOptions
+from cudabench.measure.runner import CaseJob, Runner
+from cudabench.measure.sampling import measure, measure_interleaved
+from cudabench.measure.throughput import MAX_KEPT_SAMPLES, kept_samples
+from cudabench.ops.discovery import discover
+from cudabench.run.config import ConfigError, load_config
 
 ONE = TimingOptions(warmup=0, min_samples=10, min_time_s=0.0, max_time_s=1.0, timer="cupti")
 runner = CliRunner()
@@ -119,8 +120,9 @@ def only_json(tmp_path):
 
 
 def test_run_with_the_kernel_clock(tmp_path):
-    result = cli("run", "reduce", "-s", "2^20", "-v", "float4", "--timer", "cupti", *QUICK,
-                 "-o", str(tmp_path))  # fmt: skip
+    result = cli(
+        "run", "reduce", "-s", "2^20", "-v", "float4", "--timer", "cupti", *QUICK, "-o", str(tmp_path)
+    )
     assert result.exit_code == 0, result.output
     assert "kernel clock (CUPTI records)" in flat(result.stdout)
     doc = only_json(tmp_path)
@@ -130,8 +132,9 @@ def test_run_with_the_kernel_clock(tmp_path):
 
 
 def test_both_shows_the_events_beside_and_their_difference(tmp_path):
-    result = cli("run", "reduce", "-s", "2^20", "-v", "float4", "--timer", "both", *QUICK,
-                 "-o", str(tmp_path))  # fmt: skip
+    result = cli(
+        "run", "reduce", "-s", "2^20", "-v", "float4", "--timer", "both", *QUICK, "-o", str(tmp_path)
+    )
     assert result.exit_code == 0, result.output
     assert "events µs" in result.stdout and "Δ events" in result.stdout
     assert "+11%" in result.stdout  # the fake's kernels take 90% of the events' time
@@ -139,8 +142,20 @@ def test_both_shows_the_events_beside_and_their_difference(tmp_path):
 
 
 def test_auto_falls_back_to_events_with_a_note(tmp_path):
-    result = cli("run", "reduce", "-s", "2^20", "-v", "float4", "--timer", "auto", *QUICK,
-                 "-o", str(tmp_path), cupti=False)  # fmt: skip
+    result = cli(
+        "run",
+        "reduce",
+        "-s",
+        "2^20",
+        "-v",
+        "float4",
+        "--timer",
+        "auto",
+        *QUICK,
+        "-o",
+        str(tmp_path),
+        cupti=False,
+    )
     assert result.exit_code == 0, result.output
     assert "note: timer: CUDA events (CUPTI unavailable: the fake backend" in flat(result.output)
     assert "CUDA events, median" in flat(result.stdout)
@@ -152,8 +167,7 @@ def test_auto_falls_back_to_events_with_a_note(tmp_path):
 
 @pytest.mark.parametrize("timer", ["cupti", "both"])
 def test_asking_for_cupti_where_it_cannot_start_is_one_line_and_exit_2(timer, tmp_path):
-    result = cli("run", "reduce", "-s", "2^20", "--timer", timer, *QUICK, "-o", str(tmp_path),
-                 cupti=False)  # fmt: skip
+    result = cli("run", "reduce", "-s", "2^20", "--timer", timer, *QUICK, "-o", str(tmp_path), cupti=False)
     assert result.exit_code == 2
     lines = result.output.strip().splitlines()
     assert len(lines) == 1 and f"--timer {timer}: CUPTI unavailable" in lines[0]
@@ -172,8 +186,11 @@ def test_a_config_names_its_clock_and_a_bad_one_by_line(tmp_path):
     assert load_config(good).timing.timer == "events"
     bad = tmp_path / "bad.yaml"
     bad.write_text("op: reduce\nshapes: [2^20]\ntiming:\n  cold: true\n  timer: fast\n")
-    with pytest.raises(ConfigError, match=r"bad.yaml:5: timing.timer must be one of auto, "
-                       "cupti, events, both, not 'fast'"):  # fmt: skip
+    with pytest.raises(
+        ConfigError,
+        match=r"bad.yaml:5: timing.timer must be one of auto, "
+        "cupti, events, both, not 'fast'",
+    ):
         load_config(bad)
 
 
@@ -183,15 +200,27 @@ def test_the_default_clock_is_events_and_starts_no_cupti(tmp_path):
     doc = only_json(tmp_path)
     assert doc["meta"]["timing"]["timer"] == "events" and doc["meta"]["notes"] == []
     assert {r["timer"] for r in doc["rows"]} == {"events"} and "note: timer" not in result.output
-    auto = cli("run", "reduce", "-s", "2^20", "-v", "float4", "--timer", "auto", *QUICK,
-               "-o", str(tmp_path / "auto"))  # fmt: skip
+    auto = cli(
+        "run", "reduce", "-s", "2^20", "-v", "float4", "--timer", "auto", *QUICK, "-o", str(tmp_path / "auto")
+    )
     assert auto.exit_code == 0 and only_json(tmp_path / "auto")["meta"]["timing"]["timer"] == "cupti"
 
 
 def test_compare_will_not_judge_an_events_run_against_a_cupti_run(tmp_path):
     for timer in ("events", "cupti"):
-        result = cli("run", "reduce", "-s", "2^20", "-v", "float4", "--timer", timer, *QUICK,
-                     "-o", str(tmp_path / timer))  # fmt: skip
+        result = cli(
+            "run",
+            "reduce",
+            "-s",
+            "2^20",
+            "-v",
+            "float4",
+            "--timer",
+            timer,
+            *QUICK,
+            "-o",
+            str(tmp_path / timer),
+        )
         assert result.exit_code == 0, result.output
     (a,), (b,) = (list((tmp_path / t).glob("*.json")) for t in ("events", "cupti"))
     shown = cli("compare", str(a), str(b), "--json")
@@ -203,11 +232,30 @@ def test_compare_will_not_judge_an_events_run_against_a_cupti_run(tmp_path):
 
 def test_tune_ranks_configurations_by_the_kernel_clock(tmp_path):
     out = tmp_path / "res"
-    env = {"CUDABENCH_BACKEND": "fake", "CUDABENCH_FAKE_CUPTI": "1",
-           "CUDABENCH_TUNING": str(tmp_path / "tuning.json")}
-    result = runner.invoke(app, ["tune", "reduce", "-v", "float4", "-s", "64x129", "-p",
-                                 "WARP_ROW_BYTES=16", "--timer", "cupti", "--no-save",
-                                 "-o", str(out)], env=env)  # fmt: skip
+    env = {
+        "CUDABENCH_BACKEND": "fake",
+        "CUDABENCH_FAKE_CUPTI": "1",
+        "CUDABENCH_TUNING": str(tmp_path / "tuning.json"),
+    }
+    result = runner.invoke(
+        app,
+        [
+            "tune",
+            "reduce",
+            "-v",
+            "float4",
+            "-s",
+            "64x129",
+            "-p",
+            "WARP_ROW_BYTES=16",
+            "--timer",
+            "cupti",
+            "--no-save",
+            "-o",
+            str(out),
+        ],
+        env=env,
+    )
     assert result.exit_code == 0, result.output
     assert "kernel clock (CUPTI records)" in flat(result.stdout)
     doc = only_json(out)
@@ -220,17 +268,25 @@ def test_the_python_api_takes_the_clock(tmp_path, monkeypatch):
 
     monkeypatch.setenv("CUDABENCH_BACKEND", "fake")
     monkeypatch.setenv("CUDABENCH_FAKE_CUPTI", "1")
-    df = cudabench.run("reduce", shapes=["2^12"], variants=["float4"], output=tmp_path,
-                       timer="cupti", min_samples=2, min_time_s=0.0, max_time_s=0.01, warmup=0)
+    df = cudabench.run(
+        "reduce",
+        shapes=["2^12"],
+        variants=["float4"],
+        output=tmp_path,
+        timer="cupti",
+        min_samples=2,
+        min_time_s=0.0,
+        max_time_s=0.01,
+        warmup=0,
+    )
     assert set(df["timer"]) == {"cupti"} and df["kernels_us"].notna().all()
-    m = cudabench.timeit(lambda: None, min_samples=3, min_time_s=0.0, warmup=0,
-                         backend="fake", timer="auto")  # fmt: skip
+    m = cudabench.timeit(lambda: None, min_samples=3, min_time_s=0.0, warmup=0, backend="fake", timer="auto")
     from cudabench.api import _backend
 
     fake = _backend("fake", 0)  # the process's one fake, made by whichever test came first
     assert m.timer == ("events" if fake.kernel_clock_error() else "cupti")
     assert len(m.samples_ms) >= 3
-    from cudabench.sweep import SweepError
+    from cudabench.run.sweep import SweepError
 
     with pytest.raises(SweepError, match="timer 'ncu'"):
         cudabench.timeit(lambda: None, backend="fake", timer="ncu")
@@ -240,15 +296,18 @@ def test_a_variant_of_very_many_blocks_timed_by_the_kernel_clock_is_flagged():
     """A grid of 100,000 blocks or more timed by the kernel clock carries the note; fewer
     blocks, or the events clock, do not (a sigmoid at a block of one thread: a block an
     element)."""
-    from cudabench.spec import KernelVariant, Launch
+    from cudabench.core.records import KernelVariant, Launch
 
-    one = KernelVariant("sigmoid", "tiny", "/k/tiny.cu", (Launch("sigmoid_naive", 1, "elements"),),
-                        "a block an element")  # fmt: skip
+    one = KernelVariant(
+        "sigmoid", "tiny", "/k/tiny.cu", (Launch("sigmoid_naive", 1, "elements"),), "a block an element"
+    )
     backend = FakeBackend(clock=lambda name: 0.2, kernel_clock=True)
-    small, large = (Runner(backend).run_job(CaseJob(Case("sigmoid", (n,)), (one,), (), ONE))[0]
-                    for n in (99_999, 100_000))  # fmt: skip
+    small, large = (
+        Runner(backend).run_job(CaseJob(Case("sigmoid", (n,)), (one,), (), ONE))[0] for n in (99_999, 100_000)
+    )
     assert small.status is Status.OK and "CUPTI's tracing" not in small.notes
     assert "a grid of 100,000 blocks: CUPTI's tracing slowed such kernels" in large.notes
     events = Runner(FakeBackend(clock=lambda name: 0.2)).run_job(
-        CaseJob(Case("sigmoid", (100_000,)), (one,), (), dataclasses.replace(ONE, timer="events")))[0]
+        CaseJob(Case("sigmoid", (100_000,)), (one,), (), dataclasses.replace(ONE, timer="events"))
+    )[0]
     assert "CUPTI" not in events.notes

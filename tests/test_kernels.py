@@ -1,8 +1,9 @@
 import pytest
 from conftest import write_kernel
 
-from cudabench.header import KernelHeaderError, parse_header
-from cudabench.kernels import BUILTIN_KERNELS, discover, unassigned, user_roots
+from cudabench.core.paths import BUILTIN_KERNELS
+from cudabench.ops.discovery import discover, unassigned, user_roots
+from cudabench.ops.header import KernelHeaderError, parse_header
 
 GOOD = """// cudabench:
 //   variant: mine
@@ -28,9 +29,11 @@ def test_parse_good_header(tmp_path):
 
 
 def test_multi_launch_header(tmp_path):
-    text = ("// cudabench:\n//   variant: two\n//   about: two kernels\n//   launches:\n"
-            "//     - {entry: a, block: 256, grid: segments}\n"
-            "//     - {entry: b, block: 32, grid: elements}\n")
+    text = (
+        "// cudabench:\n//   variant: two\n//   about: two kernels\n//   launches:\n"
+        "//     - {entry: a, block: 256, grid: segments}\n"
+        "//     - {entry: b, block: 32, grid: elements}\n"
+    )
     variant = parse_header(tmp_path / "k.cu", "reduce", text)
     assert variant.entries == ("a", "b") and variant.launches[1].block == 32
 
@@ -88,19 +91,35 @@ def test_user_roots_rejects_missing_folder(tmp_path):
 
 # --- what `check` can know without a GPU: every mistake at its own line, with a did-you-mean ---
 
-@pytest.mark.parametrize("change, line, message", [
-    (("//   grid: segments\n", "//   grid: segment\n"), 5,
-     r"reduce has no grid rule 'segment' \(did you mean segments"),
-    (("//   grid: segments\n", "//   grid: element\n"), 5, r"did you mean elements"),
-    (("{cols_multiple_of: 4}", "{cols_multiple_off: 4}"), 7,
-     r"cannot check requires 'cols_multiple_off' \(did you mean cols_multiple_of"),
-    (("//   init: zero\n", "//   init: zeros\n"), 6, r"init 'zeros' \(did you mean zero"),
-    (("//   entry: my_entry\n", "//   entyr: my_entry\n"), 3,
-     r"unknown header key 'entyr' \(did you mean entry"),
-    (("//   block: 128\n", "//   block: 100\n"), 4, "multiple of 32"),
-    (("//   variant: mine\n", "//   variant: mine\n//   op: reduse\n"), 3,
-     r"unknown op 'reduse' \(did you mean reduce"),
-])
+
+@pytest.mark.parametrize(
+    "change, line, message",
+    [
+        (
+            ("//   grid: segments\n", "//   grid: segment\n"),
+            5,
+            r"reduce has no grid rule 'segment' \(did you mean segments",
+        ),
+        (("//   grid: segments\n", "//   grid: element\n"), 5, r"did you mean elements"),
+        (
+            ("{cols_multiple_of: 4}", "{cols_multiple_off: 4}"),
+            7,
+            r"cannot check requires 'cols_multiple_off' \(did you mean cols_multiple_of",
+        ),
+        (("//   init: zero\n", "//   init: zeros\n"), 6, r"init 'zeros' \(did you mean zero"),
+        (
+            ("//   entry: my_entry\n", "//   entyr: my_entry\n"),
+            3,
+            r"unknown header key 'entyr' \(did you mean entry",
+        ),
+        (("//   block: 128\n", "//   block: 100\n"), 4, "multiple of 32"),
+        (
+            ("//   variant: mine\n", "//   variant: mine\n//   op: reduse\n"),
+            3,
+            r"unknown op 'reduse' \(did you mean reduce",
+        ),
+    ],
+)
 def test_header_mistakes_are_reported_at_their_line(tmp_path, change, line, message):
     text = GOOD.replace(*change)
     with pytest.raises(KernelHeaderError, match=message) as info:
@@ -109,17 +128,23 @@ def test_header_mistakes_are_reported_at_their_line(tmp_path, change, line, mess
 
 
 def test_grid_rule_of_a_multi_launch_variant_is_checked(tmp_path):
-    text = ("// cudabench:\n//   variant: two\n//   about: two kernels\n//   launches:\n"
-            "//     - {entry: a, block: 256, grid: segments}\n"
-            "//     - {entry: b, block: 32, grid: rows}\n")
+    text = (
+        "// cudabench:\n//   variant: two\n//   about: two kernels\n//   launches:\n"
+        "//     - {entry: a, block: 256, grid: segments}\n"
+        "//     - {entry: b, block: 32, grid: rows}\n"
+    )
     with pytest.raises(KernelHeaderError, match=r"k.cu:6: reduce has no grid rule 'rows'"):
         parse_header(tmp_path / "k.cu", "reduce", text)
 
 
 def _flat_folder(tmp_path):
     write_kernel(tmp_path, "anyop", "")  # no op: key
-    write_kernel(tmp_path, "mine_reduce", "",
-                 header=GOOD.replace("variant: mine", "variant: mine_reduce\n//   op: reduce"))
+    write_kernel(
+        tmp_path,
+        "mine_reduce",
+        "",
+        header=GOOD.replace("variant: mine", "variant: mine_reduce\n//   op: reduce"),
+    )
     return tmp_path
 
 
@@ -140,7 +165,8 @@ def test_unassigned_lists_flat_files_without_op(tmp_path):
 
 
 def test_file_in_an_op_folder_naming_another_op_is_a_problem(tmp_path):
-    write_kernel(tmp_path / "reduce", "x", "",
-                 header=GOOD.replace("variant: mine", "variant: x\n//   op: add"))
+    write_kernel(
+        tmp_path / "reduce", "x", "", header=GOOD.replace("variant: mine", "variant: x\n//   op: add")
+    )
     variants, problems = discover("reduce", [tmp_path])
     assert variants == [] and "a add kernel, not reduce" in problems[0]

@@ -2,8 +2,8 @@ import itertools
 
 import pytest
 
-from cudabench.measure import MAX_BATCH, batch_size, collect, measure
-from cudabench.spec import Measurement, TimingOptions
+from cudabench.core.records import Measurement, TimingOptions
+from cudabench.measure.sampling import MAX_BATCH, batch_size, collect, measure
 
 
 def test_batch_size_makes_short_launches_a_long_sample():

@@ -7,7 +7,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from cudabench.ncu import (
+from cudabench.core.records import ProfileMetrics, RowKey
+from cudabench.run.ncu import (
     COLD_L2_HIT_PCT,
     DURATION,
     L2_READ_HIT,
@@ -24,7 +25,6 @@ from cudabench.ncu import (
     profile_command,
     summarize,
 )
-from cudabench.spec import ProfileMetrics, RowKey
 
 FIXTURES = Path(__file__).parent / "fixtures" / "ncu"
 
@@ -37,9 +37,11 @@ def test_real_page_groups_kernels_by_nvtx_range():
     kernels = parse_raw_csv(read("reduce_runs.csv"))
     assert len(kernels) == 20
     cases = metrics_by_case(kernels)
-    assert set(cases) == {RowKey("reduce", "float4", "16777216", "float32"),
-                          RowKey("reduce", "cupy", "16777216", "float32"),
-                          RowKey("reduce", "atomic", "3x5", "float32")}
+    assert set(cases) == {
+        RowKey("reduce", "float4", "16777216", "float32"),
+        RowKey("reduce", "cupy", "16777216", "float32"),
+        RowKey("reduce", "atomic", "3x5", "float32"),
+    }
     float4 = cases[RowKey("reduce", "float4", "16777216", "float32")]
     assert float4.kernels == 5
     # the five durations in the file: 21,408 + 20,512 + 20,544 + 20,416 + 20,416 ns
@@ -56,8 +58,10 @@ def test_multi_kernel_library_call_keeps_its_inner_range():
     kernels = parse_raw_csv(read("reduce_runs.csv"))
     cub = [k for k in kernels if k.ranges[:2] == ("reduce", "cupy")]
     assert len(cub) == 10  # two CUB kernels a call, 5 calls
-    assert {k.name.split("<")[0] for k in cub} == {"void cub::DeviceReduceKernel",
-                                                    "void cub::DeviceReduceSingleTileKernel"}
+    assert {k.name.split("<")[0] for k in cub} == {
+        "void cub::DeviceReduceKernel",
+        "void cub::DeviceReduceSingleTileKernel",
+    }
     summary = metrics_by_case(kernels)[RowKey("reduce", "cupy", "16777216", "float32")]
     assert summary.kernels == 10
     assert summary.duration_us == pytest.approx(sum(k.metrics[DURATION] for k in cub) / 1e3)
@@ -84,8 +88,7 @@ def test_a_missing_metric_stays_none_and_the_rest_is_read():
 
 
 def test_extra_metrics_are_summed_or_weighted():
-    kernels = parse_raw_csv(read("reduce_runs.csv"), extra=["dram__bytes_read.sum",
-                                                            "launch__grid_size"])
+    kernels = parse_raw_csv(read("reduce_runs.csv"), extra=["dram__bytes_read.sum", "launch__grid_size"])
     summary = metrics_by_case(kernels, ["dram__bytes_read.sum", "launch__grid_size"])
     float4 = summary[RowKey("reduce", "float4", "16777216", "float32")]
     assert float4.extra["dram__bytes_read.sum"] == float4.dram_read_bytes
@@ -99,10 +102,12 @@ def test_not_a_raw_page(text):
 
 
 def test_nvtx_cell():
-    cell = ('550  "cudabench:reduce:none:none:RGB:0xff:REGISTERED:reduce"  '
-            '"cudabench:cupy:none:none:RGB:0xff:REGISTERED:cupy"  '
-            '"cudabench:16777216:none:none:RGB:0xff:REGISTERED:16777216"  '
-            '"CCCL:cub::DeviceReduce::Sum:none:none:none:none:REGISTERED:cub::DeviceReduce::Sum" ')
+    cell = (
+        '550  "cudabench:reduce:none:none:RGB:0xff:REGISTERED:reduce"  '
+        '"cudabench:cupy:none:none:RGB:0xff:REGISTERED:cupy"  '
+        '"cudabench:16777216:none:none:RGB:0xff:REGISTERED:16777216"  '
+        '"CCCL:cub::DeviceReduce::Sum:none:none:none:none:REGISTERED:cub::DeviceReduce::Sum" '
+    )
     assert nvtx_ranges(cell) == ("reduce", "cupy", "16777216")
     assert nvtx_ranges(cell, "CCCL") == ("cub",)
     assert nvtx_ranges("") == ()
@@ -115,20 +120,42 @@ def test_kernels_outside_cudabench_ranges_are_ignored():
 
 
 def test_summary_weights_percentages_by_duration():
-    a = KernelRecord("a", (), {DURATION: 3000.0, "dram__throughput.avg.pct_of_peak_sustained_elapsed": 90.0,
-                               "launch__registers_per_thread": 32, "dram__bytes_read.sum": 100.0})
-    b = KernelRecord("b", (), {DURATION: 1000.0, "dram__throughput.avg.pct_of_peak_sustained_elapsed": 10.0,
-                               "launch__registers_per_thread": 64})
+    a = KernelRecord(
+        "a",
+        (),
+        {
+            DURATION: 3000.0,
+            "dram__throughput.avg.pct_of_peak_sustained_elapsed": 90.0,
+            "launch__registers_per_thread": 32,
+            "dram__bytes_read.sum": 100.0,
+        },
+    )
+    b = KernelRecord(
+        "b",
+        (),
+        {
+            DURATION: 1000.0,
+            "dram__throughput.avg.pct_of_peak_sustained_elapsed": 10.0,
+            "launch__registers_per_thread": 64,
+        },
+    )
     s = summarize([a, b])
     assert s.kernels == 2 and s.duration_us == 4.0
     assert s.dram_pct == pytest.approx(70.0)  # (90*3 + 10*1) / 4
     assert s.registers == 64 and s.dram_read_bytes == 100.0 and s.sm_pct is None
 
 
-@pytest.mark.parametrize("memory,sm,hint", [
-    (85.0, 20.0, "memory"), (20.0, 85.0, "compute"), (30.0, 40.0, "latency"),
-    (70.0, 75.0, "compute"), (None, None, ""), (None, 90.0, "compute"),
-])
+@pytest.mark.parametrize(
+    "memory,sm,hint",
+    [
+        (85.0, 20.0, "memory"),
+        (20.0, 85.0, "compute"),
+        (30.0, 40.0, "latency"),
+        (70.0, 75.0, "compute"),
+        (None, None, ""),
+        (None, 90.0, "compute"),
+    ],
+)
 def test_bound_hint(memory, sm, hint):
     assert bound_hint(memory, sm) == hint
 
@@ -137,22 +164,29 @@ def test_nvtx_filter_escapes_ncu_quantifiers_in_configured_labels():
     """A configured variant's range `float4[BLOCK=512,ITEMS=64]` must reach ncu as literal
     text: unescaped, `[` and `]` are its stack-bottom and stack-top quantifiers and the
     filter matches nothing (the GPU test of `profile` caught it)."""
-    from cudabench.nvtx import ncu_filter
+    from cudabench.backends.nvtx import ncu_filter
 
     assert ncu_filter("reduce", "float4[BLOCK=512,ITEMS=64]", "16777216", "float32") == (
-        r"cudabench@reduce/float4\[BLOCK=512,ITEMS=64\]/16777216/float32/")
+        r"cudabench@reduce/float4\[BLOCK=512,ITEMS=64\]/16777216/float32/"
+    )
     assert ncu_filter("my_op", "a+b*c") == r"cudabench@my_op/a\+b\*c/"
     assert ncu_filter("reduce", "shuffle") == "cudabench@reduce/shuffle/"
 
 
 def test_profile_command_line():
     child = ["python", "-m", "cudabench", "run", "reduce", "--profile-mode"]
-    cmd = profile_command("ncu", [("reduce", "float4", "442368x128", "float32"),
-                                  ("reduce", "cupy", "442368x128", "float32")],
-                          Path("r.ncu-rep"), child, cold=True, section_set="full",
-                          sections=["MemoryWorkloadAnalysis"], metrics=["l1tex__t_bytes.sum"])
+    cmd = profile_command(
+        "ncu",
+        [("reduce", "float4", "442368x128", "float32"), ("reduce", "cupy", "442368x128", "float32")],
+        Path("r.ncu-rep"),
+        child,
+        cold=True,
+        section_set="full",
+        sections=["MemoryWorkloadAnalysis"],
+        metrics=["l1tex__t_bytes.sum"],
+    )
     text = " ".join(cmd)
-    assert cmd[:2] == ["ncu", "--nvtx"] and cmd[-len(child):] == child
+    assert cmd[:2] == ["ncu", "--nvtx"] and cmd[-len(child) :] == child
     assert text.count("--nvtx-include") == 2
     assert "--nvtx-include cudabench@reduce/float4/442368x128/float32/" in text
     assert "--clock-control none --cache-control all" in text
@@ -164,16 +198,24 @@ def test_profile_command_line():
     hot = profile_command("ncu", [], Path("r"), child, cold=False)
     assert "--cache-control none" in " ".join(hot) and "--set" not in hot
     assert L2_READ_HIT not in hot[hot.index("--metrics") + 1]
-    assert import_command("ncu", Path("r.ncu-rep"))[-5:] == ["--csv", "--page", "raw",
-                                                             "--print-units", "base"]
+    assert import_command("ncu", Path("r.ncu-rep"))[-5:] == [
+        "--csv",
+        "--page",
+        "raw",
+        "--print-units",
+        "base",
+    ]
 
 
 def test_ncu_messages_prefers_errors():
-    out = ("==PROF== Connected\n==WARNING== something\n"
-           "==ERROR== ERR_NVGPUCTRPERM - The user does not have permission\n")
+    out = (
+        "==PROF== Connected\n==WARNING== something\n"
+        "==ERROR== ERR_NVGPUCTRPERM - The user does not have permission\n"
+    )
     assert ncu_messages(out) == ["==ERROR== ERR_NVGPUCTRPERM - The user does not have permission"]
     assert ncu_messages("==WARNING== No kernels were profiled.\n") == [
-        "==WARNING== No kernels were profiled."]
+        "==WARNING== No kernels were profiled."
+    ]
 
 
 def test_profile_page_has_one_kernel_per_case():
@@ -198,24 +240,33 @@ def test_the_l2_hit_rate_of_a_cold_launch_counts_the_sms_reads_only():
     assert all(k.metrics[L2_READ_HIT] == 0 and k.metrics[L2_READ_MISS] == 2 for k in kernels)
     (summary,) = metrics_by_case(kernels).values()
     assert summary.l2_hit_pct == 0.0 and cold_l2_note(summary) == ""
-    assert metrics_by_case(parse_raw_csv(read("reduce_runs.csv")))[
-        RowKey("reduce", "float4", "16777216", "float32")].l2_hit_pct is None  # not asked
+    assert (
+        metrics_by_case(parse_raw_csv(read("reduce_runs.csv")))[
+            RowKey("reduce", "float4", "16777216", "float32")
+        ].l2_hit_pct
+        is None
+    )  # not asked
 
 
 def test_l2_hits_are_summed_over_the_kernels_of_a_range():
     a = KernelRecord("a", (), {DURATION: 9000.0, L2_READ_HIT: 10.0, L2_READ_MISS: 990.0})
     b = KernelRecord("b", (), {DURATION: 1000.0, L2_READ_HIT: 1000.0, L2_READ_MISS: 0.0})
     assert summarize([a, b]).l2_hit_pct == pytest.approx(50.5)  # by sectors, not by time
-    assert summarize([KernelRecord("c", (), {DURATION: 1.0, L2_READ_HIT: 0.0,
-                                             L2_READ_MISS: 0.0})]).l2_hit_pct is None
+    assert (
+        summarize([KernelRecord("c", (), {DURATION: 1.0, L2_READ_HIT: 0.0, L2_READ_MISS: 0.0})]).l2_hit_pct
+        is None
+    )
 
 
-@pytest.mark.parametrize("hit, flagged", [(None, False), (0.0, False), (COLD_L2_HIT_PCT, False),
-                                          (COLD_L2_HIT_PCT + 0.5, True), (97.0, True)])
+@pytest.mark.parametrize(
+    "hit, flagged",
+    [(None, False), (0.0, False), (COLD_L2_HIT_PCT, False), (COLD_L2_HIT_PCT + 0.5, True), (97.0, True)],
+)
 def test_a_cold_launch_that_hit_l2_heavily_is_asked_about(hit, flagged):
     note = cold_l2_note(ProfileMetrics(kernels=1, duration_us=1.0, l2_hit_pct=hit))
     assert bool(note) == flagged
     if flagged:
-        assert note.startswith(f"the cold launch hit L2 on {hit:.0f}% of its read sectors: "
-                               "was the flush effective?")
+        assert note.startswith(
+            f"the cold launch hit L2 on {hit:.0f}% of its read sectors: was the flush effective?"
+        )
     assert cold_l2_note(None) == ""

@@ -12,8 +12,9 @@ from typer.testing import CliRunner
 
 from cudabench.backends.fake import FAKE_DEVICE
 from cudabench.cli import app
-from cudabench.compare import find_pair, find_run
-from cudabench.results import (
+from cudabench.core.records import ResultRow, RunMeta, Status, TimingOptions
+from cudabench.record.compare import find_pair, find_run
+from cudabench.record.results import (
     ResultsError,
     is_results_file,
     read_results,
@@ -21,27 +22,44 @@ from cudabench.results import (
     result_stem,
     stem_file,
     write_results,
-)  # fmt: skip
-from cudabench.spec import ResultRow, RunMeta, Status, TimingOptions
+)
 
 runner = CliRunner()
-META = RunMeta(device=FAKE_DEVICE, timing_mode="hot", command="cudabench run reduce",
-               started="2026-11-21T22:00:00+00:00", cudabench_version="0.1.0",
-               cupy_version="14.2.0", nvcc_version="13.0.88", git_sha="", timing=TimingOptions())
+META = RunMeta(
+    device=FAKE_DEVICE,
+    timing_mode="hot",
+    command="cudabench run reduce",
+    started="2026-11-21T22:00:00+00:00",
+    cudabench_version="0.1.0",
+    cupy_version="14.2.0",
+    nvcc_version="13.0.88",
+    git_sha="",
+    timing=TimingOptions(),
+)
 
 
 def row(variant, time_us, op="reduce", shape="1024", baseline=False):
     samples = tuple(time_us * (1 + 0.001 * i) for i in range(-5, 6))
     moved = 4 * 1024 + 4
-    return ResultRow(op, shape, "float32", variant, Status.OK, time_us=time_us,
-                     samples_us=samples, is_baseline=baseline, bytes_moved=moved,
-                     gbps=moved / (time_us * 1e-6) / 1e9)
+    return ResultRow(
+        op,
+        shape,
+        "float32",
+        variant,
+        Status.OK,
+        time_us=time_us,
+        samples_us=samples,
+        is_baseline=baseline,
+        bytes_moved=moved,
+        gbps=moved / (time_us * 1e-6) / 1e9,
+    )
 
 
 def one_line_error(result, *needles):
     assert result.exit_code == 2, result.output
     assert "Traceback" not in result.output and (
-        result.exception is None or isinstance(result.exception, SystemExit))
+        result.exception is None or isinstance(result.exception, SystemExit)
+    )
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr
     for needle in needles:
@@ -62,11 +80,15 @@ def results_folder(tmp_path, monkeypatch):
     ceil = [row("vec4", 10.0, op="stream_read"), row("cupy", 11.0, op="stream_read", baseline=True)]
     for meta, stamp, t in ((early, "20261121T220000", 50.0), (late, "20261121T230000", 70.0)):
         write_results(folder / f"{stamp}_reduce", meta, [row("float4", t), row("cupy", 100.0, baseline=True)])
-        write_results(folder / f"{stamp}_ceilings",
-                      dataclasses.replace(meta, command="cudabench ceilings"), ceil)
+        write_results(
+            folder / f"{stamp}_ceilings", dataclasses.replace(meta, command="cudabench ceilings"), ceil
+        )
     # a run named to sort last but started first: never the newest
-    write_results(folder / "zz_old_reduce", dataclasses.replace(META, started="2026-11-20T10:00:00+00:00"),
-                  [row("float4", 10.0), row("cupy", 100.0, baseline=True)])
+    write_results(
+        folder / "zz_old_reduce",
+        dataclasses.replace(META, started="2026-11-20T10:00:00+00:00"),
+        [row("float4", 10.0), row("cupy", 100.0, baseline=True)],
+    )
     (folder / "ceilings.json").write_text(json.dumps({"version": 1, "entries": []}))
     (folder / "tuning.json").write_text(json.dumps({"version": 1, "entries": {}}))
     monkeypatch.chdir(tmp_path)
@@ -86,7 +108,7 @@ def test_1_compare_and_report_pick_runs_by_their_metadata(results_folder):
 
 
 def test_1_a_runs_kind_is_its_command_from_the_cli_or_the_api(tmp_path):
-    from cudabench.compare import RunFile
+    from cudabench.record.compare import RunFile
 
     def kind(command):
         return RunFile(tmp_path / "x.json", "t", command, frozenset()).kind
@@ -98,9 +120,11 @@ def test_1_a_runs_kind_is_its_command_from_the_cli_or_the_api(tmp_path):
 def test_1_no_earlier_run_of_the_same_kind_is_one_line(tmp_path, monkeypatch):
     folder = tmp_path / "results"
     write_results(folder / "1_reduce", META, [row("float4", 50.0)])
-    write_results(folder / "2_ceilings", dataclasses.replace(
-        META, command="cudabench ceilings", started="2026-11-21T23:00:00+00:00"),
-        [row("vec4", 10.0, op="stream_read")])
+    write_results(
+        folder / "2_ceilings",
+        dataclasses.replace(META, command="cudabench ceilings", started="2026-11-21T23:00:00+00:00"),
+        [row("vec4", 10.0, op="stream_read")],
+    )
     (folder / "ceilings.json").write_text("{}")
     monkeypatch.chdir(tmp_path)
     one_line_error(runner.invoke(app, ["compare"]), "no earlier run like the newest", "2_ceilings")
@@ -118,8 +142,9 @@ def test_3_an_ok_row_without_a_time_is_refused(tmp_path):
         read_results(path)
     one_line_error(runner.invoke(app, ["report", str(path)]), "rows[0].time_us")
     good = write_results(tmp_path / "a", META, [row("float4", 50.0)])[1]
-    one_line_error(runner.invoke(app, ["compare", str(good), str(path), "--fail-on-regression"]),
-                   "rows[0].time_us")
+    one_line_error(
+        runner.invoke(app, ["compare", str(good), str(path), "--fail-on-regression"]), "rows[0].time_us"
+    )
     # profile's rows (method ncu) are untimed by design and still read
     doc["rows"][0]["method"] = "ncu"
     path.write_text(json.dumps(doc))
@@ -131,38 +156,49 @@ def test_3_an_ok_row_without_a_time_is_refused(tmp_path):
 
 @pytest.fixture
 def one_run(tmp_path):
-    return write_results(tmp_path / "run", META, [row("float4", 50.0, shape="1024"),
-                                                  row("cupy", 100.0, shape="1024", baseline=True)])[1]
+    return write_results(
+        tmp_path / "run",
+        META,
+        [row("float4", 50.0, shape="1024"), row("cupy", 100.0, shape="1024", baseline=True)],
+    )[1]
 
 
 def test_4_report_output_errors_are_one_line(one_run, tmp_path, monkeypatch):
-    one_line_error(runner.invoke(app, ["report", str(one_run), "-f", "csv", "-o",
-                                       str(tmp_path / "no" / "such" / "r.csv")]), "no such folder")
-    one_line_error(runner.invoke(app, ["report", str(one_run), "-f", "csv", "-o", str(tmp_path)]),
-                   "is a folder")
+    one_line_error(
+        runner.invoke(
+            app, ["report", str(one_run), "-f", "csv", "-o", str(tmp_path / "no" / "such" / "r.csv")]
+        ),
+        "no such folder",
+    )
+    one_line_error(
+        runner.invoke(app, ["report", str(one_run), "-f", "csv", "-o", str(tmp_path)]), "is a folder"
+    )
 
     def refuse(*args, **kwargs):
         raise PermissionError(13, "Permission denied")
 
     monkeypatch.setattr(Path, "write_text", refuse)  # a read-only folder (root ignores chmod)
-    one_line_error(runner.invoke(app, ["report", str(one_run), "-f", "csv", "-o",
-                                       str(tmp_path / "r.csv")]), "Permission denied")
+    one_line_error(
+        runner.invoke(app, ["report", str(one_run), "-f", "csv", "-o", str(tmp_path / "r.csv")]),
+        "Permission denied",
+    )
 
 
 @pytest.mark.parametrize("option", ["--plot", "--roofline"])
-def test_4_plots_into_a_folder_that_cannot_be_written_are_one_line(one_run, tmp_path,
-                                                                   monkeypatch, option):
+def test_4_plots_into_a_folder_that_cannot_be_written_are_one_line(one_run, tmp_path, monkeypatch, option):
     import matplotlib.figure
 
     def refuse(*args, **kwargs):
         raise PermissionError(13, "Permission denied")
 
     monkeypatch.setattr(matplotlib.figure.Figure, "savefig", refuse)
-    one_line_error(runner.invoke(app, ["report", str(one_run), option, str(tmp_path / "p.png")]),
-                   option, "Permission denied")
+    one_line_error(
+        runner.invoke(app, ["report", str(one_run), option, str(tmp_path / "p.png")]),
+        option,
+        "Permission denied",
+    )
     monkeypatch.undo()
-    one_line_error(runner.invoke(app, ["report", str(one_run), option, str(tmp_path)]),
-                   option, "folder")
+    one_line_error(runner.invoke(app, ["report", str(one_run), option, str(tmp_path)]), option, "folder")
 
 
 # ---------------------------------------------------------------- 5: never overwrite results
@@ -171,9 +207,13 @@ def test_4_plots_into_a_folder_that_cannot_be_written_are_one_line(one_run, tmp_
 QUICK_RUN = ["--min-samples", "2", "--min-time", "0", "--max-time", "0.01"]
 
 
-@pytest.mark.parametrize("command", [["run", "reduce", "-s", "7", "-v", "float4", *QUICK_RUN],
-                                     ["tune", "reduce", "-s", "7", "-v", "float4", "--budget", "2",
-                                      "--no-plot", "--no-save"]])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["run", "reduce", "-s", "7", "-v", "float4", *QUICK_RUN],
+        ["tune", "reduce", "-s", "7", "-v", "float4", "--budget", "2", "--no-plot", "--no-save"],
+    ],
+)
 def test_5_run_and_tune_never_replace_an_earlier_run_unless_forced(one_run, command, monkeypatch):
     monkeypatch.setenv("CUDABENCH_BACKEND", "fake")
     before = one_run.read_text()
@@ -187,11 +227,13 @@ def test_5_run_and_tune_never_replace_an_earlier_run_unless_forced(one_run, comm
 
 def test_5_report_never_replaces_a_results_file_unless_forced(one_run):
     before = one_run.read_text()
-    one_line_error(runner.invoke(app, ["report", str(one_run), "-f", "csv", "-o", str(one_run)]),
-                   str(one_run), "--force")
+    one_line_error(
+        runner.invoke(app, ["report", str(one_run), "-f", "csv", "-o", str(one_run)]), str(one_run), "--force"
+    )
     other = one_run.with_suffix(".csv")  # the run's own CSV is a results file too
-    one_line_error(runner.invoke(app, ["report", str(one_run), "-f", "markdown", "-o",
-                                       str(other)]), "--force")
+    one_line_error(
+        runner.invoke(app, ["report", str(one_run), "-f", "markdown", "-o", str(other)]), "--force"
+    )
     assert one_run.read_text() == before
     report = one_run.parent / "report.md"
     for _ in range(2):  # a report file is not a results file: writing it again is fine
@@ -217,8 +259,7 @@ def test_5_refuse_overwrite_stem(tmp_path):
 def test_8_bracketed_text_is_printed_as_written(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     one_line_error(runner.invoke(app, ["report", "[x].json"]), "[x].json")
-    one_line_error(runner.invoke(app, ["run", "[x].yaml"], env={"CUDABENCH_BACKEND": "fake"}),
-                   "[x].yaml")
+    one_line_error(runner.invoke(app, ["run", "[x].yaml"], env={"CUDABENCH_BACKEND": "fake"}), "[x].yaml")
     helped = runner.invoke(app, ["run", "--help"], env={"COLUMNS": "80"})
     assert "pip install -e '.[cluster]'" in " ".join(helped.stdout.split())
 
@@ -244,8 +285,9 @@ def test_11_results_files_follow_the_umask(tmp_path):
 def test_12_a_run_compared_with_itself_is_said_and_fails_the_gate(one_run, tmp_path):
     plain = runner.invoke(app, ["compare", str(one_run), str(one_run)])
     assert plain.exit_code == 0 and "same run" in plain.stderr
-    gate = runner.invoke(app, ["compare", str(one_run), str(one_run.with_suffix(".csv")),
-                               "--fail-on-regression"])
+    gate = runner.invoke(
+        app, ["compare", str(one_run), str(one_run.with_suffix(".csv")), "--fail-on-regression"]
+    )
     assert gate.exit_code == 1 and "same run" in gate.stderr
     copy = tmp_path / "copy.json"
     copy.write_text(one_run.read_text())
@@ -260,8 +302,9 @@ def test_12_fail_above_names_itself():
 # ---------------------------------------------------------------- 13: help at 80 columns
 
 
-@pytest.mark.parametrize("command", [["run"], ["compare"], ["tune"], ["report"], ["history"],
-                                     ["cluster"], []])
+@pytest.mark.parametrize(
+    "command", [["run"], ["compare"], ["tune"], ["report"], ["history"], ["cluster"], []]
+)
 def test_13_help_is_not_cut_at_80_columns(command):
     result = runner.invoke(app, [*command, "--help"], env={"COLUMNS": "80"})
     assert result.exit_code == 0
@@ -296,8 +339,15 @@ def test_15_deep_json_dev_null_and_dotted_stems(tmp_path):
     one_line_error(runner.invoke(app, ["report", str(deep)]), "nested too deep")
     with pytest.raises(ResultsError, match="not a folder or a regular file"):
         result_stem(Path("/dev/null"), "reduce", "2026-11-21T22:00:00")
-    one_line_error(runner.invoke(app, ["run", "reduce", "-s", "7", "-v", "float4", "-o", "/dev/null"],
-                                 env={"CUDABENCH_BACKEND": "fake"}), "/dev/null", "not a folder")
+    one_line_error(
+        runner.invoke(
+            app,
+            ["run", "reduce", "-s", "7", "-v", "float4", "-o", "/dev/null"],
+            env={"CUDABENCH_BACKEND": "fake"},
+        ),
+        "/dev/null",
+        "not a folder",
+    )
     stem = result_stem(tmp_path / "bench_v1.2.json", "reduce", "t")
     assert stem.name == "bench_v1.2"
     written = write_results(stem, META, [row("float4", 50.0)])
@@ -337,11 +387,20 @@ def test_2_ctrl_c_stops_check_at_once(tmp_path, terminal):
     nvcc = tmp_path / "nvcc"
     nvcc.write_text(_SLOW_NVCC.format(pids=pids))
     nvcc.chmod(0o755)
-    env = {**os.environ, "CUDABENCH_NVCC": str(nvcc), "CUDABENCH_CACHE": str(tmp_path / "cache"),
-           "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
-    proc = subprocess.Popen([sys.executable, "-m", "cudabench", "check", "reduce", "-j", "2"],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)  # its own group: the "terminal" below
+    env = {
+        **os.environ,
+        "CUDABENCH_NVCC": str(nvcc),
+        "CUDABENCH_CACHE": str(tmp_path / "cache"),
+        "PYTHONPATH": str(Path(__file__).resolve().parent.parent),
+    }
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cudabench", "check", "reduce", "-j", "2"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )  # its own group: the "terminal" below
     try:
         deadline = time.monotonic() + 60
         while (not pids.exists() or len(pids.read_text().split()) < 2) and time.monotonic() < deadline:
@@ -377,12 +436,13 @@ def test_7_an_nvcc_that_writes_no_cubin_is_not_a_cache_problem(tmp_path, monkeyp
     fake.chmod(0o755)
     monkeypatch.setenv("CUDABENCH_NVCC", str(fake))
     monkeypatch.setenv("CUDABENCH_CACHE", str(tmp_path / "cache"))
-    from cudabench import compile as compile_module
+    from cudabench.build import compile as compile_module
 
     compile_module.nvcc_version.cache_clear()
     try:
-        line = one_line_error(runner.invoke(app, ["check", "reduce", "-j", "1"]), "wrote no cubin",
-                              "is it nvcc?")
+        line = one_line_error(
+            runner.invoke(app, ["check", "reduce", "-j", "1"]), "wrote no cubin", "is it nvcc?"
+        )
     finally:
         compile_module.nvcc_version.cache_clear()
     assert "compile cache" not in line
@@ -399,7 +459,7 @@ def test_7_history_reads_a_database_it_cannot_write(tmp_path):
 
     if os.geteuid() != 0 or not shutil.which("setpriv"):
         pytest.skip("needs root and setpriv, to read as another user (nobody)")
-    from cudabench.history import History
+    from cudabench.record.history import History
 
     folder = Path(tempfile.mkdtemp(prefix="cudabench-ro-"))
     try:
@@ -412,20 +472,29 @@ def test_7_history_reads_a_database_it_cannot_write(tmp_path):
         before = sorted(p.name for p in folder.iterdir())
         # this interpreter's whole path (a user-site install lives under $HOME, which changes here)
         paths = [str(Path(__file__).resolve().parent.parent), *(p for p in sys.path if p)]
-        env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": os.pathsep.join(paths),
-               "HOME": str(folder)}
+        env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": os.pathsep.join(paths), "HOME": str(folder)}
         nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
-        probe = subprocess.run([*nobody, "touch", str(folder / "probe")], capture_output=True,
-                               check=False)
+        probe = subprocess.run([*nobody, "touch", str(folder / "probe")], capture_output=True, check=False)
         if probe.returncode == 0:
             pytest.skip("the folder is writable by nobody here")
-        imports = subprocess.run([*nobody, sys.executable, "-c", "import typer, rich, pandas"], env=env,
-                                 capture_output=True, cwd=folder, check=False)
+        imports = subprocess.run(
+            [*nobody, sys.executable, "-c", "import typer, rich, pandas"],
+            env=env,
+            capture_output=True,
+            cwd=folder,
+            check=False,
+        )
         if imports.returncode != 0:
             pytest.skip("nobody cannot read this interpreter's installed packages here")
-        proc = subprocess.run([*nobody, sys.executable, "-m", "cudabench", "history", "reduce",
-                               "--db", str(db)], env=env, capture_output=True, text=True,
-                              cwd=folder, timeout=120, check=False)  # fmt: skip
+        proc = subprocess.run(
+            [*nobody, sys.executable, "-m", "cudabench", "history", "reduce", "--db", str(db)],
+            env=env,
+            capture_output=True,
+            text=True,
+            cwd=folder,
+            timeout=120,
+            check=False,
+        )
         assert proc.returncode == 0, proc.stderr
         assert "float4" in proc.stdout and "50.00" in proc.stdout
         assert sorted(p.name for p in folder.iterdir()) == before  # nothing created
@@ -458,8 +527,13 @@ def test_19_ctrl_c_while_the_cli_loads_is_one_line_and_130():
         "from cudabench.cli import main\n"
         "main(['list'])\n"
     )
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False,
-                          env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)})
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)},
+    )
     assert proc.returncode == 130 and proc.stderr.strip() == "interrupted"
 
 
@@ -493,7 +567,7 @@ _THREE_MISTAKES = """\
 
 
 def test_9_check_reports_every_header_mistake_at_its_line(tmp_path, monkeypatch):
-    from cudabench.kernels import discover
+    from cudabench.ops.discovery import discover
 
     folder = tmp_path / "k" / "reduce"
     folder.mkdir(parents=True)
@@ -513,9 +587,9 @@ def test_9_check_reports_every_header_mistake_at_its_line(tmp_path, monkeypatch)
 
 
 def test_10_param_values_are_checked_against_the_header():
-    from cudabench.header import parse_header
-    from cudabench.kernels import BUILTIN_KERNELS
-    from cudabench.space import SpaceError, grid
+    from cudabench.core.paths import BUILTIN_KERNELS
+    from cudabench.ops.header import parse_header
+    from cudabench.ops.space import SpaceError, grid
 
     float4 = parse_header(BUILTIN_KERNELS / "reduce" / "float4.cu", "reduce")
     for bad in ({"ITEMS": (0,)}, {"ITEMS": (10**9,)}, {"LOADS": (-4,)}):
@@ -523,9 +597,14 @@ def test_10_param_values_are_checked_against_the_header():
             grid(float4, bad)
     assert len(grid(float4, {"ITEMS": (8, 16), "GRID_K": (0, 3)})) == 4  # around the header's values
     for value in ("0", "99999999"):
-        one_line_error(runner.invoke(app, ["run", "reduce", "-s", "2^20", "-v", "float4", "-p",
-                                           f"ITEMS={value}"], env={"CUDABENCH_BACKEND": "fake"}),
-                       f"--param ITEMS={value}: outside")
+        one_line_error(
+            runner.invoke(
+                app,
+                ["run", "reduce", "-s", "2^20", "-v", "float4", "-p", f"ITEMS={value}"],
+                env={"CUDABENCH_BACKEND": "fake"},
+            ),
+            f"--param ITEMS={value}: outside",
+        )
 
 
 # ---------------------------------------------------------------- 16: the L2 flush is a step
@@ -573,7 +652,7 @@ def test_16_the_cupy_backends_cold_sample_runs_its_flush(monkeypatch, slow):
 
 def test_2_a_cancel_ends_with_its_check(tmp_path, monkeypatch):
     """cancel_compiles stops the compiles of its `check` only: later ones run."""
-    from cudabench import compile as compile_module
+    from cudabench.build import compile as compile_module
 
     with compile_module.interruptible():
         compile_module.cancel_compiles()

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from cudabench.backends.fake import FAKE_DEVICE
+from cudabench.core.records import KernelVariant, Launch
 from cudabench.op import (
     Op,
     OpDefinitionError,
@@ -18,9 +19,8 @@ from cudabench.op import (
     uniform,
     variant,
     warp_rows,
-)  # fmt: skip
-from cudabench.ops.base import Geometry, check_output
-from cudabench.spec import KernelVariant, Launch
+)
+from cudabench.ops.protocol import Geometry, check_output
 
 
 class RmsNorm(Op):
@@ -53,8 +53,11 @@ def test_shapes_map_onto_the_dims():
     assert op.tensor_shape(op.inputs[0], (8192,)) == (8192,)  # stays 1-D
     assert op.tensor_shape(op.inputs[1], (4, 8)) == (8,)
     assert op.output_shape((4, 8)) == (4, 8)
-    with pytest.raises(ValueError, match=r"rmsnorm takes a 1-D \(cols\) or 2-D \(rows x cols\) "
-                                         r"or 3-D \(folded\) shape, got 4-D"):
+    with pytest.raises(
+        ValueError,
+        match=r"rmsnorm takes a 1-D \(cols\) or 2-D \(rows x cols\) "
+        r"or 3-D \(folded\) shape, got 4-D",
+    ):
         op.check_shape((1, 2, 3, 4))
 
 
@@ -97,8 +100,14 @@ def test_bytes_and_the_default_tolerance():
 def test_requirements_come_from_the_dims():
     op = RmsNorm()
     assert {"max_cols", "min_rows", "cols_multiple_of"} <= set(op.requirements)
-    v = KernelVariant("rmsnorm", "v", "/k/v.cu", (Launch("k", 256, "row"),), "t",
-                      requires=(("cols_multiple_of", 8), ("max_cols", 1024)))
+    v = KernelVariant(
+        "rmsnorm",
+        "v",
+        "/k/v.cu",
+        (Launch("k", 256, "row"),),
+        "t",
+        requires=(("cols_multiple_of", 8), ("max_cols", 1024)),
+    )
     assert op.unmet(v, (4, 1024)) is None
     assert op.unmet(v, (4, 1030)) == "needs cols % 8 == 0 (cols = 1030)"
     assert op.unmet(v, (4, 2048)) == "needs cols <= 1024 (cols = 2048)"
@@ -109,8 +118,9 @@ def test_stock_rules():
     assert op.geometry(*launch_of("row"), (4096, 8192), FAKE_DEVICE, 4).grid == 4096
     assert op.geometry(*launch_of("warp", 128), (1000, 64), FAKE_DEVICE, 4).grid == 250
     assert op.geometry(*launch_of("flat"), (10, 100), FAKE_DEVICE, 4).grid == 4
-    with pytest.raises(ValueError,
-                       match=r"/k/v.cu:1: unknown grid rule 'diag' \(rmsnorm knows: row, warp, flat\)"):
+    with pytest.raises(
+        ValueError, match=r"/k/v.cu:1: unknown grid rule 'diag' \(rmsnorm knows: row, warp, flat\)"
+    ):
         op.geometry(*launch_of("diag"), (4, 4), FAKE_DEVICE, 4)
 
     class T(RmsNorm):
@@ -149,16 +159,21 @@ def test_an_in_place_output_is_its_input():
     assert op.kernel_args((x,), out, {}, Geometry(1, 32))[0] is out
 
 
-@pytest.mark.parametrize("change, message", [
-    ({"inputs": (Tensor("x", "rows cls"),)},
-     r"tensor x names an unknown dimension 'cls' \(dims: rows, cols\)"),
-    ({"scalars": (Scalar("n"),)}, r"scalar n names an unknown dimension 'n'"),
-    ({"scalars": (Scalar("eps", "half", 1e-3),)}, r"scalar eps has C type 'half'"),
-    ({"outputs": ()}, r"declare exactly one output"),
-    ({"about": ""}, r"declare about"),
-    ({"args": ("x", "out", "nope")}, r"argument 'nope' is no tensor"),
-    ({"accumulate": "k"}, r"accumulate names an unknown dimension 'k'"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (
+            {"inputs": (Tensor("x", "rows cls"),)},
+            r"tensor x names an unknown dimension 'cls' \(dims: rows, cols\)",
+        ),
+        ({"scalars": (Scalar("n"),)}, r"scalar n names an unknown dimension 'n'"),
+        ({"scalars": (Scalar("eps", "half", 1e-3),)}, r"scalar eps has C type 'half'"),
+        ({"outputs": ()}, r"declare exactly one output"),
+        ({"about": ""}, r"declare about"),
+        ({"args": ("x", "out", "nope")}, r"argument 'nope' is no tensor"),
+        ({"accumulate": "k"}, r"accumulate names an unknown dimension 'k'"),
+    ],
+)
 def test_a_declaration_that_cannot_serve_is_one_line(change, message):
     bad = type("Bad", (RmsNorm,), change)()
     with pytest.raises(OpDefinitionError, match=message):
@@ -192,8 +207,9 @@ def test_a_rule_that_forgets_its_scalars_and_a_reference_of_another_size_say_so(
 
     op = Chunked()
     x, w = op.make_inputs(np, (2, 8), seed=0)
-    with pytest.raises(ValueError,
-                       match=r"the grid rule gave 0 scalars, but rule_scalars names 1 \(chunks\)"):
+    with pytest.raises(
+        ValueError, match=r"the grid rule gave 0 scalars, but rule_scalars names 1 \(chunks\)"
+    ):
         op.kernel_args((x, w), np.empty((2, 8), np.float32), {}, Geometry(2, 256))
     with pytest.raises(ValueError, match="the reference has 3 values, the output 16"):
         check_output(np, np.zeros(16, np.float32), np.zeros(3), np.ones(3))

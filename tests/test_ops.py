@@ -7,11 +7,12 @@ import numpy as np
 import pytest
 
 from cudabench.backends.fake import FAKE_DEVICE, FakeBackend
-from cudabench.kernels import BUILTIN_KERNELS, discover
-from cudabench.ops import get_op
-from cudabench.ops.base import check_output
-from cudabench.runner import CaseJob, Runner
-from cudabench.spec import Case, DeviceInfo, KernelVariant, Launch, Status, TimingOptions
+from cudabench.core.paths import BUILTIN_KERNELS
+from cudabench.core.records import Case, DeviceInfo, KernelVariant, Launch, Status, TimingOptions
+from cudabench.measure.runner import CaseJob, Runner
+from cudabench.ops.discovery import discover
+from cudabench.ops.protocol import check_output
+from cudabench.ops.registry import get_op
 
 
 def variant(op, name, entry, grid, block=256, **kw):
@@ -63,18 +64,22 @@ def test_sgemm_counts_flops_and_the_fp32_peak_depends_on_the_arch():
     assert a100.fp32_peak_gflops == pytest.approx(108 * 64 * 2 * 1.41)
 
 
-@pytest.mark.parametrize("op, shape, rule, block, grid, threads", [
-    ("transpose", (100, 33), "tile32", 256, (2, 4), (32, 8)),
-    ("transpose", (100, 33), "tile64", 256, (1, 2), (32, 8)),
-    ("sgemm", (300, 129, 7), "tile128", 256, (2, 3), 256),
-    ("sgemm", (300, 129, 7), "tile16", 256, (9, 19), (16, 16)),
-    ("gemv", (1000, 7), "warp_rows", 256, 125, 256),
-    ("softmax", (1000, 64), "warp_rows4", 128, 63, 128),
-    ("add", (1001,), "vec4", 256, 1, 256),
-])
+@pytest.mark.parametrize(
+    "op, shape, rule, block, grid, threads",
+    [
+        ("transpose", (100, 33), "tile32", 256, (2, 4), (32, 8)),
+        ("transpose", (100, 33), "tile64", 256, (1, 2), (32, 8)),
+        ("sgemm", (300, 129, 7), "tile128", 256, (2, 3), 256),
+        ("sgemm", (300, 129, 7), "tile16", 256, (9, 19), (16, 16)),
+        ("gemv", (1000, 7), "warp_rows", 256, 125, 256),
+        ("softmax", (1000, 64), "warp_rows4", 128, 63, 128),
+        ("add", (1001,), "vec4", 256, 1, 256),
+    ],
+)
 def test_grid_rules(op, shape, rule, block, grid, threads):
-    geometry = get_op(op).geometry(Launch("k", block, rule), variant(op, "v", "k", rule, block),
-                                   shape, FAKE_DEVICE, 4)
+    geometry = get_op(op).geometry(
+        Launch("k", block, rule), variant(op, "v", "k", rule, block), shape, FAKE_DEVICE, 4
+    )
     assert geometry.grid == grid and geometry.block == threads
 
 
@@ -82,24 +87,26 @@ def test_softmax_cluster_rule_gives_each_row_a_cluster_of_blocks():
     (v,) = [v for v in discover("softmax", [BUILTIN_KERNELS])[0] if v.name == "cluster"]
     for cluster, block in ((4, 256), (8, 128)):
         configured = v.configured({"CLUSTER": cluster, "BLOCK": block})
-        geometry = get_op("softmax").geometry(configured.launches[0], configured, (1728, 32768),
-                                              FAKE_DEVICE, 4)
+        geometry = get_op("softmax").geometry(
+            configured.launches[0], configured, (1728, 32768), FAKE_DEVICE, 4
+        )
         assert (geometry.grid, geometry.block) == (1728 * cluster, block)
 
 
-@pytest.mark.parametrize("shape, itemsize, block, reg_packs, shared", [
-    ((1728, 32768), 4, 512, 8, (16 - 8) * 512 * 16),  # 16 packs a thread: half in shared memory
-    ((1728, 32768), 4, 256, 4, (32 - 4) * 256 * 16),  # 112 KiB: above 48, opted in
-    ((1728, 32768), 2, 512, 8, 0),                    # 8 packs of halves: all in registers
-    ((5, 4104), 4, 512, 1, (4 - 1) * 512 * 16),       # 1026 packs: 3 a thread, rounded to 4
-    ((7, 8), 2, 256, 4, 0),
-])
-def test_softmax_hybrid_rule_sizes_the_shared_part_of_a_row(shape, itemsize, block, reg_packs,
-                                                           shared):  # fmt: skip
+@pytest.mark.parametrize(
+    "shape, itemsize, block, reg_packs, shared",
+    [
+        ((1728, 32768), 4, 512, 8, (16 - 8) * 512 * 16),  # 16 packs a thread: half in shared memory
+        ((1728, 32768), 4, 256, 4, (32 - 4) * 256 * 16),  # 112 KiB: above 48, opted in
+        ((1728, 32768), 2, 512, 8, 0),  # 8 packs of halves: all in registers
+        ((5, 4104), 4, 512, 1, (4 - 1) * 512 * 16),  # 1026 packs: 3 a thread, rounded to 4
+        ((7, 8), 2, 256, 4, 0),
+    ],
+)
+def test_softmax_hybrid_rule_sizes_the_shared_part_of_a_row(shape, itemsize, block, reg_packs, shared):
     (v,) = [v for v in discover("softmax", [BUILTIN_KERNELS])[0] if v.name == "block_hybrid"]
     configured = v.configured({"BLOCK": block, "REG_PACKS": reg_packs})
-    geometry = get_op("softmax").geometry(configured.launches[0], configured, shape, FAKE_DEVICE,
-                                          1, itemsize)
+    geometry = get_op("softmax").geometry(configured.launches[0], configured, shape, FAKE_DEVICE, 1, itemsize)
     assert (geometry.grid, geometry.block, geometry.shared_bytes) == (shape[0], block, shared)
 
 
@@ -131,8 +138,9 @@ def test_in_place_op_gets_its_input_restored_before_every_sample():
 
     backend = FakeBackend(kernels={"k": halve})
     timing = TimingOptions(warmup=0, min_samples=4, min_time_s=0.0, max_time_s=1.0)
-    job = CaseJob(Case("reduce_scale", (8, 32)), (variant("reduce_scale", "v", "k", "row_block"),),
-                  (), timing)
+    job = CaseJob(
+        Case("reduce_scale", (8, 32)), (variant("reduce_scale", "v", "k", "row_block"),), (), timing
+    )
     (row,) = Runner(backend).run_job(job)
     assert row.status is Status.OK
     # validation, pilots and samples each start from the pristine input (the first element)

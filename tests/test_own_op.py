@@ -39,9 +39,23 @@ def test_a_new_op_from_the_docs_runs_end_to_end_on_the_fake_backend(tmp_path):
     listed = runner.invoke(app, ["list", "rmsnorm", "--ops", str(tmp_path / "myops")])
     assert listed.exit_code == 0, listed.output
     assert all(name in listed.stdout for name in ("naive", "wrong", "xp_rows", "cupy"))
-    result = runner.invoke(app, ["run", "rmsnorm", "--ops", str(tmp_path / "myops"), "-s",
-                                 "64x1000", "-s", "3x4x100", *QUICK, "-o", str(tmp_path / "out")],
-                           env={"CUDABENCH_BACKEND": "fake"})  # fmt: skip
+    result = runner.invoke(
+        app,
+        [
+            "run",
+            "rmsnorm",
+            "--ops",
+            str(tmp_path / "myops"),
+            "-s",
+            "64x1000",
+            "-s",
+            "3x4x100",
+            *QUICK,
+            "-o",
+            str(tmp_path / "out"),
+        ],
+        env={"CUDABENCH_BACKEND": "fake"},
+    )
     assert result.exit_code == 1, result.output  # the planted wrong variant fails
     doc = json.loads(next((tmp_path / "out").glob("*_rmsnorm.json")).read_text())
     rows = {(r["shape"], r["variant"]): r for r in doc["rows"]}
@@ -52,12 +66,15 @@ def test_a_new_op_from_the_docs_runs_end_to_end_on_the_fake_backend(tmp_path):
         assert rows[(shape, "wrong")]["status"] == "FAIL"
         assert "outputs wrong" in rows[(shape, "wrong")]["error"]
     assert rows[("64x1000", "naive")]["bytes_moved"] == 4 * (2 * 64 * 1000 + 1000)
-    bf16 = runner.invoke(app, ["run", "rmsnorm", "-s", "8x256", "-d", "bfloat16", *QUICK,
-                               "-o", str(tmp_path / "bf")], env=env)  # fmt: skip
+    bf16 = runner.invoke(
+        app, ["run", "rmsnorm", "-s", "8x256", "-d", "bfloat16", *QUICK, "-o", str(tmp_path / "bf")], env=env
+    )
     assert bf16.exit_code == 0, bf16.output
     doc = json.loads(next((tmp_path / "bf").glob("*_rmsnorm.json")).read_text())
     assert {r["variant"]: r["status"] for r in doc["rows"]} == {
-        "naive": "OK", "cupy": "OK"}  # wrong and xp_rows are float32 only
+        "naive": "OK",
+        "cupy": "OK",
+    }  # wrong and xp_rows are float32 only
 
 
 def test_the_scaffold_lists_runs_and_refuses_to_overwrite(tmp_path):
@@ -68,7 +85,8 @@ def test_the_scaffold_lists_runs_and_refuses_to_overwrite(tmp_path):
         assert (tmp_path / "mine" / name / "naive.cu").is_file()
     again = runner.invoke(app, ["new", "op", "silu", "--in", str(tmp_path / "mine")])
     assert again.exit_code == 2 and again.stderr.strip() == (
-        f"error: {tmp_path / 'mine' / 'silu'} exists already: choose another name or folder")
+        f"error: {tmp_path / 'mine' / 'silu'} exists already: choose another name or folder"
+    )
     taken = runner.invoke(app, ["new", "op", "softmax", "--in", str(tmp_path / "mine")])
     assert taken.exit_code == 2 and "op 'softmax' exists already" in taken.stderr
     bad = runner.invoke(app, ["new", "op", "my-op", "--in", str(tmp_path / "mine")])
@@ -77,8 +95,23 @@ def test_the_scaffold_lists_runs_and_refuses_to_overwrite(tmp_path):
     assert listed.exit_code == 0 and "rms_lite_naive (BLOCK=256, row); tunes BLOCK" in listed.stdout
     env = {"CUDABENCH_BACKEND": "fake"}
     for name, shape in (("rms_lite", "16x300"), ("silu", "1000")):
-        ran = runner.invoke(app, ["run", name, "--ops", str(tmp_path / "mine"), "-s", shape, "-d",
-                                  "float16", *QUICK, "-o", str(tmp_path / name)], env=env)  # fmt: skip
+        ran = runner.invoke(
+            app,
+            [
+                "run",
+                name,
+                "--ops",
+                str(tmp_path / "mine"),
+                "-s",
+                shape,
+                "-d",
+                "float16",
+                *QUICK,
+                "-o",
+                str(tmp_path / name),
+            ],
+            env=env,
+        )
         assert ran.exit_code == 0, ran.output
         doc = json.loads(next((tmp_path / name).glob("*.json")).read_text())
         assert [(r["variant"], r["status"]) for r in doc["rows"]] == [("naive", "OK"), ("cupy", "OK")]
@@ -90,7 +123,8 @@ def test_a_missing_ops_folder_and_a_broken_op_are_one_line(tmp_path):
     assert missing.stderr.strip() == f"error: --ops {tmp_path / 'nope'}: no such folder"
     (tmp_path / "ops" / "broken").mkdir(parents=True)
     (tmp_path / "ops" / "broken" / "op.py").write_text(
-        "from cudabench.op import Op\nraise ValueError('half done')\n")
+        "from cudabench.op import Op\nraise ValueError('half done')\n"
+    )
     listed = runner.invoke(app, ["list", "--ops", str(tmp_path / "ops")])
     assert listed.exit_code == 0
     warning = f"warning: {tmp_path / 'ops' / 'broken' / 'op.py'}:2: ValueError: half done"
@@ -111,8 +145,10 @@ def test_check_compiles_the_scaffold_and_counts_each_kernels_parameters(tmp_path
     bad = runner.invoke(app, ["check", "rms_lite", "--ops", str(tmp_path / "mine"), "--arch", "sm_80"])
     assert bad.exit_code == 1
     line = next(ln for ln in bad.stderr.splitlines() if "parameters" in ln)
-    assert line == (f"error: {kernel}:18: rms_lite_naive takes 6 parameters, but rms_lite passes 5: "
-                    "(x, out, rows, cols, eps)")
+    assert line == (
+        f"error: {kernel}:18: rms_lite_naive takes 6 parameters, but rms_lite passes 5: "
+        "(x, out, rows, cols, eps)"
+    )
 
 
 def test_tune_profile_and_the_api_take_ops(tmp_path, monkeypatch):
@@ -127,23 +163,61 @@ def test_tune_profile_and_the_api_take_ops(tmp_path, monkeypatch):
     mine = tmp_path / "mine"
     assert runner.invoke(app, ["new", "op", "rms_lite", "--in", str(mine)]).exit_code == 0
     env = {"CUDABENCH_BACKEND": "fake"}
-    tuned = runner.invoke(app, ["tune", "rms_lite", "--ops", str(mine), "-s", "16x300", "--budget",
-                                "2", "--no-save", "--no-plot", "-o", str(tmp_path / "t")], env=env)
+    tuned = runner.invoke(
+        app,
+        [
+            "tune",
+            "rms_lite",
+            "--ops",
+            str(mine),
+            "-s",
+            "16x300",
+            "--budget",
+            "2",
+            "--no-save",
+            "--no-plot",
+            "-o",
+            str(tmp_path / "t"),
+        ],
+        env=env,
+    )
     assert tuned.exit_code == 0, tuned.output
     assert "best BLOCK=" in tuned.stderr
     ncu = tmp_path / "bin" / "ncu"
     ncu.parent.mkdir()
-    ncu.write_text(f"#!/bin/sh\nexec {sys.executable} {Path(__file__).parent / 'fake_ncu.py'} \"$@\"\n")
+    ncu.write_text(f'#!/bin/sh\nexec {sys.executable} {Path(__file__).parent / "fake_ncu.py"} "$@"\n')
     ncu.chmod(ncu.stat().st_mode | stat.S_IEXEC)
     path = os.pathsep.join([str(Path.cwd()), os.environ.get("PYTHONPATH", "")])
-    profiled = runner.invoke(app, ["profile", "rms_lite", "--ops", str(mine), "-s", "16x300",
-                                   "--ncu", str(ncu), "-o", str(tmp_path / "p")],
-                             env={**env, "PYTHONPATH": path})  # fmt: skip
+    profiled = runner.invoke(
+        app,
+        [
+            "profile",
+            "rms_lite",
+            "--ops",
+            str(mine),
+            "-s",
+            "16x300",
+            "--ncu",
+            str(ncu),
+            "-o",
+            str(tmp_path / "p"),
+        ],
+        env={**env, "PYTHONPATH": path},
+    )
     assert profiled.exit_code == 0, profiled.output
     rows = json.loads(next((tmp_path / "p").glob("*.json")).read_text())["rows"]
     assert {r["variant"]: r["status"] for r in rows} == {"naive": "OK", "cupy": "OK"}
     assert all(r["ncu"] for r in rows)  # each row joined to its own range's kernels
     monkeypatch.setenv("CUDABENCH_BACKEND", "fake")
-    df = cudabench.run("rms_lite", shapes="16x300", ops=mine, output=tmp_path / "api",
-                       ceilings=False, min_samples=2, min_time_s=0.0, max_time_s=0.01, warmup=0)
+    df = cudabench.run(
+        "rms_lite",
+        shapes="16x300",
+        ops=mine,
+        output=tmp_path / "api",
+        ceilings=False,
+        min_samples=2,
+        min_time_s=0.0,
+        max_time_s=0.01,
+        warmup=0,
+    )
     assert set(df["variant"]) == {"naive", "cupy"} and (df["status"] == "OK").all()

@@ -6,9 +6,9 @@ import time
 
 import pytest
 
-from cudabench.pool import PoolError, WorkerPool
-from cudabench.runner import CaseJob
-from cudabench.spec import Case, KernelVariant, Launch, Status, TimingOptions
+from cudabench.core.records import Case, KernelVariant, Launch, Status, TimingOptions
+from cudabench.measure.runner import CaseJob
+from cudabench.run.pool import PoolError, WorkerPool
 
 QUICK = TimingOptions(warmup=0, min_samples=2, min_time_s=0.0, max_time_s=0.01)
 
@@ -19,8 +19,9 @@ def fake_backend(monkeypatch):
 
 
 def variant(name, entry=None):
-    return KernelVariant("reduce", name, f"/k/{name}.cu",
-                         (Launch(entry or f"reduce_sum_{name}", 256, "segments"),), "test")
+    return KernelVariant(
+        "reduce", name, f"/k/{name}.cu", (Launch(entry or f"reduce_sum_{name}", 256, "segments"),), "test"
+    )
 
 
 def job(shape, *variants, baselines=("cupy",)):
@@ -54,8 +55,9 @@ def sweep(jobs, timeout_s=60.0, devices=(0,)):
 
 
 def test_good_sweep_reuses_one_worker_and_leaves_derived_columns_to_the_sweep():
-    events, started = sweep([job((8, 64), variant("float4"), variant("shared")),
-                             job((16,), variant("float4"))])
+    events, started = sweep(
+        [job((8, 64), variant("float4"), variant("shared")), job((16,), variant("float4"))]
+    )
     assert started == 1
     rows = events.by_name()
     assert len(rows) == 5 and all(r.status is Status.OK for r in rows.values())
@@ -65,10 +67,12 @@ def test_good_sweep_reuses_one_worker_and_leaves_derived_columns_to_the_sweep():
 
 
 def test_crash_is_a_row_and_a_fresh_worker_finishes_the_job():
-    events, started = sweep([
-        job((8, 64), variant("float4"), variant("oob", "fake_crash"), variant("shared")),
-        job((9,), variant("float4")),
-    ])
+    events, started = sweep(
+        [
+            job((8, 64), variant("float4"), variant("oob", "fake_crash"), variant("shared")),
+            job((9,), variant("float4")),
+        ]
+    )
     rows = events.by_name()
     assert rows[("8x64", "oob")].status is Status.CRASH
     assert "cudaErrorIllegalAddress" in rows[("8x64", "oob")].error
@@ -88,8 +92,9 @@ def test_a_worker_that_dies_gets_a_crash_row_with_its_exit():
 
 def test_a_hanging_kernel_times_out_and_the_sweep_goes_on():
     begin = time.monotonic()
-    events, started = sweep([job((8, 64), variant("float4"), variant("stuck", "fake_hang"),
-                                 variant("shared"))], timeout_s=1.5)
+    events, started = sweep(
+        [job((8, 64), variant("float4"), variant("stuck", "fake_hang"), variant("shared"))], timeout_s=1.5
+    )
     rows = events.by_name()
     assert rows[("8x64", "stuck")].status is Status.TIMEOUT
     assert "1.5 s" in rows[("8x64", "stuck")].error
@@ -128,13 +133,12 @@ def test_no_backend_is_a_pool_error(monkeypatch):
 
 def test_a_list_of_gpus_starts_their_workers_together(monkeypatch):
     monkeypatch.setenv("CUDABENCH_FAKE_DEVICES", "2")
-    events, started = sweep([job((n,), variant("float4")) for n in (8, 9, 10, 11)],
-                            devices=(1, 0))
+    events, started = sweep([job((n,), variant("float4")) for n in (8, 9, 10, 11)], devices=(1, 0))
     assert started == 2 and {r.device for rows in events.done.values() for r in rows} == {0, 1}
 
 
 def test_gpus_are_counted_without_a_cuda_context(monkeypatch):
-    from cudabench.pool import visible_gpu_count_list
+    from cudabench.run.pool import visible_gpu_count_list
 
     assert visible_gpu_count_list() is None  # the fake backend (autouse fixture): ask a worker
     monkeypatch.setenv("CUDABENCH_BACKEND", "cupy")
@@ -199,11 +203,14 @@ def test_a_fresh_workers_start_up_never_costs_a_library_row(tmp_path, monkeypatc
     library call (torch's import and CUDA start-up, here a planted 2.5 s) is not timed
     against the row's --timeout (1.5 s): the library rows are OK, the hang still TIMEOUT."""
     (tmp_path / "sitecustomize.py").write_text(_SLOW_FIRST_LIBRARY_CALL)
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
-        p for p in (str(tmp_path), os.environ.get("PYTHONPATH")) if p))  # fmt: skip
+    monkeypatch.setenv(
+        "PYTHONPATH", os.pathsep.join(p for p in (str(tmp_path), os.environ.get("PYTHONPATH")) if p)
+    )
     monkeypatch.setenv("CUDABENCH_TEST_SLOW_FIRST_LIBRARY_CALL", "2.5")
-    events, started = sweep([job((8, 64), variant("float4"), variant("stuck", "fake_hang")),
-                             job((9,), variant("float4"))], timeout_s=1.5)
+    events, started = sweep(
+        [job((8, 64), variant("float4"), variant("stuck", "fake_hang")), job((9,), variant("float4"))],
+        timeout_s=1.5,
+    )
     rows = events.by_name()
     assert rows[("8x64", "stuck")].status is Status.TIMEOUT
     assert rows[("8x64", "cupy")].status is Status.OK, rows[("8x64", "cupy")].error  # fresh worker

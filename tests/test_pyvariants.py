@@ -1,4 +1,4 @@
-"""Python variants (cudabench/pyvariants.py): read from their decorators without importing
+"""Python variants (cudabench/ops/pyvariants.py): read from their decorators without importing
 the file, run by the runner through the fake backend beside the .cu variants, and every way
 one can fail is a row (ERROR with its message, or N/A with the reason)."""
 
@@ -7,13 +7,14 @@ import textwrap
 import pytest
 
 from cudabench.backends.fake import FakeBackend
-from cudabench.kernels import BUILTIN_KERNELS, discover
+from cudabench.core.paths import BUILTIN_KERNELS
+from cudabench.core.records import Case, Status, TimingOptions
+from cudabench.measure.runner import CaseJob, Runner
 from cudabench.ops import registry
-from cudabench.runner import CaseJob, Runner
-from cudabench.spec import Case, Status, TimingOptions
+from cudabench.ops.discovery import discover
 
 QUICK = TimingOptions(warmup=1, min_samples=3, min_time_s=0.0, max_time_s=1.0)
-OP = '''\
+OP = """\
 from cudabench.op import Op, Scalar, Tensor, elements
 
 
@@ -28,7 +29,7 @@ class Scale(Op):
 
     def reference(self, xp, x):
         return 2 * x
-'''
+"""
 VARIANTS = '''\
 """Python variants of scale."""
 import numpy as np
@@ -92,28 +93,37 @@ def test_the_decorators_are_read_without_importing_the_file(scale_op):
     assert list(named) == ["returns", "writes", "off_by_one", "raises", "needs_nothing_here", "gpu_only"]
     returns = named["returns"]
     assert (returns.kind, returns.function, returns.dtypes, returns.about) == (
-        "python", "twice", ("float32", "bfloat16"), "returns 2 x")
+        "python",
+        "twice",
+        ("float32", "bfloat16"),
+        "returns 2 x",
+    )
     assert named["off_by_one"].about == "adds one: wrong"  # the docstring's first line
     assert named["gpu_only"].requires == (("max_cols", 4),)
     assert returns.launches == () and returns.header_line == 9
 
 
 def test_decorator_arguments_that_cannot_be_read_are_one_line(scale_op):
-    (scale_op / "more.py").write_text(textwrap.dedent('''\
+    (scale_op / "more.py").write_text(
+        textwrap.dedent("""\
         from cudabench.op import variant
         N = 3
         @variant(name="x", dtypes=N)
         def a(x): return x
         @variant(name="y", requires={"max_colz": 4})
         def b(x): return x
-        '''))
+        """)
+    )
     (scale_op / "broken.py").write_text("def (:\n")
     variants, problems = discover("scale", [BUILTIN_KERNELS])
-    assert (f"{scale_op / 'more.py'}:3: @variant dtypes= must be a literal "
-            "(cudabench reads it without importing the file)") in problems
+    assert (
+        f"{scale_op / 'more.py'}:3: @variant dtypes= must be a literal "
+        "(cudabench reads it without importing the file)"
+    ) in problems
     assert any(p.startswith(f"{scale_op / 'more.py'}:5: @variant requires 'max_colz'") for p in problems)
-    assert any(p.startswith(f"{scale_op / 'broken.py'}:1: the Python variant file does not parse")
-               for p in problems)
+    assert any(
+        p.startswith(f"{scale_op / 'broken.py'}:1: the Python variant file does not parse") for p in problems
+    )
     assert "broken" in {v.name for v in variants}  # still a variant: its row says why
 
 
@@ -129,8 +139,9 @@ def test_python_variants_run_beside_the_kernels_and_fail_as_rows(scale_op):
     assert rows["needs_nothing_here"].error.startswith("needs no_such_module_anywhere, which does not import")
     assert rows["gpu_only"].status is Status.N_A and "cols <= 4" in rows["gpu_only"].error
     assert rows["xp"].status is Status.OK and rows["xp"].is_baseline
-    (small,) = Runner(FakeBackend()).run_job(CaseJob(Case("scale", (2, 4)), (
-        next(v for v in variants if v.name == "gpu_only"),), (), QUICK))
+    (small,) = Runner(FakeBackend()).run_job(
+        CaseJob(Case("scale", (2, 4)), (next(v for v in variants if v.name == "gpu_only"),), (), QUICK)
+    )
     assert small.status is Status.N_A and small.error == "needs a GPU (the fake backend has NumPy arrays)"
 
 
@@ -158,8 +169,9 @@ def test_the_triton_softmax_variant_is_listed_and_n_a_without_a_gpu():
     assert triton.kind == "python" and triton.dtypes == ("float32", "float16", "bfloat16")
     job = CaseJob(Case("softmax", (64, 1000), "bfloat16"), (triton,), (), QUICK)
     (row,) = Runner(FakeBackend()).run_job(job)
-    assert row.status is Status.N_A and ("needs triton" in row.error or "needs torch" in row.error
-                                         or "needs a GPU" in row.error)
+    assert row.status is Status.N_A and (
+        "needs triton" in row.error or "needs torch" in row.error or "needs a GPU" in row.error
+    )
     (long,) = Runner(FakeBackend()).run_job(CaseJob(Case("softmax", (4, 16384)), (triton,), (), QUICK))
     assert long.status is Status.N_A and long.error == "needs cols <= 8192 (cols = 16384)"
 
@@ -174,6 +186,7 @@ def test_the_triton_softmax_variant_validates_on_a_gpu(dtype, shape):
 
     (triton,) = [v for v in discover("softmax", [BUILTIN_KERNELS])[0] if v.name == "triton_rows"]
     (row,) = Runner(open_backend(device=0)).run_job(
-        CaseJob(Case("softmax", shape, dtype), (triton,), (), QUICK))
+        CaseJob(Case("softmax", shape, dtype), (triton,), (), QUICK)
+    )
     assert row.status is Status.OK, row.error
     assert row.method in ("graph", "single", "loop")

@@ -70,9 +70,7 @@ def kind(command: str) -> str:
     """'ci', 'driver', 'gpu', 'slow' or 'run' (see the module's docstring), or 'unknown'."""
     if command.startswith(CI_PREFIXES):
         return "ci"
-    if command.startswith(DRIVER_PREFIXES) or (
-        command.startswith("python3 -c") and "pynvml" in command
-    ):
+    if command.startswith(DRIVER_PREFIXES) or (command.startswith("python3 -c") and "pynvml" in command):
         return "driver"
     words = shlex.split(command)
     if words[0] != "cudabench":
@@ -84,15 +82,23 @@ def kind(command: str) -> str:
     return "run"
 
 
-def run_as_written(command: str, cache: Path | None = None,
-                   cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:  # fmt: skip
+def run_as_written(
+    command: str, cache: Path | None = None, cwd: Path = ROOT
+) -> subprocess.CompletedProcess[str]:
     words = shlex.split(command)
     path = [str(ROOT), os.environ.get("PYTHONPATH", "")]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in path if p)}
     if cache is not None:
         env["CUDABENCH_CACHE"] = str(cache)
-    return subprocess.run([sys.executable, "-m", "cudabench", *words[1:]], cwd=cwd, env=env,
-                           capture_output=True, text=True, timeout=600, check=False)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "cudabench", *words[1:]],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
 
 
 TEXT = README.read_text(encoding="utf-8")
@@ -113,8 +119,13 @@ def test_every_readme_command_is_sorted():
 def test_install_test_and_docs_commands_are_what_ci_runs():
     ci_lines = {line.strip() for line in CI_RUN.read_text().splitlines()}
     ci_commands = [c for c in COMMANDS if kind(c) == "ci"]
-    needed = ['pip install -e ".[cuda13,test]"', "python3 -m pytest -q", "mkdocs build --strict",
-              "ruff check cudabench tests", "mypy"]
+    needed = [
+        'pip install -e ".[cuda13,test]"',
+        "python3 -m pytest -q",
+        "mkdocs build --strict",
+        "ruff check cudabench tests",
+        "mypy",
+    ]
     for command in needed:
         assert command in ci_commands, f"the README no longer says {command!r}"
     missing = [c for c in ci_commands if c not in ci_lines]
@@ -183,7 +194,9 @@ def test_the_rule_sorts_commands_as_documented():
     assert kind("nvidia-smi") == "driver"
     assert kind('pip install -e ".[cuda13,test]"') == "ci"
     assert kind("rm -rf results") == "unknown"
-    block = ("```bash\ncudabench list   # the ops\n# a comment\n\n```\n"
-             "```console\n$ cudabench --help\nout\n```\n```text\n$ cudabench run x\n```\n")
+    block = (
+        "```bash\ncudabench list   # the ops\n# a comment\n\n```\n"
+        "```console\n$ cudabench --help\nout\n```\n```text\n$ cudabench run x\n```\n"
+    )
     assert commands(block) == ["cudabench list", "cudabench --help"]
     assert slug("Two clocks: events and CUPTI") == "two-clocks-events-and-cupti"

@@ -4,11 +4,12 @@ import numpy as np
 import pytest
 
 from cudabench.backends.fake import FAKE_DEVICE
-from cudabench.kernels import BUILTIN_KERNELS
-from cudabench.ops import UnknownName, get_op
-from cudabench.ops.base import check_output
+from cudabench.core.names import UnknownName
+from cudabench.core.paths import BUILTIN_KERNELS
+from cudabench.core.records import KernelVariant, Launch
+from cudabench.ops.protocol import check_output
 from cudabench.ops.reductions import WARP_ROW_BYTES, segments
-from cudabench.spec import KernelVariant, Launch
+from cudabench.ops.registry import get_op
 
 OP = get_op("reduce")
 WARP_ROWS = WARP_ROW_BYTES // 4  # float32
@@ -51,8 +52,14 @@ def test_geometry_rejects_unknown_rule():
 
 
 def test_requirements_make_n_a():
-    variant = KernelVariant("reduce", "v", "k.cu", (Launch("e", 256, "segments"),), "x",
-                            requires=(("cols_multiple_of", 4), ("max_cols", 1000)))
+    variant = KernelVariant(
+        "reduce",
+        "v",
+        "k.cu",
+        (Launch("e", 256, "segments"),),
+        "x",
+        requires=(("cols_multiple_of", 4), ("max_cols", 1000)),
+    )
     assert OP.unmet(variant, (10, 128)) is None
     assert "cols % 4" in OP.unmet(variant, (10, 129))
     assert "cols <= 1000" in OP.unmet(variant, (4096,))
@@ -107,8 +114,9 @@ def test_every_builtin_kernel_has_a_geometry_on_a_typical_shape():
     """Each op knows the grid rule of every built-in variant (a header naming a rule the op
     lacks would only show on the GPU otherwise)."""
     from cudabench.backends.fake import FAKE_DEVICE
-    from cudabench.kernels import BUILTIN_KERNELS, discover
-    from cudabench.ops import OPS
+    from cudabench.core.paths import BUILTIN_KERNELS
+    from cudabench.ops.discovery import discover
+    from cudabench.ops.registry import OPS
 
     shapes = {"sgemm": (256, 256, 256), "transpose": (256, 256), "gemv": (256, 256)}
     for name, op in OPS.items():

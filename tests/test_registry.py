@@ -11,11 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from cudabench.ops import UnknownName, all_ops, get_op, registry
-from cudabench.runner import CaseJob
-from cudabench.spec import Case, TimingOptions
+from cudabench.core.names import UnknownName
+from cudabench.core.records import Case, TimingOptions
+from cudabench.measure.runner import CaseJob
+from cudabench.ops import registry
+from cudabench.ops.registry import all_ops, get_op
 
-SCALE = '''\
+SCALE = """\
 from cudabench.op import Op, Scalar, Tensor, elements
 
 
@@ -29,7 +31,7 @@ class Scale(Op):
 
     def reference(self, xp, x):
         return 2 * x
-'''
+"""
 
 
 def write_op(folder: Path, name: str, text: str = SCALE) -> Path:
@@ -67,8 +69,10 @@ def test_a_name_clash_is_one_line_naming_both_files(tmp_path):
     write_op(tmp_path / "a", "same")
     write_op(tmp_path / "b", "same")
     registry.use_ops([tmp_path / "a", tmp_path / "b"])
-    line = (f"op 'same' is defined twice: {tmp_path / 'a' / 'same' / 'op.py'} "
-            f"and {tmp_path / 'b' / 'same' / 'op.py'}")
+    line = (
+        f"op 'same' is defined twice: {tmp_path / 'a' / 'same' / 'op.py'} "
+        f"and {tmp_path / 'b' / 'same' / 'op.py'}"
+    )
     assert line in registry.problems()
     with pytest.raises(UnknownName) as refused:
         get_op("same")
@@ -87,21 +91,29 @@ def test_a_file_that_does_not_import_is_one_line_with_its_line(tmp_path):
     write_op(tmp_path, "fine")
     registry.use_ops([tmp_path])
     found = registry.problems()
-    assert (f"{tmp_path / 'broken' / 'op.py'}:2: ModuleNotFoundError: "
-            "No module named 'no_such_module_here'") in found
+    assert (
+        f"{tmp_path / 'broken' / 'op.py'}:2: ModuleNotFoundError: No module named 'no_such_module_here'"
+    ) in found
     assert any(p.startswith(f"{tmp_path / 'typo' / 'op.py'}:1: SyntaxError") for p in found)
     assert get_op("fine").name == "fine"  # the others load
     with pytest.raises(UnknownName, match="No module named 'no_such_module_here'"):
         get_op("broken")
 
 
-@pytest.mark.parametrize("change, message", [
-    (('Tensor("x", "n")', 'Tensor("x", "m")'),
-     r"op.py: bad: tensor x names an unknown dimension 'm' \(dims: n\)"),
-    (("    def reference(self, xp, x):\n        return 2 * x\n", ""),
-     r"op.py: bad: no reference: define reference\(self, xp, x\)"),
-    (("class Scale(Op)", "class Scale"), r"op.py: defines no Op subclass"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (
+            ('Tensor("x", "n")', 'Tensor("x", "m")'),
+            r"op.py: bad: tensor x names an unknown dimension 'm' \(dims: n\)",
+        ),
+        (
+            ("    def reference(self, xp, x):\n        return 2 * x\n", ""),
+            r"op.py: bad: no reference: define reference\(self, xp, x\)",
+        ),
+        (("class Scale(Op)", "class Scale"), r"op.py: defines no Op subclass"),
+    ],
+)
 def test_a_definition_that_cannot_serve_is_one_line_naming_the_file(tmp_path, change, message):
     write_op(tmp_path, "bad", SCALE.replace(*change))
     registry.use_ops([tmp_path])
@@ -121,10 +133,17 @@ def test_a_job_carries_its_op_file_to_a_process_that_never_saw_the_folder(tmp_pa
     job = CaseJob(Case("twice", (8,)), (), (), TimingOptions())
     assert job.op_file == str((tmp_path / "twice" / "op.py").resolve())
     (tmp_path / "job.pickle").write_bytes(pickle.dumps(job))
-    code = ("import pickle, sys; job = pickle.load(open(sys.argv[1], 'rb')); op = job.op(); "
-            "print(op.name, op.arg_names())")
+    code = (
+        "import pickle, sys; job = pickle.load(open(sys.argv[1], 'rb')); op = job.op(); "
+        "print(op.name, op.arg_names())"
+    )
     env = {k: v for k, v in os.environ.items() if k != "CUDABENCH_OPS"}
     env["PYTHONPATH"] = str(Path(__file__).resolve().parent.parent)
-    done = subprocess.run([sys.executable, "-c", code, str(tmp_path / "job.pickle")],
-                          capture_output=True, text=True, env=env, check=False)
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path / "job.pickle")],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
     assert done.stdout.strip() == "twice ('x', 'out', 'n')", done.stderr

@@ -11,16 +11,40 @@ from typer.testing import CliRunner
 
 from cudabench.backends.fake import FAKE_DEVICE
 from cudabench.cli import app
-from cudabench.report import failure_summary, fastest_per_shape, report_markdown, results_table
-from cudabench.results import ResultsError, read_results, result_stem, rows_frame, write_results
-from cudabench.spec import ResultRow, RowKey, RunMeta, Status, TimingOptions
+from cudabench.core.records import ResultRow, RowKey, RunMeta, Status, TimingOptions
+from cudabench.present.tables import failure_summary, report_markdown, results_table
+from cudabench.record.results import (
+    ResultsError,
+    fastest_per_shape,
+    read_results,
+    result_stem,
+    rows_frame,
+    write_results,
+)
 
-META = RunMeta(device=FAKE_DEVICE, timing_mode="hot", command="cudabench run reduce",
-               started="2026-11-21T22:19:24+00:00", cudabench_version="0.1.0", cupy_version="14.2.0",
-               nvcc_version="13.0.88", git_sha="abc", timing=TimingOptions())
+META = RunMeta(
+    device=FAKE_DEVICE,
+    timing_mode="hot",
+    command="cudabench run reduce",
+    started="2026-11-21T22:19:24+00:00",
+    cudabench_version="0.1.0",
+    cupy_version="14.2.0",
+    nvcc_version="13.0.88",
+    git_sha="abc",
+    timing=TimingOptions(),
+)
 ROWS = [
-    ResultRow("reduce", "3x5", "float32", "fast", Status.OK, time_us=10.0, gbps=5.0, speedup=2.0,
-              samples_us=(9.0, 10.0, 11.0)),
+    ResultRow(
+        "reduce",
+        "3x5",
+        "float32",
+        "fast",
+        Status.OK,
+        time_us=10.0,
+        gbps=5.0,
+        speedup=2.0,
+        samples_us=(9.0, 10.0, 11.0),
+    ),
     ResultRow("reduce", "3x5", "float32", "slow", Status.OK, time_us=30.0, speedup=0.66),
     ResultRow("reduce", "3x5", "float32", "bad", Status.FAIL, error="1 of 3 outputs wrong"),
     ResultRow("reduce", "3x5", "float32", "cupy", Status.OK, time_us=20.0, is_baseline=True),
@@ -61,8 +85,10 @@ def test_frame_has_no_raw_samples():
 
 
 def test_table_marks_fastest_correct_variant_per_shape():
-    assert fastest_per_shape(ROWS) == {RowKey("reduce", "fast", "3x5", "float32"),
-                                       RowKey("reduce", "slow", "7", "float32")}
+    assert fastest_per_shape(ROWS) == {
+        RowKey("reduce", "fast", "3x5", "float32"),
+        RowKey("reduce", "slow", "7", "float32"),
+    }
     console = Console(width=200, record=True)
     console.print(results_table(ROWS, META, "reduce"))
     text = console.export_text()
@@ -84,7 +110,8 @@ def test_failure_summary_names_failed_rows_only():
     assert failure_summary(ROWS) == ["reduce 3x5 float32 bad: FAIL (1 of 3 outputs wrong)"]
     failed_library = dataclasses.replace(ROWS[3], status=Status.FAIL, error="2 of 3 outputs wrong")
     assert failure_summary([*ROWS, failed_library], baselines=True) == [
-        "reduce 3x5 float32 cupy: FAIL (2 of 3 outputs wrong)"]
+        "reduce 3x5 float32 cupy: FAIL (2 of 3 outputs wrong)"
+    ]
 
 
 # --- the validating reader: any malformed file is one ResultsError naming file and field ---
@@ -95,22 +122,25 @@ def _doc(tmp_path):
     return json_path, json.loads(json_path.read_text())
 
 
-@pytest.mark.parametrize("edit, field", [
-    (lambda d: d["rows"][1].__setitem__("time_us", "fast"), "rows[1].time_us"),
-    (lambda d: d["rows"][0].__setitem__("status", "GREAT"), "rows[0].status"),
-    (lambda d: d["rows"][0].__setitem__("samples_us", [1.0, "x"]), "rows[0].samples_us[1]"),
-    (lambda d: d["rows"][0].__setitem__("registers", 3.5), "rows[0].registers"),
-    (lambda d: d["rows"][0].__setitem__("time_us", -1.0), "rows[0].time_us"),
-    (lambda d: d["rows"][0].__setitem__("sm_mhz", [1980]), "rows[0].sm_mhz"),
-    (lambda d: d["rows"][2].pop("variant"), "rows[2].variant"),
-    (lambda d: d["rows"][2].__setitem__("speed", 1), "rows[2].speed"),
-    (lambda d: d["meta"]["device"].__setitem__("sm_count", "many"), "meta.device.sm_count"),
-    (lambda d: d["meta"]["timing"].__setitem__("cold", "yes"), "meta.timing.cold"),
-    (lambda d: d["meta"].__setitem__("format_version", 99), "meta.format_version"),
-    (lambda d: d.__setitem__("rows", {"a": 1}), "rows"),
-    (lambda d: d["meta"].__setitem__("a\nb", 1), "meta['a\\nb']"),  # a key that is not a name
-    (lambda d: d["rows"][0].__setitem__("", 1), "rows[0]['']"),
-])
+@pytest.mark.parametrize(
+    "edit, field",
+    [
+        (lambda d: d["rows"][1].__setitem__("time_us", "fast"), "rows[1].time_us"),
+        (lambda d: d["rows"][0].__setitem__("status", "GREAT"), "rows[0].status"),
+        (lambda d: d["rows"][0].__setitem__("samples_us", [1.0, "x"]), "rows[0].samples_us[1]"),
+        (lambda d: d["rows"][0].__setitem__("registers", 3.5), "rows[0].registers"),
+        (lambda d: d["rows"][0].__setitem__("time_us", -1.0), "rows[0].time_us"),
+        (lambda d: d["rows"][0].__setitem__("sm_mhz", [1980]), "rows[0].sm_mhz"),
+        (lambda d: d["rows"][2].pop("variant"), "rows[2].variant"),
+        (lambda d: d["rows"][2].__setitem__("speed", 1), "rows[2].speed"),
+        (lambda d: d["meta"]["device"].__setitem__("sm_count", "many"), "meta.device.sm_count"),
+        (lambda d: d["meta"]["timing"].__setitem__("cold", "yes"), "meta.timing.cold"),
+        (lambda d: d["meta"].__setitem__("format_version", 99), "meta.format_version"),
+        (lambda d: d.__setitem__("rows", {"a": 1}), "rows"),
+        (lambda d: d["meta"].__setitem__("a\nb", 1), "meta['a\\nb']"),  # a key that is not a name
+        (lambda d: d["rows"][0].__setitem__("", 1), "rows[0]['']"),
+    ],
+)
 def test_reader_names_the_field(tmp_path, edit, field):
     path, doc = _doc(tmp_path)
     edit(doc)
@@ -145,7 +175,10 @@ def test_report_and_compare_say_one_line_for_a_bad_field(tmp_path):
 
 
 _JSON = st.recursive(
-    st.none() | st.booleans() | st.integers(-10**6, 10**6) | st.floats(allow_nan=True)
+    st.none()
+    | st.booleans()
+    | st.integers(-(10**6), 10**6)
+    | st.floats(allow_nan=True)
     | st.text(max_size=8),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
     max_leaves=8,
@@ -197,8 +230,7 @@ def test_fuzzed_files_read_or_fail_with_one_line(tmp_path, data):
 
 
 def test_csv_keeps_integers_and_splits_clock_pairs(tmp_path):
-    rows = [dataclasses.replace(ROWS[0], registers=32, sm_mhz=(1980, 1965), mem_mhz=(3201, 3201)),
-            *ROWS[1:]]
+    rows = [dataclasses.replace(ROWS[0], registers=32, sm_mhz=(1980, 1965), mem_mhz=(3201, 3201)), *ROWS[1:]]
     csv_path, _ = write_results(tmp_path / "run", META, rows)
     lines = csv_path.read_text().splitlines()
     header = lines[0].split(",")
@@ -219,18 +251,23 @@ def test_each_dtype_has_its_own_star_and_label():
 
 
 def test_the_speedup_heading_names_the_library_the_speedups_are_over():
-    from cudabench.report import speedup_label
-    from cudabench.spec import ResultRow, Status
+    from cudabench.core.records import ResultRow, Status
+    from cudabench.present.tables import speedup_label
 
     def row(variant, shape, dtype, time_us, baseline=True):
         status = Status.OK if time_us else Status.FAIL
-        return ResultRow("softmax", shape, dtype, variant, status, time_us=time_us,
-                         is_baseline=baseline)
+        return ResultRow("softmax", shape, dtype, variant, status, time_us=time_us, is_baseline=baseline)
 
-    float32 = [row("k", "8", "float32", 1.0, False), row("cupyx", "8", "float32", 2.0),
-               row("torch", "8", "float32", 3.0)]
-    bf16 = [row("k", "8", "bfloat16", 1.0, False), row("cupyx", "8", "bfloat16", None),
-            row("torch", "8", "bfloat16", 3.0)]
+    float32 = [
+        row("k", "8", "float32", 1.0, False),
+        row("cupyx", "8", "float32", 2.0),
+        row("torch", "8", "float32", 3.0),
+    ]
+    bf16 = [
+        row("k", "8", "bfloat16", 1.0, False),
+        row("cupyx", "8", "bfloat16", None),
+        row("torch", "8", "bfloat16", 3.0),
+    ]
     assert speedup_label(float32) == "vs cupyx"
     assert speedup_label(bf16) == "vs torch"  # cupyx failed: the speedups are over torch
     assert speedup_label(float32 + bf16) == "vs library"

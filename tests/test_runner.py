@@ -5,16 +5,18 @@ import pytest
 
 from cudabench.backends.base import KernelCrash
 from cudabench.backends.fake import FakeBackend, emulator
-from cudabench.kernels import BUILTIN_KERNELS, discover
-from cudabench.runner import CaseJob, Runner
-from cudabench.spec import Case, KernelVariant, Launch, Status, TimingOptions
+from cudabench.core.paths import BUILTIN_KERNELS
+from cudabench.core.records import Case, KernelVariant, Launch, Status, TimingOptions
+from cudabench.measure.runner import CaseJob, Runner
+from cudabench.ops.discovery import discover
 
 QUICK = TimingOptions(warmup=1, min_samples=3, min_time_s=0.0, max_time_s=1.0)
 
 
 def variant(name, entry=None, **kw):
-    return KernelVariant("reduce", name, f"/k/{name}.cu", (Launch(entry or name, 256, "segments"),),
-                         "test", **kw)
+    return KernelVariant(
+        "reduce", name, f"/k/{name}.cu", (Launch(entry or name, 256, "segments"),), "test", **kw
+    )
 
 
 def job(shape, *variants, baselines=("cupy",)):
@@ -38,7 +40,7 @@ def crash(grid, block, *args):
 
 
 def test_builtin_variants_all_ok_with_speedups():
-    from cudabench.sweep import with_speedups
+    from cudabench.run.sweep import with_speedups
 
     variants, _ = discover("reduce", [BUILTIN_KERNELS])
     backend = FakeBackend()
@@ -53,10 +55,17 @@ def test_builtin_variants_all_ok_with_speedups():
 
 
 def test_every_failure_is_a_row_and_the_run_goes_on():
-    backend = FakeBackend(kernels={"good": store_sum, "drop": drop_tail, "none": write_nothing,
-                                   "boom": crash})
-    variants = [variant("good"), variant("drop"), variant("none"), variant("boom"),
-                variant("ghost"), variant("picky", "good", requires=(("cols_multiple_of", 4),))]
+    backend = FakeBackend(
+        kernels={"good": store_sum, "drop": drop_tail, "none": write_nothing, "boom": crash}
+    )
+    variants = [
+        variant("good"),
+        variant("drop"),
+        variant("none"),
+        variant("boom"),
+        variant("ghost"),
+        variant("picky", "good", requires=(("cols_multiple_of", 4),)),
+    ]
     rows = {r.variant: r for r in Runner(backend).run_job(job((16, 129), *variants))}
     assert rows["good"].status is Status.OK and rows["good"].time_us
     assert rows["drop"].status is Status.FAIL and rows["drop"].time_us is None
@@ -98,7 +107,7 @@ def test_shape_too_big_for_free_memory_is_skipped():
 
 
 def test_out_of_memory_while_preparing_is_skipped_with_the_bytes(monkeypatch):
-    from cudabench.ops import get_op
+    from cudabench.ops.registry import get_op
 
     reduce_class = type(get_op("reduce"))
 
@@ -116,8 +125,9 @@ def test_out_of_memory_while_preparing_is_skipped_with_the_bytes(monkeypatch):
 
 def test_a_broken_baseline_is_an_error_row():
     backend = FakeBackend()
-    rows = Runner(backend).run_job(job((8, 8), variant("float4", "reduce_sum_float4"),
-                                       baselines=("cupy", "nosuch")))
+    rows = Runner(backend).run_job(
+        job((8, 8), variant("float4", "reduce_sum_float4"), baselines=("cupy", "nosuch"))
+    )
     assert rows[-1].variant == "nosuch" and rows[-1].status is Status.ERROR
 
 
@@ -138,8 +148,8 @@ def test_observer_sees_every_row():
 def test_nvtx_ranges_hold_the_variants_launches_and_nothing_else(monkeypatch):
     import contextlib
 
-    import cudabench.prepare as prepare_module
-    import cudabench.runner as runner_module
+    import cudabench.measure.prepare as prepare_module
+    import cudabench.measure.runner as runner_module
 
     path: list[str] = []
     seen = {"launch": set(), "check": set()}
@@ -172,8 +182,8 @@ def test_nvtx_ranges_hold_the_variants_launches_and_nothing_else(monkeypatch):
 def test_profile_mode_puts_exactly_one_call_in_each_range(monkeypatch):
     import contextlib
 
-    import cudabench.prepare as prepare_module
-    import cudabench.runner as runner_module
+    import cudabench.measure.prepare as prepare_module
+    import cudabench.measure.runner as runner_module
 
     path: list[str] = []
     launches: list[tuple[str, ...]] = []
@@ -192,8 +202,9 @@ def test_profile_mode_puts_exactly_one_call_in_each_range(monkeypatch):
     for module in (runner_module, prepare_module):
         monkeypatch.setattr(module, "nvtx_range", fake_range)
     timing = TimingOptions(warmup=3)
-    rows = Runner(Recording(), profile=True).run_job(CaseJob(
-        Case("reduce", (8, 129)), (variant("float4", "reduce_sum_float4"),), (), timing))
+    rows = Runner(Recording(), profile=True).run_job(
+        CaseJob(Case("reduce", (8, 129)), (variant("float4", "reduce_sum_float4"),), (), timing)
+    )
     (row,) = rows
     assert row.status is Status.OK and row.method == "ncu" and row.time_us is None
     inside = [p for p in launches if len(p) == 4]
@@ -215,7 +226,7 @@ def test_profile_mode_fails_a_wrong_profiled_call():
 
 def test_sanity_notes_flag_cache_resident_and_impossible_rows():
     from cudabench.backends.fake import FAKE_DEVICE
-    from cudabench.figures import sanity_notes
+    from cudabench.measure.throughput import sanity_notes
 
     hot, cold = TimingOptions(), TimingOptions(cold=True)
     assert "fits in L2" in sanity_notes(500.0, 4 << 20, FAKE_DEVICE, hot)
@@ -227,17 +238,20 @@ def test_sanity_notes_flag_cache_resident_and_impossible_rows():
 
 
 def interleave_job(shape, *variants, **timing):
-    options = TimingOptions(warmup=1, min_samples=3, min_time_s=0.0, max_time_s=1.0,
-                            interleave=True, **timing)  # fmt: skip
+    options = TimingOptions(
+        warmup=1, min_samples=3, min_time_s=0.0, max_time_s=1.0, interleave=True, **timing
+    )
     return CaseJob(Case("reduce", shape), tuple(variants), (), options)
 
 
 def test_interleaved_samples_alternate_and_rows_match_sequential():
     backend = FakeBackend(kernels={"a": store_sum, "b": store_sum, "drop": drop_tail})
-    rows = Runner(backend).run_job(interleave_job((8, 129), variant("a"), variant("drop"),
-                                                  variant("b")))
+    rows = Runner(backend).run_job(interleave_job((8, 129), variant("a"), variant("drop"), variant("b")))
     assert [(r.variant, r.status) for r in rows] == [
-        ("a", Status.OK), ("drop", Status.FAIL), ("b", Status.OK)]
+        ("a", Status.OK),
+        ("drop", Status.FAIL),
+        ("b", Status.OK),
+    ]
     assert all(r.samples == 3 for r in rows if r.status is Status.OK)
     # after each one's validation, warm-up and pilot launches: samples taken in turn
     assert backend.launched[-6:] == ["a", "b", "a", "b", "a", "b"]
@@ -262,12 +276,13 @@ def test_interleaved_crash_marks_every_timed_row():
 
 
 def test_interleave_falls_back_to_sequential_when_memory_is_short():
-    from cudabench.ops import get_op
+    from cudabench.ops.registry import get_op
 
     OP = get_op("reduce")
 
-    backend = FakeBackend(kernels={"a": store_sum, "b": store_sum},
-                          free_bytes=OP.device_bytes((8, 8)) + 1)  # one at a time fits
+    backend = FakeBackend(
+        kernels={"a": store_sum, "b": store_sum}, free_bytes=OP.device_bytes((8, 8)) + 1
+    )  # one at a time fits
     rows = Runner(backend).run_job(interleave_job((8, 8), variant("a"), variant("b")))
     assert [r.status for r in rows] == [Status.OK, Status.OK]
     assert backend.launched[-3:] == ["b", "b", "b"]
@@ -275,8 +290,7 @@ def test_interleave_falls_back_to_sequential_when_memory_is_short():
 
 def test_rows_near_the_launch_floor_are_flagged_with_the_floor():
     backend = FakeBackend(clock=lambda name: {"empty": 0.002}.get(name, 0.003))
-    (row,) = Runner(backend).run_job(job((8,), variant("float4", "reduce_sum_float4"),
-                                         baselines=()))
+    (row,) = Runner(backend).run_job(job((8,), variant("float4", "reduce_sum_float4"), baselines=()))
     assert row.floor_us == pytest.approx(2.0)
     assert "within 2x of the launch floor (2.0 us)" in row.notes
     slow = FakeBackend(clock=lambda name: {"empty": 0.002}.get(name, 0.05))
@@ -290,8 +304,7 @@ def test_clocks_and_slowdowns_over_the_samples_are_recorded():
     first = iter([1980])  # the watch's first reading; the clock drops after it
     gauge = FakeGauge(sm_mhz=lambda t: next(first, 1410), slowdowns=range(1, 400))
     backend = FakeBackend(gauge=gauge)
-    (row,) = Runner(backend).run_job(job((8, 64), variant("float4", "reduce_sum_float4"),
-                                         baselines=()))
+    (row,) = Runner(backend).run_job(job((8, 64), variant("float4", "reduce_sum_float4"), baselines=()))
     assert row.sm_mhz == (1980, 1410) and row.mem_mhz == (2619, 2619)
     assert row.sm_mhz_min == 1410 and row.temp_c == (40, 40)
     assert row.throttle == "sw power cap"
@@ -309,12 +322,13 @@ def test_a_multi_kernel_variants_launches_share_one_grid():
 
     def norm(grid, block, x, out, partials, rows, cols, chunks):
         grids.append((grid, int(chunks)))
-        from cudabench.ops import get_op
+        from cudabench.ops.registry import get_op
 
         emulator(get_op("softmax"))(grid, block, x, out, partials, rows, cols, chunks)
 
-    two = KernelVariant("softmax", "two", "/k/two.cu", (Launch("stats", 256, "split"),
-                                                       Launch("norm", 1024, "split")), "test")
+    two = KernelVariant(
+        "softmax", "two", "/k/two.cu", (Launch("stats", 256, "split"), Launch("norm", 1024, "split")), "test"
+    )
     backend = FakeBackend(kernels={"stats": stats, "norm": norm})
     (row,) = Runner(backend).run_job(CaseJob(Case("softmax", (1 << 22,)), (two,), (), QUICK))
     assert row.status is Status.OK

@@ -1,4 +1,4 @@
-"""The session below every front door (cudabench/session.py): the set-up written once, and
+"""The session below every front door (cudabench/run/session.py): the set-up written once, and
 no front door that builds its own."""
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ from conftest import fake_session
 
 import cudabench
 from cudabench.backends.fake import FakeBackend
-from cudabench.errors import SweepError
-from cudabench.plan import plan
-from cudabench.results import read_results
-from cudabench.session import InProcess, Session
+from cudabench.core.errors import SweepError
+from cudabench.record.results import read_results
+from cudabench.run.plan import plan
+from cudabench.run.session import InProcess, Session
 
 QUICK = dict(min_samples=2, min_time_s=0.0, max_time_s=0.01, warmup=0)
 PACKAGE = Path(cudabench.__file__).parent
@@ -23,17 +23,20 @@ FRONT_DOORS = sorted([*(PACKAGE / "cli").glob("*.py"), PACKAGE / "api.py", PACKA
 # What only the session may touch: the executors, the sweep's constructor, the run's files
 # and metadata, the ceilings' measurement, the tuning file's application.
 SET_UP = {
-    "cudabench.pool": {"WorkerPool", "PoolError"},
-    "cudabench.executors": {"*"},
-    "cudabench.cluster": {"*"},
-    "cudabench.calibration": {"*"},
-    "cudabench.sweep": {"Sweep"},
-    "cudabench.results": {"result_stem", "check_writable"},
-    "cudabench.plan": {"apply_tuned"},
+    "cudabench.run.pool": {"WorkerPool", "PoolError"},
+    "cudabench.run.executors": {"*"},
+    "cudabench.run.cluster": {"*"},
+    "cudabench.run.calibration": {"*"},
+    "cudabench.run.sweep": {"Sweep"},
+    "cudabench.record.results": {"result_stem", "check_writable"},
+    "cudabench.run.plan": {"apply_tuned"},
 }
 # `history` and `compare --against` read the database; `cluster status` asks the cluster.
-READERS = {"history_cmd.py": {"cudabench.history"}, "compare_cmd.py": {"cudabench.history"},
-           "cluster_cmd.py": {"cudabench.cluster"}}
+READERS = {
+    "history_cmd.py": {"cudabench.record.history"},
+    "compare_cmd.py": {"cudabench.record.history"},
+    "cluster_cmd.py": {"cudabench.run.cluster"},
+}
 
 
 def _imports(path: Path) -> list[tuple[str, str]]:
@@ -55,17 +58,21 @@ def test_no_front_door_builds_its_own_set_up(door):
             continue
         assert "*" not in banned and name not in banned, (
             f"{door.name} imports {name} from {module}: front doors reach the executor, the "
-            "results files and the ceilings only through cudabench.session")
-        if module == "cudabench" and name in ("pool", "executors", "cluster", "calibration") \
-                and f"cudabench.{name}" not in allowed:
+            "results files and the ceilings only through cudabench.run.session"
+        )
+        if (
+            module == "cudabench"
+            and name in ("pool", "executors", "cluster", "calibration")
+            and f"cudabench.{name}" not in allowed
+        ):
             raise AssertionError(f"{door.name} imports cudabench.{name}")
     assert "History(" not in door.read_text() or door.name in READERS
 
 
 def test_the_check_above_catches_a_door_that_opens_workers(tmp_path):
     planted = tmp_path / "run_cmd.py"
-    planted.write_text("from cudabench.pool import WorkerPool\n")
-    with pytest.raises(AssertionError, match="only through cudabench.session"):
+    planted.write_text("from cudabench.run.pool import WorkerPool\n")
+    with pytest.raises(AssertionError, match="only through cudabench.run.session"):
         test_no_front_door_builds_its_own_set_up(planted)
 
 
@@ -93,8 +100,7 @@ def test_an_unwritable_output_is_refused_before_anything_runs(tmp_path):
     blocker.write_text("x")
     work = plan("reduce", ["7"], ["float4"], None, None, **QUICK)
     with fake_session() as session, pytest.raises(SweepError):
-        session.start(work.op_label, work.timing, "t", output=blocker / "sub" / "x.json",
-                      record=False)  # fmt: skip
+        session.start(work.op_label, work.timing, "t", output=blocker / "sub" / "x.json", record=False)
     assert blocker.read_text() == "x"
 
 
@@ -108,7 +114,8 @@ def test_a_database_that_cannot_open_is_said_and_the_run_goes_on(tmp_path):
     assert session.history_error and session.problems == session.history_error
     meta, rows = read_results(paths[1])
     assert meta.complete and [r.variant for r in rows] == ["float4", "cupy"] == [
-        r.variant for r in sweep.rows]
+        r.variant for r in sweep.rows
+    ]
 
 
 def test_the_sweep_fills_the_speedups_once_a_job_is_done(tmp_path):

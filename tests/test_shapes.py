@@ -2,8 +2,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cudabench.shapes import ShapeError, parse_shape
-from cudabench.spec import Case
+from cudabench.core.records import Case
+from cudabench.core.shapes import ShapeError, parse_shape
 
 
 @pytest.mark.parametrize(

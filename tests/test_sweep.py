@@ -1,4 +1,4 @@
-"""The sweep below the CLI (cudabench/sweep.py): plan, run in process through the fake
+"""The sweep below the CLI (cudabench/run/sweep.py): plan, run in process through the fake
 backend, rows streamed and saved as they end, Ctrl-C kept; no typer, no printing."""
 
 import json
@@ -6,26 +6,32 @@ import json
 import pytest
 from conftest import StopAfter, run_in_process
 
-from cudabench import sweep
-from cudabench.plan import plan
+from cudabench.run import sweep
+from cudabench.run.plan import plan
 
 QUICK = dict(min_samples=2, min_time_s=0.0, max_time_s=0.01, warmup=0)
 
 
 def test_plan_is_one_job_per_dtype_and_shape():
-    work = plan("reduce", ["64x129", "1000"], ["float4", "atomic"], None,
-                      ["float32", "bfloat16"], **QUICK)
+    work = plan("reduce", ["64x129", "1000"], ["float4", "atomic"], None, ["float32", "bfloat16"], **QUICK)
     assert [(j.case.dtype, j.case.shape_text) for j in work.jobs] == [
-        ("float32", "64x129"), ("float32", "1000"), ("bfloat16", "64x129"), ("bfloat16", "1000")]
+        ("float32", "64x129"),
+        ("float32", "1000"),
+        ("bfloat16", "64x129"),
+        ("bfloat16", "1000"),
+    ]
     assert [v.name for v in work.jobs[2].variants] == ["float4"]  # atomic is float32 only
     assert work.timing.min_samples == 2
 
 
-@pytest.mark.parametrize("args, message", [
-    (("nosuch", ["8"], None, None), "unknown op 'nosuch'"),
-    (("reduce", ["8"], ["flaot4"], None), "did you mean float4"),
-    (("reduce", ["8"], ["atomic"], None, ["float16"]), "no chosen variant of reduce runs in float16"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (("nosuch", ["8"], None, None), "unknown op 'nosuch'"),
+        (("reduce", ["8"], ["flaot4"], None), "did you mean float4"),
+        (("reduce", ["8"], ["atomic"], None, ["float16"]), "no chosen variant of reduce runs in float16"),
+    ],
+)
 def test_bad_usage_is_a_sweep_error(args, message):
     with pytest.raises(sweep.SweepError, match=message):
         plan(*args)

@@ -13,10 +13,10 @@ from typer.testing import CliRunner
 
 from cudabench.backends.fake import FakeBackend
 from cudabench.backends.fake_nvml import COOLING_C_PER_S, FakeGauge
-from cudabench.measure import measure
-from cudabench.runner import CaseJob, Runner
-from cudabench.spec import Case, KernelVariant, Launch, Status, TimingOptions
-from cudabench.telemetry import (
+from cudabench.core.records import Case, KernelVariant, Launch, Status, TimingOptions
+from cudabench.measure.runner import CaseJob, Runner
+from cudabench.measure.sampling import measure
+from cudabench.measure.telemetry import (
     POLL_COST,
     SETTLE_CAP_S,
     SETTLE_STABLE,
@@ -86,16 +86,20 @@ def test_a_row_with_a_few_slowed_samples_is_noted_and_drop_throttled_leaves_them
     row = one_row(FakeGauge(slowdowns=slowed), clock=lambda name: 2.0)
     assert row.status is Status.OK and row.throttled_samples == 5 and row.dropped_samples == 0
     assert "5 of 20 samples taken while the GPU was slowed (sw power cap): --drop-throttled" in row.notes
-    kept = one_row(FakeGauge(slowdowns=slowed), TimingOptions(**{**QUICK.__dict__, "drop_throttled": True}),
-                   clock=lambda name: 2.0)  # fmt: skip
+    kept = one_row(
+        FakeGauge(slowdowns=slowed),
+        TimingOptions(**{**QUICK.__dict__, "drop_throttled": True}),
+        clock=lambda name: 2.0,
+    )
     assert kept.dropped_samples == 5 and kept.samples == 15
     assert "5 of 20 samples taken while the GPU was slowed (sw power cap): left out" in kept.notes
 
 
 def test_a_rare_slowdown_gets_no_note_and_every_sample_slowed_drops_none():
     assert throttled_note(1, 100, ("sw power cap",), 0) == ""
-    row = one_row(FakeGauge(slowdowns=range(0, 10_000)),
-                  TimingOptions(**{**QUICK.__dict__, "drop_throttled": True}))  # fmt: skip
+    row = one_row(
+        FakeGauge(slowdowns=range(0, 10_000)), TimingOptions(**{**QUICK.__dict__, "drop_throttled": True})
+    )
     assert row.dropped_samples == 0 and row.samples == row.throttled_samples == 20
     assert "every sample taken while the GPU was slowed" in row.notes
 
@@ -216,7 +220,7 @@ def test_a_row_without_energy_never_reads_the_slow_energy_counter():
 
 @pytest.mark.parametrize("value, opened", [("off", False), ("0", False), ("", True), ("on", True)])
 def test_cudabench_nvml_off_opens_no_gauge(monkeypatch, value, opened):
-    import cudabench.nvml as nvml
+    import cudabench.backends.nvml as nvml
 
     monkeypatch.setattr(nvml, "NvmlGauge", lambda bus_id: f"gauge of {bus_id}")
     monkeypatch.setenv("CUDABENCH_NVML", value)
@@ -233,13 +237,12 @@ def test_measure_without_a_gauge_has_no_telemetry():
 
 
 def run_notes(tmp_path, op, shape, variant, gauge, **timing):
-    from cudabench.plan import plan
+    from cudabench.run.plan import plan
     from tests.conftest import fake_session
 
     work = plan(op, [shape], [variant], None, min_samples=3, min_time_s=0.0, warmup=1, **timing)
     with fake_session(FakeBackend(gauge=gauge)) as session:
-        sweep = session.start(work.op_label, work.timing, "test", output=tmp_path / "out",
-                              record=False)  # fmt: skip
+        sweep = session.start(work.op_label, work.timing, "test", output=tmp_path / "out", record=False)
         (rows,) = sweep.run(work.jobs)
         return rows, sweep.meta.notes
 
@@ -248,9 +251,11 @@ def test_an_in_place_op_s_rows_get_one_note_instead_of_energy(tmp_path):
     rows, notes = run_notes(tmp_path, "reduce_scale", "64x256", "warp", FakeGauge(), energy=True)
     kernel = [r for r in rows if not r.is_baseline]
     assert kernel and all(r.status is Status.OK and r.energy_mj is None for r in kernel)
-    assert notes == ("energy: reduce_scale's kernel rows have none: the op works in place and its "
-                     "input is restored before every call, which a window of back-to-back calls "
-                     "cannot do",)  # fmt: skip
+    assert notes == (
+        "energy: reduce_scale's kernel rows have none: the op works in place and its "
+        "input is restored before every call, which a window of back-to-back calls "
+        "cannot do",
+    )
 
 
 def test_rows_with_their_energy_or_without_asking_get_no_note(tmp_path):
@@ -270,15 +275,15 @@ def test_no_nvml_is_one_note_when_energy_was_asked(tmp_path):
 
 
 def run_locked(tmp_path, monkeypatch, gauge, clocks="max", fail=False):
-    from cudabench.plan import plan
+    from cudabench.run.plan import plan
     from tests.conftest import fake_session
 
     monkeypatch.setenv("CUDABENCH_STATE", str(tmp_path / "state"))
-    work = plan("reduce", ["64x1024"], ["float4"], None, min_samples=3, min_time_s=0.0,
-                warmup=1, clocks=clocks)  # fmt: skip
+    work = plan(
+        "reduce", ["64x1024"], ["float4"], None, min_samples=3, min_time_s=0.0, warmup=1, clocks=clocks
+    )
     with fake_session(FakeBackend(gauge=gauge)) as session:
-        sweep = session.start(work.op_label, work.timing, "test", output=tmp_path / "out",
-                              record=False)  # fmt: skip
+        sweep = session.start(work.op_label, work.timing, "test", output=tmp_path / "out", record=False)
         assert gauge.locked == (1980 if gauge.can_lock and clocks == "max" else None)
         if fail:
             raise RuntimeError("a crash in the middle of the run")
@@ -318,7 +323,7 @@ def dead_pid() -> int:
 
 
 def leave_marker(tmp_path, monkeypatch, pid: int) -> None:
-    from cudabench.clocklock import state_dir
+    from cudabench.backends.clocklock import state_dir
 
     monkeypatch.setenv("CUDABENCH_STATE", str(tmp_path / "state"))
     state_dir().mkdir(parents=True)
@@ -338,7 +343,7 @@ def test_a_lock_left_by_a_killed_run_is_reset_by_the_next(tmp_path, monkeypatch)
 def test_a_lock_held_by_a_run_still_going_is_left_alone(tmp_path, monkeypatch):
     import os
 
-    from cudabench.clocklock import restore_left
+    from cudabench.backends.clocklock import restore_left
 
     leave_marker(tmp_path, monkeypatch, os.getppid())  # a live process: the run beside this one
     gauge = FakeGauge()
@@ -358,16 +363,22 @@ def test_fill_zeros_gives_zero_inputs_and_checked_rows():
         seen.append(float(np.abs(x).sum()))
         store_sum(grid, block, x, out)
 
-    row = one_row(FakeGauge(), TimingOptions(**{**QUICK.__dict__, "fill": "zeros"}),
-                  kernels={"reduce_sum_float4": record})  # fmt: skip
+    row = one_row(
+        FakeGauge(),
+        TimingOptions(**{**QUICK.__dict__, "fill": "zeros"}),
+        kernels={"reduce_sum_float4": record},
+    )
     assert row.status is Status.OK and seen and set(seen) == {0.0}
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--settle", "sometimes"], "--settle 'sometimes': choose auto, on, off"),
-    (["--fill", "noise"], "--fill 'noise': choose random, zeros, ones"),
-    (["--clocks", "fast"], "--clocks 'fast': choose default, base, max or a clock in MHz"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--settle", "sometimes"], "--settle 'sometimes': choose auto, on, off"),
+        (["--fill", "noise"], "--fill 'noise': choose random, zeros, ones"),
+        (["--clocks", "fast"], "--clocks 'fast': choose default, base, max or a clock in MHz"),
+    ],
+)
 def test_bad_telemetry_options_are_one_line_and_exit_2(args, message):
     from cudabench.cli import app
 
@@ -377,28 +388,36 @@ def test_bad_telemetry_options_are_one_line_and_exit_2(args, message):
 
 
 def test_a_config_may_set_the_telemetry_options(tmp_path):
-    from cudabench.config import timing_from
+    from cudabench.run.config import timing_from
 
-    timing = timing_from({"clocks": 1755, "fill": "ones", "settle": "on", "drop_throttled": True,
-                          "cooldown_c": 45}, "c.yaml")  # fmt: skip
-    assert (timing.clocks, timing.fill, timing.settle, timing.drop_throttled, timing.cooldown_c) == \
-        ("1755", "ones", "on", True, 45)
+    timing = timing_from(
+        {"clocks": 1755, "fill": "ones", "settle": "on", "drop_throttled": True, "cooldown_c": 45}, "c.yaml"
+    )
+    assert (timing.clocks, timing.fill, timing.settle, timing.drop_throttled, timing.cooldown_c) == (
+        "1755",
+        "ones",
+        "on",
+        True,
+        45,
+    )
 
 
 def test_the_table_shows_energy_only_where_measured(tmp_path):
     from rich.console import Console
 
-    from cudabench.report import results_table
+    from cudabench.present.tables import results_table
     from tests.conftest import fake_session
 
     def table_text(gauge):
-        from cudabench.plan import plan
+        from cudabench.run.plan import plan
 
-        work = plan("reduce", ["64x1024"], ["float4"], None, min_samples=3, min_time_s=0.0, warmup=1,
-                    energy=True)
+        work = plan(
+            "reduce", ["64x1024"], ["float4"], None, min_samples=3, min_time_s=0.0, warmup=1, energy=True
+        )
         with fake_session(FakeBackend(gauge=gauge)) as session:
-            sweep = session.start(work.op_label, work.timing, "t", output=tmp_path / str(id(gauge)),
-                                  record=False)  # fmt: skip
+            sweep = session.start(
+                work.op_label, work.timing, "t", output=tmp_path / str(id(gauge)), record=False
+            )
             sweep.run(work.jobs)
         console = Console(width=250, record=True)
         console.print(results_table(sweep.rows, sweep.meta, "reduce"))
@@ -418,8 +437,21 @@ def test_history_shows_energy_and_the_sm_clock_where_measured(tmp_path, monkeypa
     history = ["history", "reduce", "-v", "float4", "--db", db]
     shown = []
     for extra in ([], ["--energy"]):
-        result = runner.invoke(app, ["run", "reduce", "-s", "64x1024", "-v", "float4", *quick, *extra,
-                                     "-o", str(tmp_path / f"r{len(extra)}.json")])  # fmt: skip
+        result = runner.invoke(
+            app,
+            [
+                "run",
+                "reduce",
+                "-s",
+                "64x1024",
+                "-v",
+                "float4",
+                *quick,
+                *extra,
+                "-o",
+                str(tmp_path / f"r{len(extra)}.json"),
+            ],
+        )
         assert result.exit_code == 0, result.output
         shown.append(runner.invoke(app, history, env={"COLUMNS": "250"}))
         assert shown[-1].exit_code == 0, shown[-1].output
@@ -453,8 +485,12 @@ def test_the_heater_without_a_command_is_a_usage_error():
     import subprocess
     import sys
 
-    done = subprocess.run([sys.executable, str(REPO / "scripts" / "heater.py"), "--delay", "1"],
-                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "heater.py"), "--delay", "1"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 2 and "no command to run" in done.stderr
 
 
@@ -463,9 +499,21 @@ def test_a_heater_that_cannot_heat_stops_its_command_in_one_line():
     import subprocess
     import sys
 
-    done = subprocess.run([sys.executable, str(REPO / "scripts" / "heater.py"), "--delay", "0",
-                           "--", sys.executable, "-c", "import time; time.sleep(60)"],
-                          capture_output=True, text=True, timeout=50)  # fmt: skip
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "scripts" / "heater.py"),
+            "--delay",
+            "0",
+            "--",
+            sys.executable,
+            "-c",
+            "import time; time.sleep(60)",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=50,
+    )
     assert done.returncode == 1
     assert done.stderr.strip().splitlines() == [done.stderr.strip()]  # one line, no traceback
     assert "no heat" in done.stderr and "the command was stopped" in done.stderr

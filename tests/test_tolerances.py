@@ -9,17 +9,29 @@ copy, a transpose, relu) are pinned at exact: one ulp off fails."""
 import numpy as np
 import pytest
 
-from cudabench.dtypes import get_dtype, output_tolerance
-from cudabench.kernels import BUILTIN_KERNELS, discover
-from cudabench.ops import OPS, get_op
-from cudabench.ops.base import check_output
+from cudabench.core.dtypes import get_dtype, output_tolerance
+from cudabench.core.paths import BUILTIN_KERNELS
+from cudabench.ops.discovery import discover
+from cudabench.ops.protocol import check_output
+from cudabench.ops.registry import OPS, get_op
 
 SHAPES = {
-    "reduce": (64, 1000), "reduce_max": (64, 1000), "reduce_scale": (64, 1000),
-    "softmax": (16, 512), "add": (5000,), "sigmoid": (5000,), "relu": (5000,),
-    "transpose": (96, 64), "gemv": (96, 128), "sgemm": (64, 48, 32), "stream_read": (5000,),
-    "stream_write": (5000,), "stream_copy": (5000,), "stream_triad": (5000,), "fma": (4096,),
-}  # fmt: skip
+    "reduce": (64, 1000),
+    "reduce_max": (64, 1000),
+    "reduce_scale": (64, 1000),
+    "softmax": (16, 512),
+    "add": (5000,),
+    "sigmoid": (5000,),
+    "relu": (5000,),
+    "transpose": (96, 64),
+    "gemv": (96, 128),
+    "sgemm": (64, 48, 32),
+    "stream_read": (5000,),
+    "stream_write": (5000,),
+    "stream_copy": (5000,),
+    "stream_triad": (5000,),
+    "fma": (4096,),
+}
 EXACT = 1e-29  # a tolerance at or below this is "must be exact" (the ops' floor is 1e-30)
 
 
@@ -33,44 +45,47 @@ def _problem(op_name, dtype_name):
 
 
 def _cases():
-    return [(name, d) for name in OPS
-            for d in sorted({d for v in discover(name, [BUILTIN_KERNELS])[0] for d in v.dtypes})]
+    return [
+        (name, d)
+        for name in OPS
+        for d in sorted({d for v in discover(name, [BUILTIN_KERNELS])[0] for d in v.dtypes})
+    ]
 
 
 GOLDEN = {  # the median tolerance at SHAPES, seed 0 (None: exact)
-    ('reduce', 'bfloat16'): 0.04943031652895146,
-    ('reduce', 'float16'): 0.0063344401087109484,
-    ('reduce', 'float32'): 0.00017893552824148456,
-    ('reduce_max', 'bfloat16'): 0.00390625,
-    ('reduce_max', 'float16'): 0.00048807263374328613,
-    ('reduce_max', 'float32'): None,
-    ('reduce_scale', 'bfloat16'): 0.0019532442092895508,
-    ('reduce_scale', 'float16'): 0.0002442896366119385,
-    ('reduce_scale', 'float32'): 1.19221166944947e-07,
-    ('softmax', 'bfloat16'): 1.1189471480313092e-06,
-    ('softmax', 'float16'): 1.7080792102261108e-07,
-    ('softmax', 'float32'): 1.1899033623923235e-09,
-    ('add', 'bfloat16'): 0.00925078202271834,
-    ('add', 'float16'): 0.001157812526798807,
-    ('add', 'float32'): 1.4130931447198236e-07,
-    ('sigmoid', 'bfloat16'): 0.0019711294104045665,
-    ('sigmoid', 'float16'): 0.00024684288758040424,
-    ('sigmoid', 'float32'): 4.81116727387548e-07,
-    ('relu', 'bfloat16'): 7.009506225585938e-05,
-    ('relu', 'float16'): 8.795410394668579e-06,
-    ('relu', 'float32'): None,
-    ('transpose', 'bfloat16'): 0.0019683837890625,
-    ('transpose', 'float16'): 0.00024583935737609863,
-    ('transpose', 'float32'): None,
-    ('gemv', 'bfloat16'): 0.009998419888844076,
-    ('gemv', 'float16'): 0.001273734225047673,
-    ('gemv', 'float32'): 2.9159523188105008e-05,
-    ('sgemm', 'float32'): 1.011652044502654e-05,
-    ('stream_read', 'float32'): 0.0007369815150560936,
-    ('stream_write', 'float32'): None,
-    ('stream_copy', 'float32'): None,
-    ('stream_triad', 'float32'): 2.3962256534559856e-07,
-    ('fma', 'float32'): 3.608093948059832e-07,
+    ("reduce", "bfloat16"): 0.04943031652895146,
+    ("reduce", "float16"): 0.0063344401087109484,
+    ("reduce", "float32"): 0.00017893552824148456,
+    ("reduce_max", "bfloat16"): 0.00390625,
+    ("reduce_max", "float16"): 0.00048807263374328613,
+    ("reduce_max", "float32"): None,
+    ("reduce_scale", "bfloat16"): 0.0019532442092895508,
+    ("reduce_scale", "float16"): 0.0002442896366119385,
+    ("reduce_scale", "float32"): 1.19221166944947e-07,
+    ("softmax", "bfloat16"): 1.1189471480313092e-06,
+    ("softmax", "float16"): 1.7080792102261108e-07,
+    ("softmax", "float32"): 1.1899033623923235e-09,
+    ("add", "bfloat16"): 0.00925078202271834,
+    ("add", "float16"): 0.001157812526798807,
+    ("add", "float32"): 1.4130931447198236e-07,
+    ("sigmoid", "bfloat16"): 0.0019711294104045665,
+    ("sigmoid", "float16"): 0.00024684288758040424,
+    ("sigmoid", "float32"): 4.81116727387548e-07,
+    ("relu", "bfloat16"): 7.009506225585938e-05,
+    ("relu", "float16"): 8.795410394668579e-06,
+    ("relu", "float32"): None,
+    ("transpose", "bfloat16"): 0.0019683837890625,
+    ("transpose", "float16"): 0.00024583935737609863,
+    ("transpose", "float32"): None,
+    ("gemv", "bfloat16"): 0.009998419888844076,
+    ("gemv", "float16"): 0.001273734225047673,
+    ("gemv", "float32"): 2.9159523188105008e-05,
+    ("sgemm", "float32"): 1.011652044502654e-05,
+    ("stream_read", "float32"): 0.0007369815150560936,
+    ("stream_write", "float32"): None,
+    ("stream_copy", "float32"): None,
+    ("stream_triad", "float32"): 2.3962256534559856e-07,
+    ("fma", "float32"): 3.608093948059832e-07,
 }
 
 
@@ -109,7 +124,8 @@ def test_near_miss_planted_errors(op_name, dtype_name):
     assert check_output(np, near, ref, tol).ok, "an error of half the tolerance must pass"
     missed = check_output(np, far, ref, tol)
     assert not missed.ok and missed.wrong == int(finite.sum()), (
-        "an error of twice the tolerance must fail everywhere")
+        "an error of twice the tolerance must fail everywhere"
+    )
 
 
 # Issue 35: softmax's tolerance in 16 bits at the real row lengths of the 16-bit block kernels

@@ -13,15 +13,17 @@ import pytest
 from conftest import fake_session
 from typer.testing import CliRunner
 
-from cudabench import strategies, sweep, tuner, tuning
 from cudabench.backends.fake import FAKE_DEVICE, FakeBackend
 from cudabench.cli import app
-from cudabench.header import KernelHeaderError, parse_header
-from cudabench.kernels import BUILTIN_KERNELS
-from cudabench.plan import apply_tuned, plan
-from cudabench.results import read_results
-from cudabench.space import Space, SpaceError, grid, parse_constraint, parse_param_option
-from cudabench.spec import Case, Status, TimingOptions, row_label, split_label
+from cudabench.core.paths import BUILTIN_KERNELS
+from cudabench.core.records import Case, Status, TimingOptions, row_label, split_label
+from cudabench.ops.header import KernelHeaderError, parse_header
+from cudabench.ops.space import Space, SpaceError, grid, parse_constraint, parse_param_option
+from cudabench.record import tuning_file
+from cudabench.record.results import read_results
+from cudabench.run import sweep
+from cudabench.run.plan import apply_tuned, plan
+from cudabench.tune import search, strategies
 
 QUICK = dict(min_samples=2, min_time_s=0.0, max_time_s=0.01, warmup=0)
 QUICK_CLI = ["--min-samples", "2", "--min-time", "0", "--max-time", "0.01", "--warmup", "0"]
@@ -38,8 +40,11 @@ HEADER = """\
 """
 
 
-def header(block="BLOCK", params="{BLOCK: [256, 128, 512], ITEMS: [64, 16]}",
-           constraints='["BLOCK * ITEMS <= 16384"]') -> str:  # fmt: skip
+def header(
+    block="BLOCK",
+    params="{BLOCK: [256, 128, 512], ITEMS: [64, 16]}",
+    constraints='["BLOCK * ITEMS <= 16384"]',
+) -> str:
     return HEADER.format(block=block, params=params, constraints=constraints)
 
 
@@ -54,18 +59,21 @@ def test_header_space_defaults_and_configuration():
     assert row_label("t", "") == "t" and split_label("cupy") == ("cupy", "")
 
 
-@pytest.mark.parametrize("edit, line, message", [
-    (dict(constraints='["__import__(\'os\').system(\'x\') == 0"]'), 7, "Call is not allowed"),
-    (dict(constraints='["BLOK > 1"]'), 7, "did you mean BLOCK"),
-    (dict(constraints='["BLOCK / 2 > 1"]'), 7, "write '//'"),
-    (dict(constraints='["BLOCK.real > 1"]'), 7, "Attribute is not allowed"),
-    (dict(constraints='["BLOCK * ITEMS < 100"]'), 7, "default configuration"),
-    (dict(params="{BLOCK: [256, 100]}"), 4, "multiple of 32"),
-    (dict(params="{BLOCK: [256, 256]}"), 6, "lists a value twice"),
-    (dict(params="{BLOCK: [256, 1.5]}"), 6, "list of integers"),
-    (dict(params="{CB_X: [1], BLOCK: [256]}", constraints="[]"), 6, "not starting with CB_"),
-    (dict(block="THREADS"), 4, "neither a number nor a parameter"),
-])
+@pytest.mark.parametrize(
+    "edit, line, message",
+    [
+        (dict(constraints="[\"__import__('os').system('x') == 0\"]"), 7, "Call is not allowed"),
+        (dict(constraints='["BLOK > 1"]'), 7, "did you mean BLOCK"),
+        (dict(constraints='["BLOCK / 2 > 1"]'), 7, "write '//'"),
+        (dict(constraints='["BLOCK.real > 1"]'), 7, "Attribute is not allowed"),
+        (dict(constraints='["BLOCK * ITEMS < 100"]'), 7, "default configuration"),
+        (dict(params="{BLOCK: [256, 100]}"), 4, "multiple of 32"),
+        (dict(params="{BLOCK: [256, 256]}"), 6, "lists a value twice"),
+        (dict(params="{BLOCK: [256, 1.5]}"), 6, "list of integers"),
+        (dict(params="{CB_X: [1], BLOCK: [256]}", constraints="[]"), 6, "not starting with CB_"),
+        (dict(block="THREADS"), 4, "neither a number nor a parameter"),
+    ],
+)
 def test_header_space_errors_name_the_line(edit, line, message):
     with pytest.raises(KernelHeaderError) as info:
         parse_header(Path("t.cu"), "reduce", header(**edit))
@@ -75,8 +83,13 @@ def test_header_space_errors_name_the_line(edit, line, message):
 def test_constraints_evaluate_only_arithmetic():
     space = Space((("A", (1, 2, 3, 4)), ("B", (1, 2))), ("A * B <= 4", "A % 2 == 0 or B == 1"))
     assert space.full_size == 8
-    assert space.valid() == [{"A": 1, "B": 1}, {"A": 2, "B": 1}, {"A": 2, "B": 2},
-                             {"A": 3, "B": 1}, {"A": 4, "B": 1}]  # fmt: skip
+    assert space.valid() == [
+        {"A": 1, "B": 1},
+        {"A": 2, "B": 1},
+        {"A": 2, "B": 2},
+        {"A": 3, "B": 1},
+        {"A": 4, "B": 1},
+    ]
     assert space.violated({"A": 3, "B": 2}) == "A * B <= 4"
     assert Space((("A", (0, 1)),), ("4 // A >= 1",)).valid() == [{"A": 1}]  # 4 // 0: not valid
     with pytest.raises(SpaceError, match="too large"):
@@ -128,8 +141,7 @@ def _clocked_backend(best_block: int) -> FakeBackend:
 
 
 def _sweep(tmp_path: Path, backend: FakeBackend, timing: TimingOptions) -> sweep.Sweep:
-    return fake_session(backend).start("tune_reduce", timing, "test", output=tmp_path,
-                                       record=False)
+    return fake_session(backend).start("tune_reduce", timing, "test", output=tmp_path, record=False)
 
 
 @pytest.mark.parametrize("strategy", ["exhaustive", "random", "optuna"])
@@ -139,11 +151,18 @@ def test_search_finds_the_fastest_configuration(tmp_path, strategy):
     space = strategies.search_space(variant, (64, 129), {"WARP_ROW_BYTES": (16,)})  # BLOCK only: 4
     timing = TimingOptions(**QUICK)
     backend = _clocked_backend(best_block=512)
-    outcome = tuner.search(Case("reduce", (64, 129)), space, strategies.make_strategy(strategy, space, 10),
-                          10, ("cupy",), timing, _sweep(tmp_path, backend, timing),
-                          search_timing=timing)  # fmt: skip
+    outcome = search.search(
+        Case("reduce", (64, 129)),
+        space,
+        strategies.make_strategy(strategy, space, 10),
+        10,
+        ("cupy",),
+        timing,
+        _sweep(tmp_path, backend, timing),
+        search_timing=timing,
+    )
     assert outcome.measured == 4 and outcome.failed == 0
-    assert tuner.values_of(outcome.best.label)["BLOCK"] == 512
+    assert search.values_of(outcome.best.label)["BLOCK"] == 512
     assert outcome.default.params.startswith("BLOCK=256")  # the header's default, timed again
     assert outcome.speedup_over_default == pytest.approx(2.0)  # 40 us / 20 us
     assert {r.label for r in outcome.ties} == {outcome.best.label}  # 1024 and 256 are 2x off
@@ -156,12 +175,20 @@ def test_ties_are_within_the_noise_and_not_ranked(tmp_path):
     space = strategies.search_space(variant, (64, 129), {"WARP_ROW_BYTES": (16,)})
     timing = TimingOptions(**QUICK)
     backend = FakeBackend()
-    backend.clock = lambda name: (0.1 if name == "baseline"
-                                  else 0.02 + 0.0001 * (backend.last_launch[2] == 1024))
+    backend.clock = lambda name: (
+        0.1 if name == "baseline" else 0.02 + 0.0001 * (backend.last_launch[2] == 1024)
+    )
     exhaustive = strategies.make_strategy("exhaustive", space, 10)
-    outcome = tuner.search(Case("reduce", (64, 129)), space, exhaustive,
-                          10, ("cupy",), timing, _sweep(tmp_path, backend, timing),
-                          search_timing=timing)  # fmt: skip
+    outcome = search.search(
+        Case("reduce", (64, 129)),
+        space,
+        exhaustive,
+        10,
+        ("cupy",),
+        timing,
+        _sweep(tmp_path, backend, timing),
+        search_timing=timing,
+    )
     assert len(outcome.ties) == 4  # 0.5% apart: all within the 1% floor
 
 
@@ -179,10 +206,17 @@ def test_budget_counts_measured_configurations_and_strategies_are_checked():
 
 def test_optuna_proposes_only_valid_unmeasured_configurations():
     pytest.importorskip("optuna")
-    space = strategies.SearchSpace(parse_header(FLOAT4, "reduce"), tuple(
-        {"BLOCK": b, "WARP_ROW_BYTES": 16, "ITEMS": i, "GRID_K": 0, "LOADS": 4}
-        for b in (128, 256, 512, 1024) for i in (16, 32, 64, 128, 256) if b * i <= 65536
-    ), 1260, ())  # fmt: skip
+    space = strategies.SearchSpace(
+        parse_header(FLOAT4, "reduce"),
+        tuple(
+            {"BLOCK": b, "WARP_ROW_BYTES": 16, "ITEMS": i, "GRID_K": 0, "LOADS": 4}
+            for b in (128, 256, 512, 1024)
+            for i in (16, 32, 64, 128, 256)
+            if b * i <= 65536
+        ),
+        1260,
+        (),
+    )
     strategy = strategies.OptunaSearch(space, seed=0)
     seen = []
     while True:
@@ -215,27 +249,37 @@ def test_ctrl_c_keeps_every_measured_configuration(tmp_path):
     strategy = strategies.Exhaustive(space)
     strategy.queue = strategy.queue[:2]  # round one: two configurations, then the final round
     with pytest.raises(sweep.Interrupted) as info:
-        tuner.search(Case("reduce", (64, 129)), space, strategy, 10, ("cupy",), timing,
-                    tuner_sweep, search_timing=timing)  # fmt: skip
+        search.search(
+            Case("reduce", (64, 129)),
+            space,
+            strategy,
+            10,
+            ("cupy",),
+            timing,
+            tuner_sweep,
+            search_timing=timing,
+        )
     meta, rows = read_results(info.value.path)
     assert not meta.complete and len(rows) == 2 and all(r.status is Status.OK for r in rows)
 
 
 def test_tuning_file_round_trip_and_bad_file(tmp_path):
     path = tmp_path / "tuning.json"
-    entry = tuning.TunedEntry("GPU", "reduce", "float4", "float32", "1024", {"BLOCK": 512}, 20.0)
-    tuning.save(entry, path)
-    tuning.save(tuning.TunedEntry("GPU", "reduce", "float4", "float32", "2048", {"BLOCK": 128}, 30.0), path)
-    tuning.save(entry.__class__(**{**entry.__dict__, "params": {"BLOCK": 1024}}), path)  # replaces
-    entries = tuning.load(path)
+    entry = tuning_file.TunedEntry("GPU", "reduce", "float4", "float32", "1024", {"BLOCK": 512}, 20.0)
+    tuning_file.save(entry, path)
+    tuning_file.save(
+        tuning_file.TunedEntry("GPU", "reduce", "float4", "float32", "2048", {"BLOCK": 128}, 30.0), path
+    )
+    tuning_file.save(entry.__class__(**{**entry.__dict__, "params": {"BLOCK": 1024}}), path)  # replaces
+    entries = tuning_file.load(path)
     assert len(entries) == 2
-    assert tuning.lookup(entries, "GPU", "reduce", "float4", "float32", "1024").params == {"BLOCK": 1024}
-    assert tuning.lookup(entries, "Other GPU", "reduce", "float4", "float32", "1024") is None
+    assert tuning_file.lookup(entries, "GPU", "reduce", "float4", "float32", "1024").params == {"BLOCK": 1024}
+    assert tuning_file.lookup(entries, "Other GPU", "reduce", "float4", "float32", "1024") is None
     doc = json.loads(path.read_text())
     doc["entries"][0]["params"] = {"BLOCK": "big"}
     path.write_text(json.dumps(doc))
-    with pytest.raises(tuning.TuningError, match=r"entries\[0\]\.params\.BLOCK: expected an integer"):
-        tuning.load(path)
+    with pytest.raises(tuning_file.TuningError, match=r"entries\[0\]\.params\.BLOCK: expected an integer"):
+        tuning_file.load(path)
 
 
 runner = CliRunner()
@@ -248,37 +292,85 @@ def cli(*args: str, tuning_file: Path):
 
 def test_run_uses_the_saved_configuration_unless_told_not_to(tmp_path):
     path = tmp_path / "tuning.json"
-    tuning.save(tuning.TunedEntry(FAKE_DEVICE.name, "reduce", "float4", "float32", "64x129",
-                                  {"BLOCK": 512, "WARP_ROW_BYTES": 32}, 20.0), path)  # fmt: skip
-    result = cli("run", "reduce", "-s", "64x129", "-s", "1000", "-v", "float4", *QUICK_CLI,
-                 "-o", str(tmp_path / "a"), tuning_file=path)  # fmt: skip
+    tuning_file.save(
+        tuning_file.TunedEntry(
+            FAKE_DEVICE.name,
+            "reduce",
+            "float4",
+            "float32",
+            "64x129",
+            {"BLOCK": 512, "WARP_ROW_BYTES": 32},
+            20.0,
+        ),
+        path,
+    )
+    result = cli(
+        "run",
+        "reduce",
+        "-s",
+        "64x129",
+        "-s",
+        "1000",
+        "-v",
+        "float4",
+        *QUICK_CLI,
+        "-o",
+        str(tmp_path / "a"),
+        tuning_file=path,
+    )
     assert result.exit_code == 0, result.output
     assert "tuned configurations from" in result.stderr
     _, rows = read_results(next((tmp_path / "a").glob("*.json")))
     params = {r.shape: r.params for r in rows if r.variant == "float4"}
     assert params["64x129"].startswith("BLOCK=512,WARP_ROW_BYTES=32,")  # tuned
     assert params["1000"].startswith("BLOCK=256,WARP_ROW_BYTES=16,")  # no entry: defaults
-    pinned = cli("run", "reduce", "-s", "64x129", "-v", "float4", "-p", "BLOCK=128", *QUICK_CLI,
-                 "-o", str(tmp_path / "b"), tuning_file=path)  # fmt: skip
+    pinned = cli(
+        "run",
+        "reduce",
+        "-s",
+        "64x129",
+        "-v",
+        "float4",
+        "-p",
+        "BLOCK=128",
+        *QUICK_CLI,
+        "-o",
+        str(tmp_path / "b"),
+        tuning_file=path,
+    )
     assert pinned.exit_code == 0, pinned.output
     _, rows = read_results(next((tmp_path / "b").glob("*.json")))
     assert rows[0].params.startswith("BLOCK=128,WARP_ROW_BYTES=32,")  # --param wins, rest tuned
-    plain = cli("run", "reduce", "-s", "64x129", "-v", "float4", "--no-tuned", *QUICK_CLI,
-                "-o", str(tmp_path / "c"), tuning_file=path)  # fmt: skip
+    plain = cli(
+        "run",
+        "reduce",
+        "-s",
+        "64x129",
+        "-v",
+        "float4",
+        "--no-tuned",
+        *QUICK_CLI,
+        "-o",
+        str(tmp_path / "c"),
+        tuning_file=path,
+    )
     _, rows = read_results(next((tmp_path / "c").glob("*.json")))
     assert rows[0].params.startswith("BLOCK=256,WARP_ROW_BYTES=16,")
     assert "tuned configurations" not in plain.stderr
 
 
-@pytest.mark.parametrize("args, message", [
-    (["run", "reduce", "-s", "8", "-p", "BLOCK"], "write NAME=V1,V2"),
-    (["run", "reduce", "-s", "8", "-v", "naive", "-p", "BLOCK=128"], "no chosen variant declares it"),
-    (["run", "reduce", "-s", "8", "-v", "float4", "-p", "BLOCK=100"], "multiple of 32"),
-    (["tune", "reduce", "-s", "8", "-v", "naive"], "no tunable parameters"),
-    (["tune", "reduce", "-s", "8", "-v", "float4", "--strategy", "best"], "--strategy 'best'"),
-    (["tune", "reduce", "-s", "8", "-v", "float4", "-p", "BLOK=1"], "did you mean BLOCK"),
-    (["tune", "reduce", "-s", "8", "-v", "float4", "-p", "BLOCK=100"], "multiple of 32"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["run", "reduce", "-s", "8", "-p", "BLOCK"], "write NAME=V1,V2"),
+        (["run", "reduce", "-s", "8", "-v", "naive", "-p", "BLOCK=128"], "no chosen variant declares it"),
+        (["run", "reduce", "-s", "8", "-v", "float4", "-p", "BLOCK=100"], "multiple of 32"),
+        (["tune", "reduce", "-s", "8", "-v", "naive"], "no tunable parameters"),
+        (["tune", "reduce", "-s", "8", "-v", "float4", "--strategy", "best"], "--strategy 'best'"),
+        (["tune", "reduce", "-s", "8", "-v", "float4", "-p", "BLOK=1"], "did you mean BLOCK"),
+        (["tune", "reduce", "-s", "8", "-v", "float4", "-p", "BLOCK=100"], "multiple of 32"),
+    ],
+)
 def test_bad_param_input_is_one_line_and_exit_2(tmp_path, args, message):
     result = cli(*args, tuning_file=tmp_path / "t.json")
     assert result.exit_code == 2, result.output
@@ -287,8 +379,9 @@ def test_bad_param_input_is_one_line_and_exit_2(tmp_path, args, message):
 
 
 def test_tune_space_needs_no_gpu(tmp_path):
-    result = runner.invoke(app, ["tune", "reduce", "-v", "float4", "-s", "2^24", "--space"],
-                           env={"CUDABENCH_BACKEND": "nosuch"})  # fmt: skip
+    result = runner.invoke(
+        app, ["tune", "reduce", "-v", "float4", "-s", "2^24", "--space"], env={"CUDABENCH_BACKEND": "nosuch"}
+    )
     assert result.exit_code == 0, result.output
     assert "1260" in result.stdout and "WARP_ROW_BYTES" in result.stdout
 
@@ -296,13 +389,28 @@ def test_tune_space_needs_no_gpu(tmp_path):
 def test_tune_end_to_end_saves_plots_and_keeps_every_configuration(tmp_path):
     path = tmp_path / "tuning.json"
     out = tmp_path / "res"
-    result = cli("tune", "reduce", "-v", "float4", "-s", "64x129", "-p", "WARP_ROW_BYTES=16",
-                 "-o", str(out), tuning_file=path)  # fmt: skip
+    result = cli(
+        "tune",
+        "reduce",
+        "-v",
+        "float4",
+        "-s",
+        "64x129",
+        "-p",
+        "WARP_ROW_BYTES=16",
+        "-o",
+        str(out),
+        tuning_file=path,
+    )
     assert result.exit_code == 0, result.output
     assert "exhaustive: 4 configurations measured" in result.stderr
-    (entry,) = tuning.load(path)
+    (entry,) = tuning_file.load(path)
     assert (entry.gpu, entry.op, entry.variant, entry.shape) == (
-        FAKE_DEVICE.name, "reduce", "float4", "64x129")
+        FAKE_DEVICE.name,
+        "reduce",
+        "float4",
+        "64x129",
+    )
     assert list(out.glob("*.png"))
     meta, rows = read_results(next(out.glob("*.json")))
     assert meta.complete and len([r for r in rows if not r.is_baseline]) == 4
@@ -313,9 +421,26 @@ def test_a_narrowed_search_plots_only_what_it_searched(tmp_path):
     default (ITEMS=32, GRID_K=0) is timed in the final round but is not a point of the
     sweep, so the figure is time against GRID_K, not a heat map with an ITEMS axis."""
     out = tmp_path / "res"
-    result = cli("tune", "reduce", "-v", "float4", "-s", "2^16", "-p", "GRID_K=1,2,4",
-                 "-p", "BLOCK=256", "-p", "ITEMS=16", "-p", "LOADS=4", "--no-save",
-                 "-o", str(out), tuning_file=tmp_path / "tuning.json")  # fmt: skip
+    result = cli(
+        "tune",
+        "reduce",
+        "-v",
+        "float4",
+        "-s",
+        "2^16",
+        "-p",
+        "GRID_K=1,2,4",
+        "-p",
+        "BLOCK=256",
+        "-p",
+        "ITEMS=16",
+        "-p",
+        "LOADS=4",
+        "--no-save",
+        "-o",
+        str(out),
+        tuning_file=tmp_path / "tuning.json",
+    )
     assert result.exit_code == 0, result.output
     assert "exhaustive: 3 configurations measured" in result.stderr
     assert "plot (time against GRID_K)" in result.stderr
@@ -326,11 +451,12 @@ def test_a_narrowed_search_plots_only_what_it_searched(tmp_path):
 @pytest.mark.nvcc
 def test_definitions_reach_nvcc(tmp_path, monkeypatch):
     """Each configuration is its own cubin, compiled with its -D definitions."""
-    from cudabench.compile import compile_variant
+    from cudabench.build.compile import compile_variant
 
     monkeypatch.setenv("CUDABENCH_CACHE", str(tmp_path / "cache"))
     source = tmp_path / "smem.cu"
-    source.write_text(textwrap.dedent("""\
+    source.write_text(
+        textwrap.dedent("""\
         // cudabench:
         //   variant: smem
         //   entry: k
@@ -344,7 +470,8 @@ def test_definitions_reach_nvcc(tmp_path, monkeypatch):
           __syncthreads();
           out[threadIdx.x] = tile[(threadIdx.x + 1) % (TILE * 32)];
         }
-        """))
+        """)
+    )
     variant = parse_header(source, "reduce")
     small = compile_variant(variant, "sm_80")
     large = compile_variant(variant.configured({"TILE": 16}), "sm_80")
@@ -360,9 +487,9 @@ def test_every_builtin_space_compiles_at_its_extremes(tmp_path, monkeypatch):
     what the constraints let through."""
     import concurrent.futures
 
-    from cudabench.compile import compile_variant
-    from cudabench.kernels import discover
-    from cudabench.ops import OPS
+    from cudabench.build.compile import compile_variant
+    from cudabench.ops.discovery import discover
+    from cudabench.ops.registry import OPS
 
     monkeypatch.setenv("CUDABENCH_CACHE", str(tmp_path / "cache"))
     jobs = []
@@ -384,8 +511,8 @@ def test_every_builtin_space_compiles_at_its_extremes(tmp_path, monkeypatch):
 
 
 def test_sgemm_block_tile_parameters_reach_the_grid_rule():
-    from cudabench.ops import get_op
-    from cudabench.spec import Launch
+    from cudabench.core.records import Launch
+    from cudabench.ops.registry import get_op
 
     variant = parse_header(BUILTIN_KERNELS / "sgemm" / "warptile.cu", "sgemm")
     op = get_op("sgemm")
@@ -396,12 +523,17 @@ def test_sgemm_block_tile_parameters_reach_the_grid_rule():
     assert geometry.grid == (2, 16) and geometry.block == 128
     bare = Launch(entry="k", block=256, grid="blocktile")
     with pytest.raises(ValueError, match="needs parameters BM and BN"):
-        op.geometry(bare, parse_header(BUILTIN_KERNELS / "sgemm" / "tile128.cu", "sgemm"),
-                    (64, 64, 64), FAKE_DEVICE, 1)  # fmt: skip
+        op.geometry(
+            bare,
+            parse_header(BUILTIN_KERNELS / "sgemm" / "tile128.cu", "sgemm"),
+            (64, 64, 64),
+            FAKE_DEVICE,
+            1,
+        )
 
 
 def test_transpose_tile_parameters_reach_the_grid_rule():
-    from cudabench.ops import get_op
+    from cudabench.ops.registry import get_op
 
     variant = parse_header(BUILTIN_KERNELS / "transpose" / "smem64.cu", "transpose")
     op = get_op("transpose")
@@ -418,8 +550,12 @@ def test_a_tuned_configuration_the_header_no_longer_allows_is_not_used(tmp_path)
     folder.mkdir(parents=True)
     (folder / "t.cu").write_text(header(constraints='["BLOCK * ITEMS <= 16384"]') + "\n")
     path = tmp_path / "tuning.json"
-    tuning.save(tuning.TunedEntry(FAKE_DEVICE.name, "reduce", "t", "float32", "7",
-                                  {"BLOCK": 512, "ITEMS": 64}, 20.0), path)  # 32768: now too many
+    tuning_file.save(
+        tuning_file.TunedEntry(
+            FAKE_DEVICE.name, "reduce", "t", "float32", "7", {"BLOCK": 512, "ITEMS": 64}, 20.0
+        ),
+        path,
+    )  # 32768: now too many
     work = plan("reduce", ["7"], ["t"], [tmp_path / "k"], **QUICK)
     tuned = apply_tuned(work, FAKE_DEVICE.name, path)
     assert tuned.jobs[0].variants[0].params_text == "BLOCK=256,ITEMS=64"

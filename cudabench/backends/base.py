@@ -8,9 +8,9 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from cudabench.cupti_clock import LaunchTime
-from cudabench.nvml import Gauge
-from cudabench.spec import DeviceInfo, KernelVariant
+from cudabench.backends.cupti_clock import LaunchTime
+from cudabench.backends.nvml import Gauge
+from cudabench.core.records import DeviceInfo, KernelVariant
 
 # The most launches one sample's graph (or loop) holds: measure.py's batches and the energy
 # window's replays (telemetry.py).
@@ -27,8 +27,7 @@ Scope = Callable[[], AbstractContextManager[Any]]
 RESET, FLUSH, SPIN, LAUNCH = "reset", "flush", "spin", "launch"
 
 
-def sample_steps(cold: bool, single: bool, slow_caller: bool = False,
-                 reset: bool = False) -> tuple[str, ...]:
+def sample_steps(cold: bool, single: bool, slow_caller: bool = False, reset: bool = False) -> tuple[str, ...]:
     """What a sample runs, by the timing mode: a cold sample flushes L2 before its launch
     (the flush also holds the GPU; a slow caller spins after it as well), a hot single
     launch spins first, a hot batch (a graph or a loop) launches at once. Every backend
@@ -129,8 +128,9 @@ class Backend(Protocol):
     def load(self, variant: KernelVariant, dtype: str = "float32") -> Loaded:
         """Compile (cached) for `dtype` and load; raises compile.CompileError."""
 
-    def launch(self, function: Any, grid: Any, block: Any, args: tuple[Any, ...],
-               shared_bytes: int = 0) -> None:  # fmt: skip
+    def launch(
+        self, function: Any, grid: Any, block: Any, args: tuple[Any, ...], shared_bytes: int = 0
+    ) -> None:
         """Launch on the backend's stream; grid and block are ints or (x, y[, z]) tuples,
         shared_bytes the dynamic shared memory."""
 
@@ -156,9 +156,15 @@ class Backend(Protocol):
     def copy(self, dst: Any, src: Any) -> None:
         """Device-to-device copy of src's bytes into dst (no kernel launch)."""
 
-    def sampler(self, call: Callable[[], None], batch: int, cold: bool, scope: Scope,
-                reset: Callable[[], None] | None = None,
-                kernel_clock: bool = False) -> Sampler:  # fmt: skip
+    def sampler(
+        self,
+        call: Callable[[], None],
+        batch: int,
+        cold: bool,
+        scope: Scope,
+        reset: Callable[[], None] | None = None,
+        kernel_clock: bool = False,
+    ) -> Sampler:
         """Prepare timed samples of `call` repeated `batch` times (cold: L2 flushed first);
         the launches, and only they, run inside `scope()`; `reset()` runs before every
         sample, untimed. `kernel_clock`: the launches are also tagged for the kernel clock

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from cudabench.cupti_clock import KernelClockUnavailable, KernelRecord, check_dropped
+from cudabench.backends.cupti_clock import KernelClockUnavailable, KernelRecord, check_dropped
 
 BUFFER_BYTES = 8 << 20  # CUPTI asks for a new one whenever one fills
 FLUSH_FORCED = 1  # CUPTI_ACTIVITY_FLAG_FLUSH_FORCED: incomplete buffers too
@@ -51,7 +51,8 @@ def _load() -> Any:
     except Exception as exc:  # ImportError, or the library failing to load
         raise KernelClockUnavailable(
             f"cupti-python does not load ({type(exc).__name__}: {_line(exc)}); it comes with "
-            "pip install -e '.[cuda13]'") from None  # fmt: skip
+            "pip install -e '.[cuda13]'"
+        ) from None
     return cupti
 
 
@@ -72,8 +73,12 @@ class CuptiCollector:
         self._kernel = int(c.ActivityKind.CONCURRENT_KERNEL)
         self._external = int(c.ActivityKind.EXTERNAL_CORRELATION)
         self._mine = int(c.ExternalCorrelationKind.CUSTOM2)  # CUSTOM0/1: torch's profiler
-        self.kinds = (c.ActivityKind.CONCURRENT_KERNEL, c.ActivityKind.EXTERNAL_CORRELATION,
-                      c.ActivityKind.DRIVER, c.ActivityKind.RUNTIME)  # fmt: skip
+        self.kinds = (
+            c.ActivityKind.CONCURRENT_KERNEL,
+            c.ActivityKind.EXTERNAL_CORRELATION,
+            c.ActivityKind.DRIVER,
+            c.ActivityKind.RUNTIME,
+        )
         self._lock = threading.Lock()
         self._kernels: list[KernelRecord] = []
         self._map: dict[int, int] = {}
@@ -125,8 +130,8 @@ class CuptiCollector:
         except Exception as exc:
             self._disable(enabled)
             raise KernelClockUnavailable(
-                f"CUPTI cannot trace kernels ({_line(exc)}): is another profiler (ncu, nsys) "
-                "attached?") from None  # fmt: skip
+                f"CUPTI cannot trace kernels ({_line(exc)}): is another profiler (ncu, nsys) attached?"
+            ) from None
         self._active = True
         try:
             yield

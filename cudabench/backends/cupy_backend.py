@@ -20,12 +20,12 @@ except ImportError as exc:  # pragma: no cover - depends on the machine
     ) from exc
 
 from cudabench.backends.base import BackendUnavailable, Loaded, Scope, StepLog
+from cudabench.backends.cupti_clock import KernelClockUnavailable
 from cudabench.backends.cupy_timing import CUDA_ERRORS, Sampler, Samplers, crash_from
-from cudabench.compile import compile_variant
-from cudabench.cupti_clock import KernelClockUnavailable
-from cudabench.nvml import Gauge, open_gauge, with_facts
-from cudabench.ops.base import dims
-from cudabench.spec import DeviceInfo, KernelVariant
+from cudabench.backends.nvml import Gauge, open_gauge, with_facts
+from cudabench.build.compile import compile_variant
+from cudabench.core.records import DeviceInfo, KernelVariant
+from cudabench.ops.protocol import dims
 
 _EMPTY_SOURCE = 'extern "C" __global__ void cudabench_empty() {}'
 
@@ -65,13 +65,17 @@ def no_gpu_reason(exc: BaseException) -> str:
     driver that is too old (CUDA says "insufficient" for both)."""
     text = str(exc)
     if "InsufficientDriver" in text and not driver_present():
-        return ("no NVIDIA driver found (libcuda.so.1 does not load): run, tune, ceilings and "
-                "profile need a GPU and its driver; list, check, compare, report and history "
-                "work without one")
+        return (
+            "no NVIDIA driver found (libcuda.so.1 does not load): run, tune, ceilings and "
+            "profile need a GPU and its driver; list, check, compare, report and history "
+            "work without one"
+        )
     if "InsufficientDriver" in text:
-        return (f"the NVIDIA driver is older than CUDA {cp.cuda.runtime.runtimeGetVersion()} "
-                "(this CuPy's runtime) needs: update the driver or install the CuPy of an "
-                "older CUDA (see README)")
+        return (
+            f"the NVIDIA driver is older than CUDA {cp.cuda.runtime.runtimeGetVersion()} "
+            "(this CuPy's runtime) needs: update the driver or install the CuPy of an "
+            "older CUDA (see README)"
+        )
     if "NoDevice" in text:
         return "no CUDA GPU found (the driver is loaded but sees no device)"
     return f"no usable CUDA GPU or driver: {text}"
@@ -191,11 +195,11 @@ class CupyBackend:
         """Resident blocks per SM (cuOccupancyMaxActiveBlocksPerMultiprocessor); 0 when one
         block does not fit (too many registers x threads): the runner skips such a launch."""
         # RawKernel.kernel is the loaded cupy.cuda.function.Function; .ptr its CUfunction
-        return int(cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(
-            function.kernel.ptr, block, 0))  # fmt: skip
+        return int(cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(function.kernel.ptr, block, 0))
 
-    def launch(self, function: Any, grid: Any, block: Any, args: tuple[Any, ...],
-               shared_bytes: int = 0) -> None:  # fmt: skip
+    def launch(
+        self, function: Any, grid: Any, block: Any, args: tuple[Any, ...], shared_bytes: int = 0
+    ) -> None:
         try:  # on the current stream: self.stream
             opted = self._opted.get(id(function), (None, 0))[1]
             if shared_bytes > opted:
@@ -221,13 +225,19 @@ class CupyBackend:
         call()
 
     def copy(self, dst: Any, src: Any) -> None:
-        cp.cuda.runtime.memcpyAsync(dst.data.ptr, src.data.ptr, src.nbytes,
-                                    cp.cuda.runtime.memcpyDeviceToDevice, self.stream.ptr)  # fmt: skip
+        cp.cuda.runtime.memcpyAsync(
+            dst.data.ptr, src.data.ptr, src.nbytes, cp.cuda.runtime.memcpyDeviceToDevice, self.stream.ptr
+        )
 
-    def sampler(self, call: Callable[[], None], batch: int, cold: bool,
-                scope: Scope = contextlib.nullcontext,
-                reset: Callable[[], None] | None = None,
-                kernel_clock: bool = False) -> Sampler:  # fmt: skip
+    def sampler(
+        self,
+        call: Callable[[], None],
+        batch: int,
+        cold: bool,
+        scope: Scope = contextlib.nullcontext,
+        reset: Callable[[], None] | None = None,
+        kernel_clock: bool = False,
+    ) -> Sampler:
         sampler = self.samplers.make(call, batch, cold, scope, reset)
         if kernel_clock:
             from cudabench.backends import cupti

@@ -28,16 +28,27 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import cupy as cp
 import numpy as np
 
 from cudabench.backends.base import FLUSH, LAUNCH, RESET, SPIN, KernelCrash, Scope, sample_steps
-from cudabench.cupti_clock import LaunchTime, launch_times
+from cudabench.backends.cupti_clock import LaunchTime, launch_times
 
-if TYPE_CHECKING:
-    from cudabench.backends.cupy_backend import CupyBackend
+
+class Device(Protocol):
+    """What a sampler needs of the GPU backend (cupy_backend.CupyBackend): its device, its
+    stream, a synchronize, and the step log tests read."""
+
+    device: Any
+    stream: Any
+    step_log: Any
+
+    def device_info(self) -> Any: ...
+
+    def synchronize(self) -> None: ...
+
 
 CUDA_ERRORS = (cp.cuda.runtime.CUDARuntimeError, cp.cuda.driver.CUDADriverError)
 SPIN_US = 50.0  # longer than Python takes to queue an event, a launch and an event
@@ -78,27 +89,26 @@ class Samplers:
     a call cannot be captured, or single launches behind a spin or an L2 flush. Holds the spin
     and flush kernels, made once."""
 
-    def __init__(self, backend: CupyBackend) -> None:
+    def __init__(self, backend: Device) -> None:
         self.backend = backend
         self._spin: Any = None
         self._flush: Any = None
 
-    def make(self, call: Callable[[], None], batch: int, cold: bool, scope: Scope,
-             reset: Callable[[], None] | None) -> Sampler:  # fmt: skip
+    def make(
+        self, call: Callable[[], None], batch: int, cold: bool, scope: Scope, reset: Callable[[], None] | None
+    ) -> Sampler:
         """The sampler of `call` (`reset` restores an in-place op's input before each sample)."""
         if cold or batch == 1:
             if reset is not None:
                 reset()
             spin_us = max(SPIN_US, SPIN_PER_HOST * self._host_us(call))  # one untimed call
-            steps = sample_steps(cold, single=True, slow_caller=spin_us > SPIN_US,
-                                 reset=reset is not None)  # fmt: skip
+            steps = sample_steps(cold, single=True, slow_caller=spin_us > SPIN_US, reset=reset is not None)
             actions: dict[str, Callable[[], None]] = {RESET: reset or (lambda: None)}
             if SPIN in steps:
                 actions[SPIN] = self._hold(spin_us)
             if cold:  # the flush holds the GPU too; a slow caller also spins after it
                 actions[FLUSH] = self._flusher()
-            return Sampler(self.backend, call, 1, "single", scope,
-                           before=self._steps(steps, actions))
+            return Sampler(self.backend, call, 1, "single", scope, before=self._steps(steps, actions))
         try:
             self.backend.stream.begin_capture()
             try:
@@ -108,8 +118,15 @@ class Samplers:
                 graph = self.backend.stream.end_capture()
             graph.upload(self.backend.stream)
             steps = sample_steps(False, single=False, reset=reset is not None)
-            return Sampler(self.backend, call, batch, "graph", scope, graph=graph,
-                           before=self._steps(steps, {RESET: reset or (lambda: None)}))
+            return Sampler(
+                self.backend,
+                call,
+                batch,
+                "graph",
+                scope,
+                graph=graph,
+                before=self._steps(steps, {RESET: reset or (lambda: None)}),
+            )
         except CUDA_ERRORS as exc:
             if "Capture" not in str(exc) and "capture" not in str(exc):
                 raise crash_from(exc) from exc
@@ -119,11 +136,16 @@ class Samplers:
             pass
         self.backend.synchronize()
         steps = sample_steps(False, single=False, reset=reset is not None)
-        return Sampler(self.backend, call, batch, "loop", scope,
-                       before=self._steps(steps, {RESET: reset or (lambda: None)}))
+        return Sampler(
+            self.backend,
+            call,
+            batch,
+            "loop",
+            scope,
+            before=self._steps(steps, {RESET: reset or (lambda: None)}),
+        )
 
-    def _steps(self, steps: tuple[str, ...],
-               actions: dict[str, Callable[[], None]]) -> Callable[[], None]:  # fmt: skip
+    def _steps(self, steps: tuple[str, ...], actions: dict[str, Callable[[], None]]) -> Callable[[], None]:
         """The untimed part of a sample: each step before the launch, in order, recorded in
         `step_log` when one is set (the launch records itself). A step without an action is
         a bug (KeyError), never silently skipped."""
@@ -177,9 +199,16 @@ class Sampler:
     (`clock`, a CuptiCollector) the launches also run under the sample's external
     correlation id, and `launch_times()` reads them back from CUPTI's records."""
 
-    def __init__(self, backend: CupyBackend, call: Callable[[], None], batch: int, method: str,
-                 scope: Scope, graph: Any = None,
-                 before: Callable[[], None] | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        backend: Device,
+        call: Callable[[], None],
+        batch: int,
+        method: str,
+        scope: Scope,
+        graph: Any = None,
+        before: Callable[[], None] | None = None,
+    ) -> None:
         self.backend, self.call, self.batch, self.method = backend, call, batch, method
         self.scope, self.graph, self.before = scope, graph, before
         self.start, self.end = cp.cuda.Event(), cp.cuda.Event()

@@ -34,13 +34,13 @@ from cudabench.backends.base import (
     Scope,
     StepLog,
     sample_steps,
-)  # fmt: skip
+)
+from cudabench.backends.cupti_clock import KernelRecord, LaunchTime, launch_times
 from cudabench.backends.fake_nvml import FakeGauge
-from cudabench.compile import CompileError
-from cudabench.cupti_clock import KernelRecord, LaunchTime, launch_times
-from cudabench.kernels import BUILTIN_KERNELS
-from cudabench.nvml import with_facts
-from cudabench.spec import DeviceInfo, KernelVariant
+from cudabench.backends.nvml import with_facts
+from cudabench.build.compile import CompileError
+from cudabench.core.paths import BUILTIN_KERNELS
+from cudabench.core.records import DeviceInfo, KernelVariant
 
 FakeKernel = Callable[..., Any]  # called as kernel(grid, block, *args)
 # A fault is called with the stand-in of the variant's op first (the faults that still write
@@ -58,8 +58,10 @@ def emulator(op: Any) -> FakeKernel:
     missing = [t.name for t in op.inputs if t.name not in at]
     outs = [i for i, (role, _) in enumerate(roles) if role in ("output", "inplace")]
     if missing or not outs:
-        raise CompileError(f"the fake backend cannot emulate {op.name}: its argument list "
-                           f"lacks {', '.join(missing) or 'the output'}")  # fmt: skip
+        raise CompileError(
+            f"the fake backend cannot emulate {op.name}: its argument list "
+            f"lacks {', '.join(missing) or 'the output'}"
+        )
     order, out_at = [at[t.name] for t in op.inputs], outs[0]
 
     def kernel(grid: Any, block: Any, *args: Any) -> Any:
@@ -83,8 +85,7 @@ def _hang(emulate: FakeKernel, grid: int, block: int, *args: Any) -> None:
     time.sleep(3600)
 
 
-def _garbage(emulate: FakeKernel, grid: int, block: int, *args: Any,
-             channel: Any = None) -> None:  # fmt: skip
+def _garbage(emulate: FakeKernel, grid: int, block: int, *args: Any, channel: Any = None) -> None:
     if channel is not None:  # bytes that are not a message, on the worker's channel
         channel.send_bytes(b"\x80not a pickle")
     emulate(grid, block, *args)
@@ -115,9 +116,13 @@ def _wrong(emulate: FakeKernel, grid: int, block: int, *args: Any) -> None:
 # entries gets them, whatever its op): a CUDA error, a process that dies, a kernel that never
 # returns, a worker that sends garbage, a lost node, a wrong output element.
 FAULTS: dict[str, Fault] = {
-    "fake_crash": _crash, "fake_die": _die, "fake_hang": _hang, "fake_garbage": _garbage,
-    "fake_kill_node": _kill_node, "fake_wrong": _wrong,
-}  # fmt: skip
+    "fake_crash": _crash,
+    "fake_die": _die,
+    "fake_hang": _hang,
+    "fake_garbage": _garbage,
+    "fake_kill_node": _kill_node,
+    "fake_wrong": _wrong,
+}
 _ENTRY = re.compile(r"^\s*//.*?\bentry:\s*([A-Za-z_]\w*)", re.MULTILINE)
 
 
@@ -144,20 +149,30 @@ def compiles(entry: str, path: str) -> bool:
 
 
 FAKE_TIMES_MS = {
-    "reduce_sum_naive": 0.9, "reduce_sum_shared": 0.12, "reduce_sum_shuffle": 0.1,
-    "reduce_sum_float4": 0.06, "reduce_sum_atomic": 0.07, "empty": 0.002,
-}  # fmt: skip
+    "reduce_sum_naive": 0.9,
+    "reduce_sum_shared": 0.12,
+    "reduce_sum_shuffle": 0.1,
+    "reduce_sum_float4": 0.06,
+    "reduce_sum_atomic": 0.07,
+    "empty": 0.002,
+}
 # The fake kernel clock: a launch's kernels take this share of its scripted (event) time,
 # split evenly among them with a gap of FAKE_GAP_NS between kernels; a flush kernel that no
 # sample owns runs before each cold sample. Plumbing for tests, not a model of a GPU.
 FAKE_KERNEL_SHARE = 0.9
 FAKE_GAP_NS = 500
 FAKE_DEVICE = DeviceInfo(
-    name="Fake GPU (no hardware)", compute_capability="9.0", sm_count=132,
-    memory_clock_mhz=3201.0, bus_width_bits=6016, l2_bytes=60 << 20,
-    total_memory_bytes=140 << 30, driver_version="0.0", runtime_version="0.0",
+    name="Fake GPU (no hardware)",
+    compute_capability="9.0",
+    sm_count=132,
+    memory_clock_mhz=3201.0,
+    bus_width_bits=6016,
+    l2_bytes=60 << 20,
+    total_memory_bytes=140 << 30,
+    driver_version="0.0",
+    runtime_version="0.0",
     sm_clock_mhz=1980.0,
-)  # fmt: skip
+)
 
 
 class _Function:
@@ -169,11 +184,15 @@ class FakeBackend:
     name = "fake"
     xp = np
 
-    def __init__(self, kernels: dict[str, FakeKernel] | None = None,
-                 clock: Callable[[str], float] | None = None,
-                 free_bytes: int = 100 << 30, devices: int = 1,
-                 gauge: FakeGauge | None | bool = True,
-                 kernel_clock: bool | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        kernels: dict[str, FakeKernel] | None = None,
+        clock: Callable[[str], float] | None = None,
+        free_bytes: int = 100 << 30,
+        devices: int = 1,
+        gauge: FakeGauge | None | bool = True,
+        kernel_clock: bool | None = None,
+    ) -> None:
         # the parent-bound channel of the worker that opened this backend (worker.serve
         # hands it over): where the planted garbage fault writes; None outside a worker
         self.channel: Any = None
@@ -249,7 +268,8 @@ class FakeBackend:
     def _stand_in(self, variant: KernelVariant, entry: str) -> FakeKernel:
         """A fault by its entry name, else the variant's op emulated (its op found when the
         first launch runs: a fault that never writes needs no op)."""
-        from cudabench.ops import UnknownName, get_op
+        from cudabench.core.names import UnknownName
+        from cudabench.ops.registry import get_op
 
         def emulate(grid: Any, block: Any, *args: Any) -> Any:
             try:
@@ -263,8 +283,9 @@ class FakeBackend:
             return functools.partial(_garbage, emulate, channel=self.channel)
         return functools.partial(fault, emulate) if fault is not None else emulate
 
-    def launch(self, function: _Function, grid: Any, block: Any, args: tuple[Any, ...],
-               shared_bytes: int = 0) -> None:  # fmt: skip
+    def launch(
+        self, function: _Function, grid: Any, block: Any, args: tuple[Any, ...], shared_bytes: int = 0
+    ) -> None:
         self._last = function.entry
         self.last_launch = (function.entry, grid, block)  # a test's clock may depend on it
         self.launched.append(function.entry)
@@ -284,10 +305,15 @@ class FakeBackend:
     def copy(self, dst: Any, src: Any) -> None:
         dst.reshape(-1).view(np.uint8)[...] = src.reshape(-1).view(np.uint8)
 
-    def sampler(self, call: Callable[[], None], batch: int, cold: bool,
-                scope: Scope = contextlib.nullcontext,
-                reset: Callable[[], None] | None = None,
-                kernel_clock: bool = False) -> _FakeSampler:  # fmt: skip
+    def sampler(
+        self,
+        call: Callable[[], None],
+        batch: int,
+        cold: bool,
+        scope: Scope = contextlib.nullcontext,
+        reset: Callable[[], None] | None = None,
+        kernel_clock: bool = False,
+    ) -> _FakeSampler:
         return _FakeSampler(self, call, 1 if cold else batch, scope, reset, kernel_clock, cold)
 
     def kernel_clock_error(self) -> str:
@@ -315,9 +341,16 @@ class FakeBackend:
 
 
 class _FakeSampler:
-    def __init__(self, backend: FakeBackend, call: Callable[[], None], batch: int,
-                 scope: Scope, reset: Callable[[], None] | None = None,
-                 kernel_clock: bool = False, cold: bool = False) -> None:  # fmt: skip
+    def __init__(
+        self,
+        backend: FakeBackend,
+        call: Callable[[], None],
+        batch: int,
+        scope: Scope,
+        reset: Callable[[], None] | None = None,
+        kernel_clock: bool = False,
+        cold: bool = False,
+    ) -> None:
         self.backend, self.call, self.batch, self.scope = backend, call, batch, scope
         self.reset, self.kernel_clock, self.cold = reset, kernel_clock, cold
         self.method = "single" if batch == 1 else "graph"

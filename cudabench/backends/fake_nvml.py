@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from cudabench.nvml import ClockLockError, Reading
+from cudabench.backends.nvml import ClockLockError, Reading
 
 READ_S = 1e-6  # virtual time one reading takes
 MEM_MHZ = 2619
@@ -17,10 +17,18 @@ FACTS = {"power_limit_w": "700", "ecc": "on", "mig": "off"}
 
 
 class FakeGauge:
-    def __init__(self, power_w: float = 300.0, sm_mhz: int | Callable[[float], int] = 1980,
-                 temp_c: float = 40.0, energy: bool = True, slowdowns: Iterable[int] = (),
-                 ended: Iterable[int] = (), can_lock: bool = True,
-                 energy_period_s: float = 0.005, read_s: float = READ_S) -> None:  # fmt: skip
+    def __init__(
+        self,
+        power_w: float = 300.0,
+        sm_mhz: int | Callable[[float], int] = 1980,
+        temp_c: float = 40.0,
+        energy: bool = True,
+        slowdowns: Iterable[int] = (),
+        ended: Iterable[int] = (),
+        can_lock: bool = True,
+        energy_period_s: float = 0.005,
+        read_s: float = READ_S,
+    ) -> None:
         self.t = 0.0  # virtual seconds
         self.power_w = power_w
         self._sm = sm_mhz
@@ -77,16 +85,25 @@ class FakeGauge:
         if slowed or self.polls in self.ended:
             self._slow_ns += 1_000_000
         self.polls += 1
-        return Reading(self.t, sm_mhz=self.sm_mhz(),
-                       reasons=("sw power cap",) if slowed else (), slowdown_ns=self._slow_ns)  # fmt: skip
+        return Reading(
+            self.t,
+            sm_mhz=self.sm_mhz(),
+            reasons=("sw power cap",) if slowed else (),
+            slowdown_ns=self._slow_ns,
+        )
 
     def read(self, energy: bool = True) -> Reading:
         fast = self.quick()
         return Reading(
-            fast.t_s, sm_mhz=fast.sm_mhz, mem_mhz=MEM_MHZ, temp_c=round(self.temp),
+            fast.t_s,
+            sm_mhz=fast.sm_mhz,
+            mem_mhz=MEM_MHZ,
+            temp_c=round(self.temp),
             energy_mj=self.energy_mj() if energy else None,
-            power_w=self.power_w if energy else None, reasons=fast.reasons, slowdown_ns=fast.slowdown_ns,
-        )  # fmt: skip
+            power_w=self.power_w if energy else None,
+            reasons=fast.reasons,
+            slowdown_ns=fast.slowdown_ns,
+        )
 
     def facts(self) -> dict[str, str]:
         return dict(FACTS)
@@ -96,8 +113,10 @@ class FakeGauge:
 
     def lock_sm_clock(self, mhz: int) -> None:
         if not self.can_lock:
-            raise ClockLockError(f"cannot lock the SM clock at {mhz} MHz: NVML says Insufficient "
-                                 "Permissions (locking needs root or an administrator's permission)")
+            raise ClockLockError(
+                f"cannot lock the SM clock at {mhz} MHz: NVML says Insufficient "
+                "Permissions (locking needs root or an administrator's permission)"
+            )
         self.locked = mhz
         self.lock_calls.append(mhz)
 

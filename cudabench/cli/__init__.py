@@ -26,7 +26,6 @@ try:  # a Ctrl-C while typer, rich, pandas and the commands load is no traceback
     import typer
     import typer.core
 
-    from cudabench import __version__
     from cudabench.cli import (
         ceilings_cmd,
         check_cmd,
@@ -39,11 +38,13 @@ try:  # a Ctrl-C while typer, rich, pandas and the commands load is no traceback
         report_cmd,
         run_cmd,
         tune_cmd,
-    )  # fmt: skip
+    )
     from cudabench.cli.common import err, error_line, fail_usage
-    from cudabench.errors import UsageError
+    from cudabench.core.errors import UsageError
+    from cudabench.core.version import __version__
 except KeyboardInterrupt:  # pragma: no cover - timing; tests/test_new_user.py plays it
     _interrupted()
+
 
 class _WholeSummaries(typer.core.TyperGroup):
     """A command list that gives each command's first sentence whole, wrapped to the
@@ -90,8 +91,10 @@ def _show_version(value: bool) -> None:
 
 @app.callback()
 def _root(
-    version: Annotated[Optional[bool], typer.Option(
-        "--version", callback=_show_version, is_eager=True, help="Print the version and exit.")] = None,
+    version: Annotated[
+        Optional[bool],
+        typer.Option("--version", callback=_show_version, is_eager=True, help="Print the version and exit."),
+    ] = None,
 ) -> None:
     """Is my CUDA kernel right, how fast is it against the hardware and the vendor library,
     and why. Compiles kernel variants from kernels/<op>/*.cu (and your own with --kernels),
@@ -114,11 +117,16 @@ def one_line(command: Callable[..., None]) -> Callable[..., None]:
 
 
 _COMMANDS: list[tuple[str, Callable[..., None]]] = [
-    ("list", list_cmd.list_command), ("check", check_cmd.check_command),
-    ("run", run_cmd.run_command), ("tune", tune_cmd.tune_command),
-    ("profile", profile_cmd.profile_command_cli), ("ceilings", ceilings_cmd.ceilings_command),
-    ("compare", compare_cmd.compare_command), ("report", report_cmd.report_command),
-    ("history", history_cmd.history_command), ("import", history_cmd.import_command),
+    ("list", list_cmd.list_command),
+    ("check", check_cmd.check_command),
+    ("run", run_cmd.run_command),
+    ("tune", tune_cmd.tune_command),
+    ("profile", profile_cmd.profile_command_cli),
+    ("ceilings", ceilings_cmd.ceilings_command),
+    ("compare", compare_cmd.compare_command),
+    ("report", report_cmd.report_command),
+    ("history", history_cmd.history_command),
+    ("import", history_cmd.import_command),
 ]
 for name, command in _COMMANDS:
     app.command(name)(one_line(command))

@@ -8,7 +8,6 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from cudabench import ceilings
 from cudabench.cli.common import (
     ForceOption,
     MaxTimeOption,
@@ -18,35 +17,52 @@ from cudabench.cli.common import (
     err,
     fail_usage,
     out,
-)  # fmt: skip
+)
 from cudabench.cli.render import command_line, error, note, progress_bar
-from cudabench.pool import DEFAULT_TIMEOUT_S
-from cudabench.report import ceilings_table
-from cudabench.results import stem_file
-from cudabench.session import Local, Session, parse_devices
-from cudabench.spec import TimingOptions
+from cudabench.core.records import TimingOptions
+from cudabench.present.tables import ceilings_table
+from cudabench.record import ceilings
+from cudabench.record.results import stem_file
+from cudabench.run.pool import DEFAULT_TIMEOUT_S
+from cudabench.run.session import Local, Session, parse_devices
 
 
 def ceilings_command(
     ctx: typer.Context,
-    recalibrate: Annotated[bool, typer.Option(
-        "--recalibrate", help="Measure again even when this GPU model, driver and memory clock "
-        "have ceilings kept.")] = False,
-    size: Annotated[Optional[int], typer.Option(
-        min=1, help="float32 elements per array of the stream ops (default: 8x the L2 size, "
-        "the least allowed).")] = None,
-    devices: Annotated[str, typer.Option(
-        "--devices", "--device", help="The GPU to measure (one index).")] = "0",
-    timeout: Annotated[float, typer.Option(
-        min=1.0, help="Seconds a variant may take before its worker is killed.")] = DEFAULT_TIMEOUT_S,
+    recalibrate: Annotated[
+        bool,
+        typer.Option(
+            "--recalibrate",
+            help="Measure again even when this GPU model, driver and memory clock have ceilings kept.",
+        ),
+    ] = False,
+    size: Annotated[
+        Optional[int],
+        typer.Option(
+            min=1,
+            help="float32 elements per array of the stream ops (default: 8x the L2 size, the least allowed).",
+        ),
+    ] = None,
+    devices: Annotated[
+        str, typer.Option("--devices", "--device", help="The GPU to measure (one index).")
+    ] = "0",
+    timeout: Annotated[
+        float, typer.Option(min=1.0, help="Seconds a variant may take before its worker is killed.")
+    ] = DEFAULT_TIMEOUT_S,
     min_samples: MinSamplesOption = None,
     min_time: MinTimeOption = None,
     max_time: MaxTimeOption = None,
     warmup: WarmupOption = None,
     force: ForceOption = False,
-    output: Annotated[Optional[Path], typer.Option(
-        "--output", "-o", help="Folder or file stem for the measurement's rows (default "
-        "results/<timestamp>_ceilings.csv/.json).")] = None,
+    output: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--output",
+            "-o",
+            help="Folder or file stem for the measurement's rows (default "
+            "results/<timestamp>_ceilings.csv/.json).",
+        ),
+    ] = None,
 ) -> None:
     """Measure what this GPU can actually move in each traffic mix (read, triad = 2 reads + 1
     write, copy, write) and its fp32 FMA rate, with catalogue ops over arrays of 8x the L2
@@ -79,12 +95,14 @@ def ceilings_command(
                 note(f"{why}: measuring again")
             with progress_bar(None) as bar:
                 try:
-                    entry, done = session.calibrate(size, output, bar, command_line(ctx), timing,
-                                                    force=force)
+                    entry, done = session.calibrate(size, output, bar, command_line(ctx), timing, force=force)
                 except ceilings.CeilingsError as exc:  # a mix without a correct row
                     error(str(exc))
                     raise typer.Exit(1) from None
             rows = done.rows
-            err.print(f"results: {stem_file(done.stem, '.csv')}  {stem_file(done.stem, '.json')}"
-                      f"\nkept in {path}", soft_wrap=True, markup=False)  # fmt: skip
+            err.print(
+                f"results: {stem_file(done.stem, '.csv')}  {stem_file(done.stem, '.json')}\nkept in {path}",
+                soft_wrap=True,
+                markup=False,
+            )
     out.print(ceilings_table(entry, session.info, rows))

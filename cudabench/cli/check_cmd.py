@@ -19,18 +19,8 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from cudabench import abi
-from cudabench.cli.common import (
-    KERNELS_OPTION_HELP,
-    OpsOption,
-    catalogue,
-    err,
-    error_line,
-    fail_usage,
-    out,
-    use_ops,
-)  # fmt: skip
-from cudabench.compile import (
+from cudabench.build import abi
+from cudabench.build.compile import (
     CompileCancelled,
     Compiled,
     CompileError,
@@ -40,9 +30,20 @@ from cudabench.compile import (
     interruptible,
     nvcc_path,
     nvcc_version,
-)  # fmt: skip
-from cudabench.ops import UnknownName, all_ops, get_op
-from cudabench.spec import KernelVariant
+)
+from cudabench.cli.common import (
+    KERNELS_OPTION_HELP,
+    OpsOption,
+    catalogue,
+    err,
+    error_line,
+    fail_usage,
+    out,
+    use_ops,
+)
+from cudabench.core.names import UnknownName
+from cudabench.core.records import KernelVariant
+from cudabench.ops.registry import all_ops, get_op
 
 DEFAULT_ARCHS = ["sm_80", "sm_90"]
 
@@ -66,8 +67,10 @@ def check_command(
     ] = None,
     kernels: Annotated[Optional[list[Path]], typer.Option(help=KERNELS_OPTION_HELP)] = None,
     ops_dirs: OpsOption = None,
-    jobs: Annotated[Optional[int], typer.Option(
-        "--jobs", "-j", min=1, help="nvcc processes at once (default: one per CPU).")] = None,
+    jobs: Annotated[
+        Optional[int],
+        typer.Option("--jobs", "-j", min=1, help="nvcc processes at once (default: one per CPU)."),
+    ] = None,
 ) -> None:
     """Check every kernel variant without a GPU: its header against the op, and nvcc for each
     dtype the header declares and each arch (registers and spills reported). Exits 1 if any
@@ -85,8 +88,14 @@ def check_command(
     found, problems = catalogue(ops, kernels, every_op=op is None)
     for problem in problems:
         err.print(error_line(problem, style="red"), soft_wrap=True)
-    work = [(operation, v, d, a) for operation, variants in found for v in variants
-            if v.kind == "cuda" for d in v.dtypes for a in archs]  # every (variant, dtype) for every arch
+    work = [
+        (operation, v, d, a)
+        for operation, variants in found
+        for v in variants
+        if v.kind == "cuda"
+        for d in v.dtypes
+        for a in archs
+    ]  # every (variant, dtype) for every arch
     try:
         nvcc_path()
     except ToolchainError as exc:
@@ -96,9 +105,15 @@ def check_command(
         table.add_column(column)
     workers = jobs or os.cpu_count() or 1
     outcomes: list[Compiled | CompileError] = []
-    progress = Progress(TextColumn("compiling {task.description}"), BarColumn(),
-                        MofNCompleteColumn(), TimeElapsedColumn(), console=err, transient=True,
-                        disable=not err.is_terminal)  # fmt: skip
+    progress = Progress(
+        TextColumn("compiling {task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+        disable=not err.is_terminal,
+    )
     # threads are enough: each waits on its own nvcc process. nvcc runs in its own session
     # (interruptible), so a terminal's Ctrl-C reaches this process only: it stops every
     # compile under way and the queued ones, reports nothing more and exits 130
@@ -125,8 +140,11 @@ def check_command(
     except KeyboardInterrupt:
         cancel_compiles()
         pool.shutdown(wait=True, cancel_futures=True)
-        err.print(f"interrupted: {len(outcomes)} of {len(work)} compiles done; nothing more "
-                  "checked", markup=False, soft_wrap=True)  # fmt: skip
+        err.print(
+            f"interrupted: {len(outcomes)} of {len(work)} compiles done; nothing more checked",
+            markup=False,
+            soft_wrap=True,
+        )
         raise typer.Exit(130) from None
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
@@ -135,14 +153,18 @@ def check_command(
         if isinstance(outcome, CompileError):
             failures += 1
             table.add_row(operation.name, variant.name, d, a, "[red]COMPILE_ERROR[/]", "", "")
-            err.print(f"[red]{escape(variant.path)}[/] ({d}, {a}):\n{escape(str(outcome))}",
-                      soft_wrap=True)  # fmt: skip
+            err.print(f"[red]{escape(variant.path)}[/] ({d}, {a}):\n{escape(str(outcome))}", soft_wrap=True)
             continue
         res = outcome.launch_resources
         table.add_row(
-            operation.name, variant.name, d, a, "[green]OK[/]",
-            "/".join(str(r.registers) for r in res), "/".join(str(r.spill_bytes) for r in res),
-        )  # fmt: skip
+            operation.name,
+            variant.name,
+            d,
+            a,
+            "[green]OK[/]",
+            "/".join(str(r.registers) for r in res),
+            "/".join(str(r.spill_bytes) for r in res),
+        )
     out.print(table)
     # each entry's parameters against the op's argument list (the PTX of the first arch)
     for line in abi.check_all([(o, v) for o, vs in found for v in vs], archs[0], workers):

@@ -6,7 +6,7 @@ import typer
 from rich.table import Table
 
 from cudabench.cli.common import fail_usage, out
-from cudabench.pool import DEFAULT_TIMEOUT_S
+from cudabench.run.pool import DEFAULT_TIMEOUT_S
 
 app = typer.Typer(help="A Dask cluster for --cluster: see its workers.", no_args_is_help=True)
 
@@ -17,7 +17,7 @@ def status_command(
 ) -> None:
     """Each worker of the cluster: its host and GPU (model, SMs, memory), as cudabench's
     worker process on it sees them. Exit 2 when no scheduler answers."""
-    from cudabench import cluster as dask_cluster
+    from cudabench.run import cluster as dask_cluster
 
     try:
         client = dask_cluster.connect(cluster, dask_cluster.fake_worker_count())
@@ -30,13 +30,20 @@ def status_command(
         client.close()
         if local is not None:
             local.close()
-    table = Table(title=f"cluster {cluster}: {len(found)} worker(s)", title_justify="left",
-                  header_style="bold")  # fmt: skip
+    table = Table(
+        title=f"cluster {cluster}: {len(found)} worker(s)", title_justify="left", header_style="bold"
+    )
     for name in ("worker", "host", "GPU", "SMs", "memory GB", "driver"):
         table.add_column(name, justify="right" if name in ("SMs", "memory GB") else "left")
     for address, host, info in found:
-        table.add_row(address, host, info.name, str(info.sm_count),
-                      f"{info.total_memory_bytes / 1e9:.0f}", info.driver_version)  # fmt: skip
+        table.add_row(
+            address,
+            host,
+            info.name,
+            str(info.sm_count),
+            f"{info.total_memory_bytes / 1e9:.0f}",
+            info.driver_version,
+        )
     out.print(table)
     models = {info.name for _, _, info in found}
     if len(models) > 1:

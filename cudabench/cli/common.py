@@ -11,10 +11,10 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from cudabench import plan
-from cudabench.kernels import discover, unassigned
+from cudabench.core.records import KernelVariant
 from cudabench.ops import registry
-from cudabench.spec import KernelVariant
+from cudabench.ops.discovery import discover, unassigned
+from cudabench.run import plan
 
 # Wide tables when piped (rich would use 80 columns); a terminal keeps its own width.
 out = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
@@ -33,58 +33,111 @@ OpsOption = Annotated[Optional[list[Path]], typer.Option("--ops", help=OPS_OPTIO
 
 
 # Options several commands share, declared once.
-DbOption = Annotated[Optional[Path], typer.Option(
-    help="The history database (default results/cudabench.db, or $CUDABENCH_DB).")]
-ClusterOption = Annotated[Optional[str], typer.Option(
-    help="Run on a Dask cluster instead of this host's GPUs: a scheduler address "
-    "(tcp://host:8786; workers started with --resources GPU=1) or 'local' (one worker per GPU "
-    "here, dask-cuda); each node compiles its own kernels. Needs pip install -e '.[cluster]'.")]
-ForceOption = Annotated[bool, typer.Option(
-    "--force", help="Let --output replace an earlier run's results files (refused otherwise).")]
+DbOption = Annotated[
+    Optional[Path],
+    typer.Option(help="The history database (default results/cudabench.db, or $CUDABENCH_DB)."),
+]
+ClusterOption = Annotated[
+    Optional[str],
+    typer.Option(
+        help="Run on a Dask cluster instead of this host's GPUs: a scheduler address "
+        "(tcp://host:8786; workers started with --resources GPU=1) or 'local' (one worker per GPU "
+        "here, dask-cuda); each node compiles its own kernels. Needs pip install -e '.[cluster]'."
+    ),
+]
+ForceOption = Annotated[
+    bool,
+    typer.Option("--force", help="Let --output replace an earlier run's results files (refused otherwise)."),
+]
 # How many samples a row takes (the stopping rule, measure.py): run's and ceilings' options.
-MinSamplesOption = Annotated[Optional[int], typer.Option(
-    min=1, help="Samples per row at least (default 10).")]
-MinTimeOption = Annotated[Optional[float], typer.Option(
-    min=0.0, help="Seconds of GPU time the samples add up to, at least (default 0.2).")]
-MaxTimeOption = Annotated[Optional[float], typer.Option(
-    min=0.0, help="Seconds of GPU time per row at most (default 10).")]
-WarmupOption = Annotated[Optional[int], typer.Option(
-    min=0, help="Warm-up launches before the samples (default 3).")]
-TimerOption = Annotated[Optional[str], typer.Option(
-    "--timer", help="The clock: events (default: CUDA events around each sample, within about "
-    "1% of Nsight Compute from 50 us up), cupti (each launch's own kernels, first start to "
-    "last end, from CUPTI's records: no launch gaps or event records, one sample a launch; "
-    "exit 2 if CUPTI cannot start), both (CUPTI's time with the events' beside it and their "
-    "difference) or auto (cupti where CUPTI starts, else events with a note). Rows record "
-    "their clock; compare refuses to judge across clocks.")]
+MinSamplesOption = Annotated[
+    Optional[int], typer.Option(min=1, help="Samples per row at least (default 10).")
+]
+MinTimeOption = Annotated[
+    Optional[float],
+    typer.Option(min=0.0, help="Seconds of GPU time the samples add up to, at least (default 0.2)."),
+]
+MaxTimeOption = Annotated[
+    Optional[float], typer.Option(min=0.0, help="Seconds of GPU time per row at most (default 10).")
+]
+WarmupOption = Annotated[
+    Optional[int], typer.Option(min=0, help="Warm-up launches before the samples (default 3).")
+]
+TimerOption = Annotated[
+    Optional[str],
+    typer.Option(
+        "--timer",
+        help="The clock: events (default: CUDA events around each sample, within about "
+        "1% of Nsight Compute from 50 us up), cupti (each launch's own kernels, first start to "
+        "last end, from CUPTI's records: no launch gaps or event records, one sample a launch; "
+        "exit 2 if CUPTI cannot start), both (CUPTI's time with the events' beside it and their "
+        "difference) or auto (cupti where CUPTI starts, else events with a note). Rows record "
+        "their clock; compare refuses to judge across clocks.",
+    ),
+]
 # Telemetry and the card's state (telemetry.py, clocklock.py): run's and tune's options.
-DropThrottledOption = Annotated[Optional[bool], typer.Option(
-    "--drop-throttled/--keep-throttled", help="Leave out of each row's statistics the samples "
-    "the GPU took while slowed for power or heat (NVML's slowdown reasons and counters); the "
-    "row says how many. Default: keep them, and note a row with more than 3% slowed.")]
-SettleOption = Annotated[Optional[str], typer.Option(
-    "--settle", help="Warm up until the SM clock's median over consecutive 50 ms windows "
-    "stops moving (within 15 MHz twice; at most 5 s): on, off, or auto (default: on for --cold "
-    "rows of launches from 50 us up). The row records the seconds it took.")]
-CooldownOption = Annotated[Optional[int], typer.Option(
-    "--cooldown", min=0, help="Before each variant, wait idle until the GPU is at or below "
-    "this temperature in C (at most 120 s; the row records the wait). Default 0: no wait.")]
-ClocksOption = Annotated[Optional[str], typer.Option(
-    "--clocks", help="The SM clock for the run: default (the driver's), base, max or a "
-    "number of MHz, locked through NVML (needs root or permission; where refused, the run "
-    "goes on at the driver's clocks and says so) and reset afterwards, also on Ctrl-C or a "
-    "crash. Recorded in the run's fingerprint: compare refuses runs locked differently.")]
-FillOption = Annotated[Optional[str], typer.Option(
-    "--fill", help="The inputs: random (default), zeros or ones. A zero fill draws less "
-    "power and can run at higher clocks under a power cap; results stay checked.")]
-EnergyOption = Annotated[Optional[bool], typer.Option(
-    "--energy/--no-energy", help="Energy per call (mJ), average power (W) and GB/J (GFLOP/J) "
-    "for every OK hot row: the card's energy counter across back-to-back calls queued after "
-    "the samples, from one of its updates to a later one (at least 50 ms). Off by default: "
-    "it adds that window to every row.")]
-GpuModelOption = Annotated[Optional[str], typer.Option(
-    help="With --cluster: only the workers whose GPU model's name contains this (e.g. H200); "
-    "needed when the cluster's GPUs differ.")]
+DropThrottledOption = Annotated[
+    Optional[bool],
+    typer.Option(
+        "--drop-throttled/--keep-throttled",
+        help="Leave out of each row's statistics the samples "
+        "the GPU took while slowed for power or heat (NVML's slowdown reasons and counters); the "
+        "row says how many. Default: keep them, and note a row with more than 3% slowed.",
+    ),
+]
+SettleOption = Annotated[
+    Optional[str],
+    typer.Option(
+        "--settle",
+        help="Warm up until the SM clock's median over consecutive 50 ms windows "
+        "stops moving (within 15 MHz twice; at most 5 s): on, off, or auto (default: on for --cold "
+        "rows of launches from 50 us up). The row records the seconds it took.",
+    ),
+]
+CooldownOption = Annotated[
+    Optional[int],
+    typer.Option(
+        "--cooldown",
+        min=0,
+        help="Before each variant, wait idle until the GPU is at or below "
+        "this temperature in C (at most 120 s; the row records the wait). Default 0: no wait.",
+    ),
+]
+ClocksOption = Annotated[
+    Optional[str],
+    typer.Option(
+        "--clocks",
+        help="The SM clock for the run: default (the driver's), base, max or a "
+        "number of MHz, locked through NVML (needs root or permission; where refused, the run "
+        "goes on at the driver's clocks and says so) and reset afterwards, also on Ctrl-C or a "
+        "crash. Recorded in the run's fingerprint: compare refuses runs locked differently.",
+    ),
+]
+FillOption = Annotated[
+    Optional[str],
+    typer.Option(
+        "--fill",
+        help="The inputs: random (default), zeros or ones. A zero fill draws less "
+        "power and can run at higher clocks under a power cap; results stay checked.",
+    ),
+]
+EnergyOption = Annotated[
+    Optional[bool],
+    typer.Option(
+        "--energy/--no-energy",
+        help="Energy per call (mJ), average power (W) and GB/J (GFLOP/J) "
+        "for every OK hot row: the card's energy counter across back-to-back calls queued after "
+        "the samples, from one of its updates to a later one (at least 50 ms). Off by default: "
+        "it adds that window to every row.",
+    ),
+]
+GpuModelOption = Annotated[
+    Optional[str],
+    typer.Option(
+        help="With --cluster: only the workers whose GPU model's name contains this (e.g. H200); "
+        "needed when the cluster's GPUs differ."
+    ),
+]
 
 
 def error_line(message: str, label: str = "error:", style: str = "bold red") -> Text:
@@ -116,8 +169,9 @@ def kernel_roots(kernels: list[Path] | None) -> list[Path]:
         fail_usage(str(exc))
 
 
-def catalogue(ops: list[Any], kernels: list[Path] | None,
-              every_op: bool) -> tuple[list[tuple[Any, list[KernelVariant]]], list[str]]:  # fmt: skip
+def catalogue(
+    ops: list[Any], kernels: list[Path] | None, every_op: bool
+) -> tuple[list[tuple[Any, list[KernelVariant]]], list[str]]:
     """Each op with its variants, and the problems, each once. Over every op (`every_op`), a
     file directly in a --kernels folder with no `op:` in its header belongs to none of them:
     it is a problem line, not a variant of all ten."""
@@ -130,8 +184,11 @@ def catalogue(ops: list[Any], kernels: list[Path] | None,
         bad = [b for b in bad if not any(b.startswith(f"{p}:") for p in loose)]
         found.append((operation, variants))
         problems += bad
-    problems += [f"{p}: no 'op:' in its header, so it is no op's variant (add e.g. 'op: reduce', "
-                 "or name the op on the command line)" for p in loose]  # fmt: skip
+    problems += [
+        f"{p}: no 'op:' in its header, so it is no op's variant (add e.g. 'op: reduce', "
+        "or name the op on the command line)"
+        for p in loose
+    ]
     if every_op:  # op files that did not load, clashes (one asked for by name: its own error)
         problems = registry.problems() + problems
     return found, list(dict.fromkeys(problems))

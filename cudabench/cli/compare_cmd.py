@@ -11,7 +11,9 @@ import typer
 from rich.text import Text
 
 from cudabench.cli.common import DbOption, err, fail_usage, out
-from cudabench.compare import (
+from cudabench.core.records import ResultRow
+from cudabench.present.tables import compare_table, matrix_table
+from cudabench.record.compare import (
     DEFAULT_THRESHOLD,
     CompareError,
     Pair,
@@ -22,12 +24,10 @@ from cudabench.compare import (
     load,
     run_differences,
     speedup_matrix,
-)  # fmt: skip
-from cudabench.fingerprint import ALL, describe
-from cudabench.history import History, HistoryError
-from cudabench.report import compare_table, matrix_table
-from cudabench.results import RESULTS_DIR, ResultsError
-from cudabench.spec import ResultRow
+)
+from cudabench.record.fingerprint import ALL, describe
+from cudabench.record.history import History, HistoryError
+from cudabench.record.results import RESULTS_DIR, ResultsError
 
 
 def parse_threshold(text: str, option: str = "--threshold") -> float:
@@ -42,42 +42,76 @@ def parse_threshold(text: str, option: str = "--threshold") -> float:
 
 
 def compare_command(
-    run_a: Annotated[Optional[Path], typer.Argument(
-        help="Results file (.json/.csv) or folder (its newest run). Default: the run before "
-        "B in results/ of the same kind (same command and ops), by the files' own start "
-        "times.")] = None,
-    run_b: Annotated[Optional[Path], typer.Argument(
-        help="The run to judge against A. Default: the newest run in results/ (by its "
-        "metadata; ceilings.json and tuning.json are not runs).")] = None,
-    threshold: Annotated[str, typer.Option(
-        help="Smallest change worth a verdict (e.g. 2% or 0.02).")] = f"{100 * DEFAULT_THRESHOLD:g}%",
-    fail_on_regression: Annotated[bool, typer.Option(
-        help="Exit 1 if any kernel row is SLOWER or newly failing (library baselines are "
-        "shown, not gated), if a row of A is missing from B, or if no row matched at all "
-        "(for CI gates). NOT COMPARABLE rows neither fail nor pass it: without a failure, "
-        "the gate exits 3 (no verdict) and a line says how many went unjudged.")] = False,
-    allow_missing: Annotated[bool, typer.Option(
-        help="With --fail-on-regression: rows of A missing from B do not fail the gate "
-        "(some row must still match).")] = False,
-    allow_mismatch: Annotated[bool, typer.Option(
-        help="Give verdicts between runs whose fingerprints differ (GPU, driver, CUDA, nvcc, "
-        "power limit, ECC, MIG, clock policy, fill, timer, L2 flush, compile flags, "
-        "cudabench version) or rows timed by different clocks; they are marked * and a "
-        "footnote names the keys. By default such rows say NOT COMPARABLE and get "
-        "none.")] = False,
-    ignore_device: Annotated[bool, typer.Option(
-        hidden=True, help="The old name of --allow-mismatch.")] = False,
-    by: Annotated[Optional[str], typer.Option(
-        help="'variant': the shape x variant speedup matrix of ONE run instead of A/B.")] = None,
-    against: Annotated[Optional[str], typer.Option(
-        help="A run in the history database to judge the newest run (or RUN_A, a file) "
-        "against: a tag (its newest run), `last` (the run before), `last~N`, or a run id. "
-        "With --by variant: the variant the speedups are over (default: the baseline).")] = None,
-    allow_mixed_timers: Annotated[bool, typer.Option(
-        hidden=True, help="--allow-mismatch for the timer key alone (the clocks: CUDA events "
-        "and CUPTI kernel records).")] = False,
-    fail_above: Annotated[Optional[str], typer.Option(
-        help="A CI gate: --fail-on-regression with this threshold (e.g. 3%).")] = None,
+    run_a: Annotated[
+        Optional[Path],
+        typer.Argument(
+            help="Results file (.json/.csv) or folder (its newest run). Default: the run before "
+            "B in results/ of the same kind (same command and ops), by the files' own start "
+            "times."
+        ),
+    ] = None,
+    run_b: Annotated[
+        Optional[Path],
+        typer.Argument(
+            help="The run to judge against A. Default: the newest run in results/ (by its "
+            "metadata; ceilings.json and tuning.json are not runs)."
+        ),
+    ] = None,
+    threshold: Annotated[
+        str, typer.Option(help="Smallest change worth a verdict (e.g. 2% or 0.02).")
+    ] = f"{100 * DEFAULT_THRESHOLD:g}%",
+    fail_on_regression: Annotated[
+        bool,
+        typer.Option(
+            help="Exit 1 if any kernel row is SLOWER or newly failing (library baselines are "
+            "shown, not gated), if a row of A is missing from B, or if no row matched at all "
+            "(for CI gates). NOT COMPARABLE rows neither fail nor pass it: without a failure, "
+            "the gate exits 3 (no verdict) and a line says how many went unjudged."
+        ),
+    ] = False,
+    allow_missing: Annotated[
+        bool,
+        typer.Option(
+            help="With --fail-on-regression: rows of A missing from B do not fail the gate "
+            "(some row must still match)."
+        ),
+    ] = False,
+    allow_mismatch: Annotated[
+        bool,
+        typer.Option(
+            help="Give verdicts between runs whose fingerprints differ (GPU, driver, CUDA, nvcc, "
+            "power limit, ECC, MIG, clock policy, fill, timer, L2 flush, compile flags, "
+            "cudabench version) or rows timed by different clocks; they are marked * and a "
+            "footnote names the keys. By default such rows say NOT COMPARABLE and get "
+            "none."
+        ),
+    ] = False,
+    ignore_device: Annotated[
+        bool, typer.Option(hidden=True, help="The old name of --allow-mismatch.")
+    ] = False,
+    by: Annotated[
+        Optional[str],
+        typer.Option(help="'variant': the shape x variant speedup matrix of ONE run instead of A/B."),
+    ] = None,
+    against: Annotated[
+        Optional[str],
+        typer.Option(
+            help="A run in the history database to judge the newest run (or RUN_A, a file) "
+            "against: a tag (its newest run), `last` (the run before), `last~N`, or a run id. "
+            "With --by variant: the variant the speedups are over (default: the baseline)."
+        ),
+    ] = None,
+    allow_mixed_timers: Annotated[
+        bool,
+        typer.Option(
+            hidden=True,
+            help="--allow-mismatch for the timer key alone (the clocks: CUDA events "
+            "and CUPTI kernel records).",
+        ),
+    ] = False,
+    fail_above: Annotated[
+        Optional[str], typer.Option(help="A CI gate: --fail-on-regression with this threshold (e.g. 3%).")
+    ] = None,
     db: DbOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the comparison as JSON.")] = False,
 ) -> None:
@@ -106,11 +140,17 @@ def compare_command(
             meta, rows = load(run_a or find_run(RESULTS_DIR))
             matrix = speedup_matrix(rows, against)
             if as_json:
-                out.print_json(json.dumps({
-                    "against": matrix.against,
-                    "speedup": [{"shape": s, "variant": v, "speedup": x, "best": (s, v) in matrix.best}
-                                for (s, v), x in matrix.speedup.items()],
-                }))  # fmt: skip
+                out.print_json(
+                    json.dumps(
+                        {
+                            "against": matrix.against,
+                            "speedup": [
+                                {"shape": s, "variant": v, "speedup": x, "best": (s, v) in matrix.best}
+                                for (s, v), x in matrix.speedup.items()
+                            ],
+                        }
+                    )
+                )
             else:
                 out.print(matrix_table(matrix, meta))
             return
@@ -135,16 +175,26 @@ def compare_command(
     allow = {ALL} if allow_mismatch or ignore_device else {"timer"} if allow_mixed_timers else set()
     pairs = compare_rows(rows_a, rows_b, value, mismatch, allow)
     if as_json:
-        out.print_json(json.dumps([{
-            **dataclasses.asdict(p.key),
-            "a_us": p.a.time_us if p.a else None, "b_us": p.b.time_us if p.b else None,
-            "a_status": p.a.status.value if p.a else None,
-            "b_status": p.b.status.value if p.b else None,
-            "change": p.change, "noise": p.noise, "verdict": p.verdict.value,
-            "mismatch": [{"key": k, "a": a, "b": b} for k, a, b in p.mismatch],
-            "a_ncu": dataclasses.asdict(p.a.ncu) if p.a and p.a.ncu else None,
-            "b_ncu": dataclasses.asdict(p.b.ncu) if p.b and p.b.ncu else None,
-        } for p in pairs]))  # fmt: skip
+        out.print_json(
+            json.dumps(
+                [
+                    {
+                        **dataclasses.asdict(p.key),
+                        "a_us": p.a.time_us if p.a else None,
+                        "b_us": p.b.time_us if p.b else None,
+                        "a_status": p.a.status.value if p.a else None,
+                        "b_status": p.b.status.value if p.b else None,
+                        "change": p.change,
+                        "noise": p.noise,
+                        "verdict": p.verdict.value,
+                        "mismatch": [{"key": k, "a": a, "b": b} for k, a, b in p.mismatch],
+                        "a_ncu": dataclasses.asdict(p.a.ncu) if p.a and p.a.ncu else None,
+                        "b_ncu": dataclasses.asdict(p.b.ncu) if p.b and p.b.ncu else None,
+                    }
+                    for p in pairs
+                ]
+            )
+        )
     else:
         err.print(f"A: {path_a}\nB: {path_b}", soft_wrap=True, markup=False)
         out.print(compare_table(pairs, meta_a, meta_b, value, mismatch))
@@ -153,8 +203,11 @@ def compare_command(
     for line in mismatch_lines(pairs):
         err.print(Text(line, style="yellow"), soft_wrap=True)
     if same_run:
-        err.print(f"note: A and B are the same run ({same_run}): a run compared with itself "
-                  "shows nothing", soft_wrap=True, markup=False)
+        err.print(
+            f"note: A and B are the same run ({same_run}): a run compared with itself shows nothing",
+            soft_wrap=True,
+            markup=False,
+        )
     if fail_on_regression:
         unjudged = gate_unjudged(pairs)
         if unjudged:
@@ -163,8 +216,7 @@ def compare_command(
         if same_run:
             reasons.insert(0, ("same run", "A and B are one run; compare it with another"))
         for reason in reasons:
-            err.print(Text.assemble((f"{reason[0]}:", "bold red"), " ", reason[1]),
-                      soft_wrap=True)
+            err.print(Text.assemble((f"{reason[0]}:", "bold red"), " ", reason[1]), soft_wrap=True)
         if reasons:
             raise typer.Exit(1)
         if unjudged:  # neither pass nor fail: the machine changed under these rows
@@ -185,8 +237,7 @@ def _same_run(path_a: Any, path_b: Any, a: Any, b: Any) -> str:
     return ""
 
 
-def _from_history(ref: str, run: Path | None,
-                  db: Path | None) -> tuple[tuple[str, Any], tuple[str, Any]]:  # fmt: skip
+def _from_history(ref: str, run: Path | None, db: Path | None) -> tuple[tuple[str, Any], tuple[str, Any]]:
     """(A, B) for --against: B the given results file or the newest run in the database, A
     the run `ref` names among the others. Each as (where it came from, (meta, rows))."""
     with History(db, readonly=True).open() as history:
@@ -214,22 +265,25 @@ def gate_failures(pairs: list[Pair], allow_missing: bool) -> list[tuple[str, str
     gate that matched nothing, or lost rows of A, has not shown that nothing regressed."""
     reasons = []
     if not any(p.a is not None and p.b is not None for p in pairs):
-        reasons.append(("no rows matched", "A and B share no (op, variant, shape, dtype); "
-                        "nothing was compared"))
+        reasons.append(
+            ("no rows matched", "A and B share no (op, variant, shape, dtype); nothing was compared")
+        )
     # a library baseline (cupy, torch) is the yardstick, not the code under test: its time
     # moves with the host (torch's loop-timed 2^24 sum read 64 and 118 us in two runs of the
     # same code, 2026-11-23), and that is shown in the table but fails no gate
     # a pair has a row on at least one side
     regressed = [p for p in pairs if p.regressed and not cast(ResultRow, p.a or p.b).is_baseline]
     if regressed:
-        reasons.append(("regression", "; ".join(f"{p.key} {p.verdict.value}{'*' * p.marked}"
-                                                for p in regressed)))  # fmt: skip
+        reasons.append(
+            ("regression", "; ".join(f"{p.key} {p.verdict.value}{'*' * p.marked}" for p in regressed))
+        )
     missing = [p for p in pairs if p.verdict is Verdict.ONLY_A]
     if missing and not allow_missing:
         shown = "; ".join(str(p.key) for p in missing[:10])
         more = f" and {len(missing) - 10} more" if len(missing) > 10 else ""
-        reasons.append(("missing from B", f"{len(missing)} row(s) of A: {shown}{more} "
-                        "(--allow-missing to accept)"))
+        reasons.append(
+            ("missing from B", f"{len(missing)} row(s) of A: {shown}{more} (--allow-missing to accept)")
+        )
     return reasons
 
 
@@ -244,13 +298,17 @@ def mismatch_lines(pairs: list[Pair]) -> list[str]:
     lines = []
     unjudged = [p for p in pairs if p.verdict is Verdict.NOT_COMPARABLE]
     if unjudged:
-        lines.append(f"NOT COMPARABLE: {len(unjudged)} row(s) got no verdict, the runs differ "
-                     f"in what moves times: {_reasons(unjudged)} (--allow-mismatch to judge "
-                     "them anyway, marked *)")
+        lines.append(
+            f"NOT COMPARABLE: {len(unjudged)} row(s) got no verdict, the runs differ "
+            f"in what moves times: {_reasons(unjudged)} (--allow-mismatch to judge "
+            "them anyway, marked *)"
+        )
     marked = [p for p in pairs if p.marked]
     if marked:
-        lines.append(f"*: {len(marked)} verdict(s) given although the runs differ: "
-                     f"{_reasons(marked)} (--allow-mismatch); a change may be the machine's")
+        lines.append(
+            f"*: {len(marked)} verdict(s) given although the runs differ: "
+            f"{_reasons(marked)} (--allow-mismatch); a change may be the machine's"
+        )
     return lines
 
 
@@ -266,8 +324,12 @@ def gate_unjudged(pairs: list[Pair]) -> str:
     if not unjudged:
         return ""
     if len(unjudged) == len(kernel):
-        return (f"no kernel row was judged: all {len(kernel)} are NOT COMPARABLE "
-                f"({_reasons(unjudged)}): no verdict (exit 3). Record a new baseline on this "
-                "machine, or pass --allow-mismatch")
-    return (f"{len(unjudged)} of {len(kernel)} kernel rows NOT COMPARABLE ({_reasons(unjudged)}) "
-            "were not judged: they neither fail nor pass this gate (exit 3 unless another row fails)")
+        return (
+            f"no kernel row was judged: all {len(kernel)} are NOT COMPARABLE "
+            f"({_reasons(unjudged)}): no verdict (exit 3). Record a new baseline on this "
+            "machine, or pass --allow-mismatch"
+        )
+    return (
+        f"{len(unjudged)} of {len(kernel)} kernel rows NOT COMPARABLE ({_reasons(unjudged)}) "
+        "were not judged: they neither fail nor pass this gate (exit 3 unless another row fails)"
+    )

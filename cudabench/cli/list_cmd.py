@@ -10,7 +10,9 @@ from rich.markup import escape
 from rich.table import Table
 
 from cudabench.cli.common import KERNELS_OPTION_HELP, OpsOption, catalogue, err, fail_usage, out, use_ops
-from cudabench.ops import UnknownName, all_ops, get_op, torch_baselines
+from cudabench.core.names import UnknownName
+from cudabench.ops import torch_baselines
+from cudabench.ops.registry import all_ops, get_op
 
 SHORT = {"float32": "f32", "float16": "f16", "bfloat16": "bf16"}
 
@@ -36,8 +38,10 @@ def list_command(
             table.add_section()
         table.add_row(f"[bold]{operation.name}[/]", "", "", "", escape(operation.about))
         for variant in variants:
-            launch = "; ".join(f"{ln.entry} ({ln.block_param + '=' if ln.block_param else ''}{ln.block}, "
-                               f"{ln.grid})" for ln in variant.launches)  # fmt: skip
+            launch = "; ".join(
+                f"{ln.entry} ({ln.block_param + '=' if ln.block_param else ''}{ln.block}, {ln.grid})"
+                for ln in variant.launches
+            )
             if variant.kind == "python":  # a function in a .py file of the op's folder
                 launch = f"python: {Path(variant.path).name}:{variant.function or '?'}"
             if variant.params:  # a tunable space: `cudabench tune OP -v NAME --space` says more
@@ -48,7 +52,11 @@ def list_command(
             table.add_row("", f"[dim]{name}[/]", "", "[dim]baseline[/]", "[dim]library call[/]")
     out.print(table)
     if not torch_baselines.available():
-        err.print("note: torch is not importable here, so no torch baselines are listed or run "
-                  "(pip install -e '.[torch]' adds them)", soft_wrap=True, markup=False)  # fmt: skip
+        err.print(
+            "note: torch is not importable here, so no torch baselines are listed or run "
+            "(pip install -e '.[torch]' adds them)",
+            soft_wrap=True,
+            markup=False,
+        )
     for problem in problems:
         err.print(f"[yellow]warning:[/] {escape(problem)}", soft_wrap=True)

@@ -30,7 +30,7 @@ from cudabench.cli.common import (
     err,
     fail_usage,
     out,
-)  # fmt: skip
+)
 from cudabench.cli.render import (
     command_line,
     error,
@@ -40,8 +40,12 @@ from cudabench.cli.render import (
     show_history_error,
     show_plan,
     show_run_notes,
-)  # fmt: skip
-from cudabench.ncu import (
+)
+from cudabench.core.records import ProfileMetrics, ResultRow, RowKey, Status
+from cudabench.present.tables import profile_table
+from cudabench.profiled import ProfileRequest, for_profiling, write_request
+from cudabench.record.results import ResultsError, now_utc, read_results, stem_file, write_results
+from cudabench.run.ncu import (
     NcuError,
     cold_l2_note,
     find_ncu,
@@ -50,14 +54,10 @@ from cudabench.ncu import (
     ncu_messages,
     parse_raw_csv,
     profile_command,
-)  # fmt: skip
-from cudabench.plan import Plan, plan
-from cudabench.pool import DEFAULT_TIMEOUT_S
-from cudabench.profiled import ProfileRequest, for_profiling, write_request
-from cudabench.report import profile_table
-from cudabench.results import ResultsError, now_utc, read_results, stem_file, write_results
-from cudabench.session import Local, Session, results_stem
-from cudabench.spec import ProfileMetrics, ResultRow, RowKey, Status
+)
+from cudabench.run.plan import Plan, plan
+from cudabench.run.pool import DEFAULT_TIMEOUT_S
+from cudabench.run.session import Local, Session, results_stem
 
 NO_KERNELS = "No kernels were profiled"
 
@@ -65,8 +65,9 @@ NO_KERNELS = "No kernels were profiled"
 def _cases(work: Plan) -> list[tuple[str, str, str, str]]:
     return [
         (job.case.op, name, job.case.shape_text, job.case.dtype)
-        for job in work.jobs for name in [*(v.label for v in job.variants), *job.baselines]
-    ]  # fmt: skip
+        for job in work.jobs
+        for name in [*(v.label for v in job.variants), *job.baselines]
+    ]
 
 
 def _run_ncu(command: list[str], report: Path) -> None:
@@ -91,8 +92,10 @@ def _run_ncu(command: list[str], report: Path) -> None:
 def _read_report(ncu: str, report: Path, extra: list[str]) -> dict[RowKey, ProfileMetrics]:
     proc = subprocess.run(import_command(ncu, report), capture_output=True, text=True)
     if proc.returncode != 0:
-        error(f"ncu could not read {report}: "
-              f"{' '.join(ncu_messages(proc.stdout + proc.stderr)) or proc.stderr.strip()}")
+        error(
+            f"ncu could not read {report}: "
+            f"{' '.join(ncu_messages(proc.stdout + proc.stderr)) or proc.stderr.strip()}"
+        )
         raise typer.Exit(1)
     try:
         return metrics_by_case(parse_raw_csv(proc.stdout, extra), extra)
@@ -101,8 +104,9 @@ def _read_report(ncu: str, report: Path, extra: list[str]) -> dict[RowKey, Profi
         raise typer.Exit(1) from None
 
 
-def _join(rows: list[ResultRow], metrics: dict[RowKey, ProfileMetrics],
-          launches: dict[str, int], cold: bool = False) -> list[ResultRow]:  # fmt: skip
+def _join(
+    rows: list[ResultRow], metrics: dict[RowKey, ProfileMetrics], launches: dict[str, int], cold: bool = False
+) -> list[ResultRow]:
     """Each row with its range's metrics; a note where ncu saw no kernel, or an unexpected
     number of them (a variant's header says how many launches a call makes), and for a
     `cold` profile where the launch's reads hit L2 heavily (ncu.cold_l2_note)."""
@@ -121,54 +125,100 @@ def _join(rows: list[ResultRow], metrics: dict[RowKey, ProfileMetrics],
 
 def profile_command_cli(
     ctx: typer.Context,
-    target: Annotated[str, typer.Argument(
-        help="An op name (e.g. reduce) or a YAML config file.")],
-    shape: Annotated[Optional[list[str]], typer.Option(
-        "--shape", "-s", help="Shape such as 442368x128 or 2^30; repeatable. "
-        "Default: the shapes in configs/<op>.yaml.")] = None,
-    variant: Annotated[Optional[list[str]], typer.Option(
-        "--variant", "-v", help="Only these variants (repeatable); baselines always run.")] = None,
+    target: Annotated[str, typer.Argument(help="An op name (e.g. reduce) or a YAML config file.")],
+    shape: Annotated[
+        Optional[list[str]],
+        typer.Option(
+            "--shape",
+            "-s",
+            help="Shape such as 442368x128 or 2^30; repeatable. Default: the shapes in configs/<op>.yaml.",
+        ),
+    ] = None,
+    variant: Annotated[
+        Optional[list[str]],
+        typer.Option("--variant", "-v", help="Only these variants (repeatable); baselines always run."),
+    ] = None,
     kernels: Annotated[Optional[list[Path]], typer.Option(help=KERNELS_OPTION_HELP)] = None,
     ops: OpsOption = None,
-    dtype: Annotated[Optional[list[str]], typer.Option(
-        "--dtype", "-d", help="Element type(s), as for run (default float32).")] = None,
-    param: Annotated[Optional[list[str]], typer.Option(
-        "--param", "-p", help="Launch parameters NAME=V1,V2,... as for run (default: each "
-        "variant's header defaults; profile does not read the tuning file).")] = None,
-    section_set: Annotated[Optional[str], typer.Option(
-        "--set", help="ncu section set to collect as well (e.g. full, detailed); the report "
-        "keeps it for `ncu-ui`.")] = None,
-    section: Annotated[Optional[list[str]], typer.Option(
-        help="ncu section to collect as well (e.g. MemoryWorkloadAnalysis); repeatable.")] = None,
-    metrics: Annotated[Optional[str], typer.Option(
-        help="Extra ncu metrics, comma-separated; kept in the results under ncu.extra.")] = None,
-    cold: Annotated[bool, typer.Option(
-        "--cold/--hot", help="Cold (default): ncu flushes the caches before each kernel "
-        "(--cache-control all), cudabench's own timing flushes L2 before each sample, and "
-        "the L2 hit rate of each launch's reads is shown (`L2 hit %`; above 50% a warning). "
-        "Hot: none of these.")] = True,
+    dtype: Annotated[
+        Optional[list[str]],
+        typer.Option("--dtype", "-d", help="Element type(s), as for run (default float32)."),
+    ] = None,
+    param: Annotated[
+        Optional[list[str]],
+        typer.Option(
+            "--param",
+            "-p",
+            help="Launch parameters NAME=V1,V2,... as for run (default: each "
+            "variant's header defaults; profile does not read the tuning file).",
+        ),
+    ] = None,
+    section_set: Annotated[
+        Optional[str],
+        typer.Option(
+            "--set",
+            help="ncu section set to collect as well (e.g. full, detailed); the report "
+            "keeps it for `ncu-ui`.",
+        ),
+    ] = None,
+    section: Annotated[
+        Optional[list[str]],
+        typer.Option(help="ncu section to collect as well (e.g. MemoryWorkloadAnalysis); repeatable."),
+    ] = None,
+    metrics: Annotated[
+        Optional[str],
+        typer.Option(help="Extra ncu metrics, comma-separated; kept in the results under ncu.extra."),
+    ] = None,
+    cold: Annotated[
+        bool,
+        typer.Option(
+            "--cold/--hot",
+            help="Cold (default): ncu flushes the caches before each kernel "
+            "(--cache-control all), cudabench's own timing flushes L2 before each sample, and "
+            "the L2 hit rate of each launch's reads is shown (`L2 hit %`; above 50% a warning). "
+            "Hot: none of these.",
+        ),
+    ] = True,
     timer: TimerOption = None,
     force: ForceOption = False,
-    tag: Annotated[str, typer.Option(
-        help="A name for the timed run in the history database.")] = "",
+    tag: Annotated[str, typer.Option(help="A name for the timed run in the history database.")] = "",
     db: DbOption = None,
-    time_it: Annotated[bool, typer.Option(
-        "--time/--no-time", help="Also time the cases normally, to show cudabench's time "
-        "beside ncu's.")] = True,
-    warmup: Annotated[int, typer.Option(
-        min=0, help="Launches before the profiled one, outside its range.")] = 1,
-    ncu: Annotated[Optional[str], typer.Option(
-        "--ncu", help="The ncu executable (default: ncu on PATH or in the CUDA toolkit).")] = None,
-    print_command: Annotated[bool, typer.Option(
-        "--print-command", help="Print the ncu command line (to run by hand) and exit.")] = False,
-    output: Annotated[Optional[Path], typer.Option(
-        "--output", "-o", help="Folder for the result files and report, or a file stem "
-        "(default results/<timestamp>_<op>.csv/.json/.ncu-rep).")] = None,
-    device: Annotated[int, typer.Option(
-        "--devices", "--device", min=0, help="The GPU to profile on (one index: ncu "
-        "profiles one process).")] = 0,
-    timeout: Annotated[float, typer.Option(
-        min=1.0, help="Seconds a variant may take in the timed run before it is TIMEOUT.")
+    time_it: Annotated[
+        bool,
+        typer.Option(
+            "--time/--no-time", help="Also time the cases normally, to show cudabench's time beside ncu's."
+        ),
+    ] = True,
+    warmup: Annotated[
+        int, typer.Option(min=0, help="Launches before the profiled one, outside its range.")
+    ] = 1,
+    ncu: Annotated[
+        Optional[str],
+        typer.Option("--ncu", help="The ncu executable (default: ncu on PATH or in the CUDA toolkit)."),
+    ] = None,
+    print_command: Annotated[
+        bool, typer.Option("--print-command", help="Print the ncu command line (to run by hand) and exit.")
+    ] = False,
+    output: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--output",
+            "-o",
+            help="Folder for the result files and report, or a file stem "
+            "(default results/<timestamp>_<op>.csv/.json/.ncu-rep).",
+        ),
+    ] = None,
+    device: Annotated[
+        int,
+        typer.Option(
+            "--devices",
+            "--device",
+            min=0,
+            help="The GPU to profile on (one index: ncu profiles one process).",
+        ),
+    ] = 0,
+    timeout: Annotated[
+        float, typer.Option(min=1.0, help="Seconds a variant may take in the timed run before it is TIMEOUT.")
     ] = DEFAULT_TIMEOUT_S,
 ) -> None:
     """Profile exactly the asked cases with Nsight Compute, one launch each, and show its
@@ -200,22 +250,35 @@ def profile_command_cli(
     child = [sys.executable, "-m", "cudabench.profiled", str(request)]
     cases = _cases(work)
     command = profile_command(
-        ncu_path, cases, report, child, cold=cold, section_set=section_set,
-        sections=section or [], metrics=extra,
-    )  # fmt: skip
+        ncu_path,
+        cases,
+        report,
+        child,
+        cold=cold,
+        section_set=section_set,
+        sections=section or [],
+        metrics=extra,
+    )
     if print_command:
-        write_request(ProfileRequest(for_profiling(work, warmup), device,
-                                     scratch / "profiled.json", command_line(ctx)), request)  # fmt: skip
+        write_request(
+            ProfileRequest(for_profiling(work, warmup), device, scratch / "profiled.json", command_line(ctx)),
+            request,
+        )
         out.print(shlex.join(command), markup=False, soft_wrap=True)
         return
 
-    err.print(f"ncu: {len(cases)} cases, one launch each; --clock-control none (the GPU's own "
-              f"clocks, as cudabench times), --cache-control {'all' if cold else 'none'} "
-              f"({'caches flushed before each kernel' if cold else 'hot caches'})",
-              soft_wrap=True, markup=False)  # fmt: skip
+    err.print(
+        f"ncu: {len(cases)} cases, one launch each; --clock-control none (the GPU's own "
+        f"clocks, as cudabench times), --cache-control {'all' if cold else 'none'} "
+        f"({'caches flushed before each kernel' if cold else 'hot caches'})",
+        soft_wrap=True,
+        markup=False,
+    )
     report.unlink(missing_ok=True)
-    write_request(ProfileRequest(for_profiling(work, warmup), device, scratch / "profiled.json",
-                                 command_line(ctx)), request)  # fmt: skip
+    write_request(
+        ProfileRequest(for_profiling(work, warmup), device, scratch / "profiled.json", command_line(ctx)),
+        request,
+    )
     try:
         _run_ncu(command, report)
         metrics_found = _read_report(ncu_path, report, extra)
@@ -226,15 +289,23 @@ def profile_command_cli(
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
-    launches = {v.label: len(v.launches) for job in work.jobs for v in job.variants
-                if v.kind == "cuda"}  # a Python variant's kernel count is its own
+    launches = {
+        v.label: len(v.launches) for job in work.jobs for v in job.variants if v.kind == "cuda"
+    }  # a Python variant's kernel count is its own
     history_error = ""
     if time_it:
         with Session.open(Local((device,), timeout), work.timing.timer) as session:
             work = session.prepare(work, tuned=False)
-            sweep = session.start(work.op_label, work.timing, command_line(ctx),
-                                  output=stem_file(stem, ".json"), db=db, tag=tag, force=True,
-                                  started=started)  # fmt: skip
+            sweep = session.start(
+                work.op_label,
+                work.timing,
+                command_line(ctx),
+                output=stem_file(stem, ".json"),
+                db=db,
+                tag=tag,
+                force=True,
+                started=started,
+            )
             show_history_error(session)
             with progress_bar(work.rows_expected) as bar:
                 sweep.listener = bar
@@ -243,8 +314,7 @@ def profile_command_cli(
             csv_path, json_path = session.finish(rows)  # recorded with ncu's metrics
         meta, history_error = sweep.meta, session.problems
     else:  # ncu's rows only: nothing timed, nothing for the history
-        meta = dataclasses.replace(child_meta, command=command_line(ctx), started=started,
-                                   complete=True)  # fmt: skip
+        meta = dataclasses.replace(child_meta, command=command_line(ctx), started=started, complete=True)
         rows = _join(child_rows, metrics_found, launches, cold)
         csv_path, json_path = write_results(stem, meta, rows)
     out.print(profile_table(rows, meta, work.op_label))
@@ -252,6 +322,10 @@ def profile_command_cli(
     for row in rows if cold else []:  # the table cuts notes short: this one whole
         if warning := cold_l2_note(row.ncu):
             note(f"{row.key}: {warning}")
-    err.print(f"results: {csv_path}  {json_path}\nncu report: {report} (open with ncu-ui, or "
-              f"ncu --import {report} --page details)", soft_wrap=True, markup=False)  # fmt: skip
+    err.print(
+        f"results: {csv_path}  {json_path}\nncu report: {report} (open with ncu-ui, or "
+        f"ncu --import {report} --page details)",
+        soft_wrap=True,
+        markup=False,
+    )
     exit_with_summary(rows, work.problems, history_error)

@@ -1,4 +1,4 @@
-"""How the commands render a session's sweep (cudabench/session.py does the work): the progress
+"""How the commands render a session's sweep (cudabench/run/session.py does the work): the progress
 bar that follows the rows as they end, Ctrl-C as exit 130 with the finished rows kept, the
 notes, and the closing summary that exits 1 when a kernel row failed (2 when the history
 database failed). The command line as the user could type it again lives here too.
@@ -15,11 +15,11 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from cudabench.cli.common import err, error_line
-from cudabench.plan import Plan
-from cudabench.report import failure_summary
-from cudabench.session import Session
-from cudabench.spec import Case, ResultRow, RunMeta
-from cudabench.sweep import Interrupted, SweepFailed
+from cudabench.core.records import Case, ResultRow, RunMeta
+from cudabench.present.tables import failure_summary
+from cudabench.run.plan import Plan
+from cudabench.run.session import Session
+from cudabench.run.sweep import Interrupted, SweepFailed
 
 SUMMARY_LINES = 20
 
@@ -82,9 +82,13 @@ def progress_bar(total: int | None, multi_gpu: bool = False) -> Iterator[Bar]:
     """A progress bar on stderr that follows a sweep's rows (a Listener); inside it, Ctrl-C
     exits 130 and a pool that cannot go on exits 1, the finished rows kept either way."""
     progress = Progress(
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        console=err, transient=True,
-    )  # fmt: skip
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+    )
     with progress:
         bar = Bar(progress, progress.add_task("starting", total=total), multi_gpu)
         try:
@@ -104,8 +108,7 @@ class Bar:
 
     def started(self, case: Case, name: str, device: int) -> None:
         where = f" [GPU {device}]" if self.multi_gpu else ""
-        self.progress.update(self.task, description=f"{case.op} {case.shape_text} {case.dtype} "
-                             f"{name}{where}")  # fmt: skip
+        self.progress.update(self.task, description=f"{case.op} {case.shape_text} {case.dtype} {name}{where}")
 
     def finished(self, row: ResultRow) -> None:
         self.progress.advance(self.task)

@@ -9,15 +9,15 @@ from typing import Annotated, Optional
 import typer
 
 from cudabench.cli.common import err, fail_usage, out
-from cudabench.compare import find_run, load
-from cudabench.report import (
+from cudabench.present.tables import (
     fingerprint_caption,
     report_frame,
     report_html,
     report_markdown,
     results_table,
-)  # fmt: skip
-from cudabench.results import (
+)
+from cudabench.record.compare import find_run, load
+from cudabench.record.results import (
     RESULTS_DIR,
     ResultsError,
     refuse_overwrite,
@@ -28,24 +28,40 @@ FORMATS = ("table", "markdown", "csv", "json", "html")
 
 
 def report_command(
-    run: Annotated[Optional[Path], typer.Argument(
-        help="Results file or folder (its newest run). Default: the newest run in results/.")] = None,
-    format: Annotated[str, typer.Option(
-        "--format", "-f", help=f"One of {', '.join(FORMATS)}.")] = "table",
-    plot: Annotated[Optional[Path], typer.Option(
-        help="Also draw bandwidth against size per variant, with the DRAM peak, and a bar "
-        "chart of one shape's variants, to this image (.png, .svg, .pdf).")] = None,
-    roofline: Annotated[Optional[Path], typer.Option(
-        help="Also draw the run on a roofline (FLOP/byte against GFLOP/s, a point a variant "
-        "and shape; the theoretical roof dashed, the card's measured ceilings solid when the "
-        "run kept them) to this image.")] = None,
-    shape: Annotated[Optional[str], typer.Option(
-        "--shape", "-s", help="The shape of the bar chart (default: the largest).")] = None,
-    output: Annotated[Optional[Path], typer.Option(
-        "--output", "-o", help="Write the report to this file instead of stdout (never over "
-        "a results file unless --force).")] = None,
-    force: Annotated[bool, typer.Option(
-        help="Let --output replace an existing results file.")] = False,
+    run: Annotated[
+        Optional[Path],
+        typer.Argument(help="Results file or folder (its newest run). Default: the newest run in results/."),
+    ] = None,
+    format: Annotated[str, typer.Option("--format", "-f", help=f"One of {', '.join(FORMATS)}.")] = "table",
+    plot: Annotated[
+        Optional[Path],
+        typer.Option(
+            help="Also draw bandwidth against size per variant, with the DRAM peak, and a bar "
+            "chart of one shape's variants, to this image (.png, .svg, .pdf)."
+        ),
+    ] = None,
+    roofline: Annotated[
+        Optional[Path],
+        typer.Option(
+            help="Also draw the run on a roofline (FLOP/byte against GFLOP/s, a point a variant "
+            "and shape; the theoretical roof dashed, the card's measured ceilings solid when the "
+            "run kept them) to this image."
+        ),
+    ] = None,
+    shape: Annotated[
+        Optional[str],
+        typer.Option("--shape", "-s", help="The shape of the bar chart (default: the largest)."),
+    ] = None,
+    output: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--output",
+            "-o",
+            help="Write the report to this file instead of stdout (never over "
+            "a results file unless --force).",
+        ),
+    ] = None,
+    force: Annotated[bool, typer.Option(help="Let --output replace an existing results file.")] = False,
 ) -> None:
     """Show one run in the format asked, and draw its plots."""
     if format not in FORMATS:
@@ -62,7 +78,7 @@ def report_command(
     label = "+".join(dict.fromkeys(r.op for r in rows)) or "run"
     if plot is not None:
         try:
-            from cudabench.plots import plot_run
+            from cudabench.present.plots import plot_run
 
             shown = plot_run(rows, meta, plot, shape)
         except ValueError as exc:
@@ -70,7 +86,7 @@ def report_command(
         err.print(f"plot: {plot} (bars: shape {shown})", markup=False, soft_wrap=True)
     if roofline is not None:
         try:
-            from cudabench.plots import plot_roofline
+            from cudabench.present.plots import plot_roofline
 
             placed = plot_roofline(rows, meta, roofline)
         except ValueError as exc:

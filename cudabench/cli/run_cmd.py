@@ -9,6 +9,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from cudabench.backends.nvtx import ncu_filter
 from cudabench.cli.common import (
     KERNELS_OPTION_HELP,
     ClocksOption,
@@ -29,7 +30,7 @@ from cudabench.cli.common import (
     WarmupOption,
     err,
     out,
-)  # fmt: skip
+)
 from cudabench.cli.render import (
     command_line,
     exit_with_summary,
@@ -37,55 +38,96 @@ from cudabench.cli.render import (
     show_history_error,
     show_plan,
     show_run_notes,
-)  # fmt: skip
-from cudabench.nvtx import ncu_filter
-from cudabench.plan import plan
-from cudabench.pool import DEFAULT_TIMEOUT_S
-from cudabench.report import fastest_per_shape, results_table
-from cudabench.results import results_document
-from cudabench.session import Cluster, Local, Session, parse_devices
-from cudabench.spec import ResultRow
+)
+from cudabench.core.records import ResultRow
+from cudabench.present.tables import results_table
+from cudabench.record.results import fastest_per_shape, results_document
+from cudabench.run.plan import plan
+from cudabench.run.pool import DEFAULT_TIMEOUT_S
+from cudabench.run.session import Cluster, Local, Session, parse_devices
 
 
 def run_command(
     ctx: typer.Context,
-    target: Annotated[str, typer.Argument(
-        help="An op name (e.g. reduce) or a YAML config file (e.g. configs/reduce.yaml).")],
-    shape: Annotated[Optional[list[str]], typer.Option(
-        "--shape", "-s", help="Shape such as 442368x128, 2^30 or 1e6; repeatable. "
-        "Default: the shapes in configs/<op>.yaml.")] = None,
-    variant: Annotated[Optional[list[str]], typer.Option(
-        "--variant", "-v", help="Only these variants (repeatable); baselines always run.")] = None,
+    target: Annotated[
+        str, typer.Argument(help="An op name (e.g. reduce) or a YAML config file (e.g. configs/reduce.yaml).")
+    ],
+    shape: Annotated[
+        Optional[list[str]],
+        typer.Option(
+            "--shape",
+            "-s",
+            help="Shape such as 442368x128, 2^30 or 1e6; repeatable. "
+            "Default: the shapes in configs/<op>.yaml.",
+        ),
+    ] = None,
+    variant: Annotated[
+        Optional[list[str]],
+        typer.Option("--variant", "-v", help="Only these variants (repeatable); baselines always run."),
+    ] = None,
     kernels: Annotated[Optional[list[Path]], typer.Option(help=KERNELS_OPTION_HELP)] = None,
     ops: OpsOption = None,
-    dtype: Annotated[Optional[list[str]], typer.Option(
-        "--dtype", "-d", help="Element type: float32, float16, bfloat16, or all (every dtype "
-        "each variant declares); repeatable. Default: the config's (float32). Kernels load "
-        "and store the type and accumulate in float32, as CUB and torch do.")] = None,
-    param: Annotated[Optional[list[str]], typer.Option(
-        "--param", "-p", help="A grid of launch parameters, NAME=V1,V2,... (repeatable): each "
-        "variant that declares the names runs once per configuration, e.g. --param "
-        "BLOCK=128,256,512 --param ITEMS=4,8 gives 6 rows a shape. `cudabench tune OP --space` "
-        "lists a variant's parameters.")] = None,
-    with_ceilings: Annotated[bool, typer.Option(
-        "--ceilings/--no-ceilings", help="A `% ceiling` column: each row's throughput against "
-        "what this GPU can actually move in the row's mix of reads and writes (or its fp32 "
-        "FMA rate), from the ceilings kept for this GPU model, driver and memory clock; the "
-        "first run on a GPU measures them (`cudabench ceilings`).")] = True,
-    recalibrate: Annotated[bool, typer.Option(
-        "--recalibrate", help="Measure this GPU's ceilings again before the run.")] = False,
-    tuned: Annotated[bool, typer.Option(
-        "--tuned/--no-tuned", help="Run each variant at the configuration `cudabench tune` "
-        "saved for this GPU model, op, dtype and shape (results/tuning.json), if any; "
-        "--no-tuned: the header's defaults.")] = True,
-    cold: Annotated[Optional[bool], typer.Option(
-        "--cold/--hot", help="Cold: flush L2 (a kernel reads 2x its size) before every sample. "
-        "Default hot: launches under 50 us timed back to back in CUDA-graph batches, longer "
-        "ones singly, isolated.")] = None,
+    dtype: Annotated[
+        Optional[list[str]],
+        typer.Option(
+            "--dtype",
+            "-d",
+            help="Element type: float32, float16, bfloat16, or all (every dtype "
+            "each variant declares); repeatable. Default: the config's (float32). Kernels load "
+            "and store the type and accumulate in float32, as CUB and torch do.",
+        ),
+    ] = None,
+    param: Annotated[
+        Optional[list[str]],
+        typer.Option(
+            "--param",
+            "-p",
+            help="A grid of launch parameters, NAME=V1,V2,... (repeatable): each "
+            "variant that declares the names runs once per configuration, e.g. --param "
+            "BLOCK=128,256,512 --param ITEMS=4,8 gives 6 rows a shape. `cudabench tune OP --space` "
+            "lists a variant's parameters.",
+        ),
+    ] = None,
+    with_ceilings: Annotated[
+        bool,
+        typer.Option(
+            "--ceilings/--no-ceilings",
+            help="A `% ceiling` column: each row's throughput against "
+            "what this GPU can actually move in the row's mix of reads and writes (or its fp32 "
+            "FMA rate), from the ceilings kept for this GPU model, driver and memory clock; the "
+            "first run on a GPU measures them (`cudabench ceilings`).",
+        ),
+    ] = True,
+    recalibrate: Annotated[
+        bool, typer.Option("--recalibrate", help="Measure this GPU's ceilings again before the run.")
+    ] = False,
+    tuned: Annotated[
+        bool,
+        typer.Option(
+            "--tuned/--no-tuned",
+            help="Run each variant at the configuration `cudabench tune` "
+            "saved for this GPU model, op, dtype and shape (results/tuning.json), if any; "
+            "--no-tuned: the header's defaults.",
+        ),
+    ] = True,
+    cold: Annotated[
+        Optional[bool],
+        typer.Option(
+            "--cold/--hot",
+            help="Cold: flush L2 (a kernel reads 2x its size) before every sample. "
+            "Default hot: launches under 50 us timed back to back in CUDA-graph batches, longer "
+            "ones singly, isolated.",
+        ),
+    ] = None,
     timer: TimerOption = None,
-    interleave: Annotated[Optional[bool], typer.Option(
-        "--interleave/--no-interleave", help="Sample the variants of a shape in turn "
-        "(A B A B ...) so clock and thermal drift fall on all alike.")] = None,
+    interleave: Annotated[
+        Optional[bool],
+        typer.Option(
+            "--interleave/--no-interleave",
+            help="Sample the variants of a shape in turn "
+            "(A B A B ...) so clock and thermal drift fall on all alike.",
+        ),
+    ] = None,
     min_samples: MinSamplesOption = None,
     min_time: MinTimeOption = None,
     max_time: MaxTimeOption = None,
@@ -96,24 +138,44 @@ def run_command(
     clocks: ClocksOption = None,
     fill: FillOption = None,
     energy: EnergyOption = None,
-    output: Annotated[Optional[Path], typer.Option(
-        "--output", "-o", help="Folder for the result files, or a file stem "
-        "(default results/<timestamp>_<op>.csv/.json).")] = None,
+    output: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--output",
+            "-o",
+            help="Folder for the result files, or a file stem (default results/<timestamp>_<op>.csv/.json).",
+        ),
+    ] = None,
     force: ForceOption = False,
-    tag: Annotated[str, typer.Option(
-        help="A name for this run in the history database (`cudabench history`, `compare "
-        "--against TAG`).")] = "",
+    tag: Annotated[
+        str,
+        typer.Option(
+            help="A name for this run in the history database (`cudabench history`, `compare --against TAG`)."
+        ),
+    ] = "",
     db: DbOption = None,
-    as_json: Annotated[bool, typer.Option(
-        "--json", help="Print the results as JSON on stdout (the table goes to stderr).")] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the results as JSON on stdout (the table goes to stderr).")
+    ] = False,
     cluster: ClusterOption = None,
     gpu_model: GpuModelOption = None,
-    devices: Annotated[str, typer.Option(
-        "--devices", "--device", help="GPUs to run on: 0, 0,1 or all. One worker process "
-        "per GPU takes cases from one queue; each row records its GPU.")] = "0",
-    timeout: Annotated[float, typer.Option(
-        min=1.0, help="Seconds a variant may take (compile, validate, time) before its "
-        "worker is killed and the row is TIMEOUT.")] = DEFAULT_TIMEOUT_S,
+    devices: Annotated[
+        str,
+        typer.Option(
+            "--devices",
+            "--device",
+            help="GPUs to run on: 0, 0,1 or all. One worker process "
+            "per GPU takes cases from one queue; each row records its GPU.",
+        ),
+    ] = "0",
+    timeout: Annotated[
+        float,
+        typer.Option(
+            min=1.0,
+            help="Seconds a variant may take (compile, validate, time) before its "
+            "worker is killed and the row is TIMEOUT.",
+        ),
+    ] = DEFAULT_TIMEOUT_S,
 ) -> None:
     """Validate and time every variant of an op (and its library baseline) over shapes.
 
@@ -122,22 +184,47 @@ def run_command(
     1 some row failed (FAIL, COMPILE_ERROR, CRASH, ERROR), 2 bad usage, 130 interrupted
     (the results file keeps the finished rows).
     """
-    work = plan(target, shape, variant, kernels, dtype, param, cold=cold, interleave=interleave,
-                min_samples=min_samples, min_time_s=min_time, max_time_s=max_time,
-                warmup=warmup, timer=timer, ops=ops, drop_throttled=drop_throttled,
-                settle=settle, cooldown_c=cooldown, clocks=clocks, fill=fill,
-                energy=energy)  # fmt: skip
+    work = plan(
+        target,
+        shape,
+        variant,
+        kernels,
+        dtype,
+        param,
+        cold=cold,
+        interleave=interleave,
+        min_samples=min_samples,
+        min_time_s=min_time,
+        max_time_s=max_time,
+        warmup=warmup,
+        timer=timer,
+        ops=ops,
+        drop_throttled=drop_throttled,
+        settle=settle,
+        cooldown_c=cooldown,
+        clocks=clocks,
+        fill=fill,
+        energy=energy,
+    )
     show_plan(work, notes=False)
-    where = (Cluster(cluster, timeout, gpu_model) if cluster
-             else Local(parse_devices(devices), timeout))  # fmt: skip
+    where = Cluster(cluster, timeout, gpu_model) if cluster else Local(parse_devices(devices), timeout)
     with Session.open(where, work.timing.timer) as session:
         work = session.prepare(work, tuned)
         show_plan(work)
         with progress_bar(None) as bar:  # the ceilings, when they are measured first
-            sweep = session.start(work.op_label, work.timing, command_line(ctx), output=output,
-                                  db=db, tag=tag, ceilings=with_ceilings, force=force,
-                                  recalibrate=recalibrate, listener=bar,
-                                  announce=bar.announce)  # fmt: skip
+            sweep = session.start(
+                work.op_label,
+                work.timing,
+                command_line(ctx),
+                output=output,
+                db=db,
+                tag=tag,
+                ceilings=with_ceilings,
+                force=force,
+                recalibrate=recalibrate,
+                listener=bar,
+                announce=bar.announce,
+            )
         show_history_error(session)
         with progress_bar(work.rows_expected, len(session.devices) > 1) as bar:
             sweep.listener = bar
@@ -150,8 +237,7 @@ def run_command(
     show_run_notes(meta, session)
     if as_json:
         out.print_json(json.dumps(results_document(meta, rows)))
-    err.print(f"results: {csv_path.resolve()}  {json_path.resolve()}", soft_wrap=True,
-              markup=False)  # fmt: skip
+    err.print(f"results: {csv_path.resolve()}  {json_path.resolve()}", soft_wrap=True, markup=False)
     hint = profile_hint(target, rows, meta.command)
     if hint:
         err.print(hint, soft_wrap=True, markup=False)
@@ -166,10 +252,12 @@ def profile_hint(target: str, rows: list[ResultRow], command: str) -> str:
         return ""
     dtype = f" --dtype {star.dtype}" if star.dtype != "float32" else ""
     dtype += "".join(f" --param {p}" for p in star.params.split(",") if p)
-    return (f"profile it: cudabench profile {target} --shape {star.shape} --variant {star.variant}{dtype}"
-            f"   (or by hand: ncu --nvtx --nvtx-include "
-            f"\"{ncu_filter(star.op, star.label, star.shape, star.dtype)}\" -c 1 --clock-control none "
-            f"{without_output(command)})")
+    return (
+        f"profile it: cudabench profile {target} --shape {star.shape} --variant {star.variant}{dtype}"
+        f"   (or by hand: ncu --nvtx --nvtx-include "
+        f'"{ncu_filter(star.op, star.label, star.shape, star.dtype)}" -c 1 --clock-control none '
+        f"{without_output(command)})"
+    )
 
 
 def without_output(command: str) -> str:

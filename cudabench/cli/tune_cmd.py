@@ -1,4 +1,4 @@
-"""`cudabench tune`: search launch parameters (cudabench/tuner.py does the work), render the
+"""`cudabench tune`: search launch parameters (cudabench/tune/search.py does the work), render the
 best configurations, save them to the tuning file `run` reads, and plot the search."""
 
 from __future__ import annotations
@@ -9,7 +9,6 @@ from typing import Annotated, Optional
 import typer
 from rich.table import Table
 
-from cudabench import strategies, tuner, tuning
 from cudabench.cli.common import (
     KERNELS_OPTION_HELP,
     ClusterOption,
@@ -21,7 +20,7 @@ from cudabench.cli.common import (
     err,
     fail_usage,
     out,
-)  # fmt: skip
+)
 from cudabench.cli.render import (
     command_line,
     error,
@@ -29,75 +28,111 @@ from cudabench.cli.render import (
     show_history_error,
     show_plan,
     show_run_notes,
-)  # fmt: skip
-from cudabench.plan import Plan, plan
-from cudabench.pool import DEFAULT_TIMEOUT_S
-from cudabench.report import title
-from cudabench.session import Cluster, Local, Session, parse_devices
-from cudabench.spec import DeviceInfo, ResultRow, RunMeta, Status, parse_params
+)
+from cudabench.core.records import DeviceInfo, ResultRow, RunMeta, Status, parse_params
+from cudabench.present.tables import title
+from cudabench.record import tuning_file
+from cudabench.run.plan import Plan, plan
+from cudabench.run.pool import DEFAULT_TIMEOUT_S
+from cudabench.run.session import Cluster, Local, Session, parse_devices
+from cudabench.tune import search, strategies
 
 
 def _space_table(searches: list[tuple[int, strategies.SearchSpace]], work: Plan) -> Table:
     table = Table(title="tunable spaces (no GPU needed)", title_justify="left", header_style="bold")
-    for name in ("op", "variant", "shape", "dtype", "parameters", "constraints", "valid",
-                 "of", "held at default"):  # fmt: skip
+    for name in (
+        "op",
+        "variant",
+        "shape",
+        "dtype",
+        "parameters",
+        "constraints",
+        "valid",
+        "of",
+        "held at default",
+    ):
         table.add_column(name, justify="right" if name in ("valid", "of") else "left")
     for index, space in searches:
         case = work.jobs[index].case
         params = "; ".join(f"{n}={','.join(map(str, v))}" for n, v in space.space.params)
-        table.add_row(case.op, space.variant.name, case.shape_text, case.dtype, params,
-                      "; ".join(space.variant.constraints), str(space.size),
-                      str(space.full_size), ", ".join(space.held))  # fmt: skip
+        table.add_row(
+            case.op,
+            space.variant.name,
+            case.shape_text,
+            case.dtype,
+            params,
+            "; ".join(space.variant.constraints),
+            str(space.size),
+            str(space.full_size),
+            ", ".join(space.held),
+        )
     return table
 
 
-def _mark(outcome: tuner.Outcome, row: ResultRow) -> str:
+def _mark(outcome: search.Outcome, row: ResultRow) -> str:
     """★ best, ≈ tie (within the noise of the best), and which row is the default."""
-    tie = next((f"{'★ best' if i == 0 else '≈ tie'}" for i, r in enumerate(outcome.ties)
-                if r.label == row.label), "")  # fmt: skip
+    tie = next(
+        (f"{'★ best' if i == 0 else '≈ tie'}" for i, r in enumerate(outcome.ties) if r.label == row.label), ""
+    )
     is_default = outcome.default is not None and row.label == outcome.default.label
     return f"{tie} (default)" if tie and is_default else tie or ("default" if is_default else "")
 
 
-def _outcome_table(outcome: tuner.Outcome) -> Table:
+def _outcome_table(outcome: search.Outcome) -> Table:
     """The final round: each row's varying parameters, mark, time and speedups."""
     case = outcome.case
     varying = [n for n, values in outcome.space.space.params if len(values) > 1]
     shown = varying or [n for n, _ in outcome.space.variant.params]
     table = Table(
         title=f"{case.op} {outcome.space.variant.name} {case.shape_text} {case.dtype}: final "
-              f"round, interleaved (the top {tuner.FINAL_TOP}, the default, the library)",
-        title_justify="left", header_style="bold",
-    )  # fmt: skip
+        f"round, interleaved (the top {search.FINAL_TOP}, the default, the library)",
+        title_justify="left",
+        header_style="bold",
+    )
     flops = any(r.gflops for r in outcome.final)
-    for name in [*shown, "", "time µs", "±spread", "GFLOP/s" if flops else "GB/s", "% peak",
-                 "vs default", "vs library"]:  # fmt: skip
+    for name in [
+        *shown,
+        "",
+        "time µs",
+        "±spread",
+        "GFLOP/s" if flops else "GB/s",
+        "% peak",
+        "vs default",
+        "vs library",
+    ]:
         table.add_column(name, justify="left" if name == "" else "right")
     default_time = outcome.default.time_us if outcome.default else None
     for row in outcome.final:
         values = parse_params(row.params)
-        cells = ([row.variant, *[""] * (len(shown) - 1)] if row.is_baseline
-                 else [str(values.get(n, "")) for n in shown])  # fmt: skip
+        cells = (
+            [row.variant, *[""] * (len(shown) - 1)]
+            if row.is_baseline
+            else [str(values.get(n, "")) for n in shown]
+        )
         mark = _mark(outcome, row)
         ok = row.status is Status.OK and row.time_us
         versus = f"{default_time / row.time_us:.2f}×" if ok and default_time else ""  # type: ignore[operator]
         table.add_row(
-            *cells, mark if ok else row.status.value,
-            f"{row.time_us:,.2f}" if ok else "", f"{100 * (row.spread or 0):.1f}%" if ok else "",
+            *cells,
+            mark if ok else row.status.value,
+            f"{row.time_us:,.2f}" if ok else "",
+            f"{100 * (row.spread or 0):.1f}%" if ok else "",
             f"{(row.gflops if flops else row.gbps) or 0:,.0f}" if ok else "",
             f"{row.pct_peak:.1f}" if ok and row.pct_peak else "",
             versus if not row.is_baseline else "",
             f"{row.speedup:.2f}×" if ok and row.speedup else "",
             style="bold" if mark.startswith("★") else ("dim" if row.is_baseline else ""),
-        )  # fmt: skip
+        )
     return table
 
 
-def _summary(outcome: tuner.Outcome) -> str:
+def _summary(outcome: search.Outcome) -> str:
     space = outcome.space
     held = f"; held at default for this shape: {', '.join(space.held)}" if space.held else ""
-    line = (f"{outcome.strategy}: {outcome.measured} configurations measured "
-            f"(space {space.size} valid of {space.full_size}{held})")  # fmt: skip
+    line = (
+        f"{outcome.strategy}: {outcome.measured} configurations measured "
+        f"(space {space.size} valid of {space.full_size}{held})"
+    )
     if outcome.uncounted:
         line += f", {outcome.uncounted} N/A or skipped (not counted)"
     if outcome.failed:
@@ -107,8 +142,7 @@ def _summary(outcome: tuner.Outcome) -> str:
         return line + "; no configuration ran correctly"
     line += f"; best {outcome.best.params}"
     if len(outcome.ties) > 1:
-        line += (f"; {len(outcome.ties) - 1} more within the noise of the best (ties, not "
-                 "ranked)")  # fmt: skip
+        line += f"; {len(outcome.ties) - 1} more within the noise of the best (ties, not ranked)"
     gain = outcome.speedup_over_default
     if gain:
         line += f"; {gain:.2f}× the default"
@@ -117,55 +151,109 @@ def _summary(outcome: tuner.Outcome) -> str:
 
 def tune_command(
     ctx: typer.Context,
-    target: Annotated[str, typer.Argument(
-        help="An op name (e.g. reduce) or a YAML config (e.g. configs/tune_seeds.yaml, whose "
-        "params: narrow the spaces).")],
-    shape: Annotated[Optional[list[str]], typer.Option(
-        "--shape", "-s", help="Shape(s) to tune at, each its own search (default: the "
-        "config's shapes).")] = None,
-    variant: Annotated[Optional[list[str]], typer.Option(
-        "--variant", "-v", help="Variant(s) to tune (default: every variant with params:).")] = None,
-    dtype: Annotated[Optional[list[str]], typer.Option(
-        "--dtype", "-d", help="Element type(s), as for run; each its own search.")] = None,
-    param: Annotated[Optional[list[str]], typer.Option(
-        "--param", "-p", help="Narrow a parameter to these values, NAME=V1,V2,... (repeatable); "
-        "values outside the header's list are allowed.")] = None,
-    strategy: Annotated[str, typer.Option(
-        help="exhaustive, random, optuna (Optuna's TPE sampler, ask-and-tell), or auto: "
-        "exhaustive when the space fits the budget, else optuna.")] = "auto",
-    budget: Annotated[int, typer.Option(
-        min=1, help="Configurations to measure at most per search (N/A and skipped ones do "
-        "not count).")] = 200,
+    target: Annotated[
+        str,
+        typer.Argument(
+            help="An op name (e.g. reduce) or a YAML config (e.g. configs/tune_seeds.yaml, whose "
+            "params: narrow the spaces)."
+        ),
+    ],
+    shape: Annotated[
+        Optional[list[str]],
+        typer.Option(
+            "--shape", "-s", help="Shape(s) to tune at, each its own search (default: the config's shapes)."
+        ),
+    ] = None,
+    variant: Annotated[
+        Optional[list[str]],
+        typer.Option("--variant", "-v", help="Variant(s) to tune (default: every variant with params:)."),
+    ] = None,
+    dtype: Annotated[
+        Optional[list[str]],
+        typer.Option("--dtype", "-d", help="Element type(s), as for run; each its own search."),
+    ] = None,
+    param: Annotated[
+        Optional[list[str]],
+        typer.Option(
+            "--param",
+            "-p",
+            help="Narrow a parameter to these values, NAME=V1,V2,... (repeatable); "
+            "values outside the header's list are allowed.",
+        ),
+    ] = None,
+    strategy: Annotated[
+        str,
+        typer.Option(
+            help="exhaustive, random, optuna (Optuna's TPE sampler, ask-and-tell), or auto: "
+            "exhaustive when the space fits the budget, else optuna."
+        ),
+    ] = "auto",
+    budget: Annotated[
+        int,
+        typer.Option(
+            min=1, help="Configurations to measure at most per search (N/A and skipped ones do not count)."
+        ),
+    ] = 200,
     seed: Annotated[int, typer.Option(help="Seed of the random and optuna strategies.")] = 0,
-    space_only: Annotated[bool, typer.Option(
-        "--space", help="Show the spaces (parameters, constraints, size) and exit; needs no "
-        "GPU.")] = False,
-    save: Annotated[bool, typer.Option(
-        "--save/--no-save", help="Save each best configuration to the tuning file "
-        "(results/tuning.json, $CUDABENCH_TUNING) that `run` uses by default.")] = True,
-    plot: Annotated[bool, typer.Option(
-        "--plot/--no-plot", help="Write a PNG per search: time over the two parameters with "
-        "the most values (a heat map), or against the one that varies.")] = True,
+    space_only: Annotated[
+        bool,
+        typer.Option(
+            "--space", help="Show the spaces (parameters, constraints, size) and exit; needs no GPU."
+        ),
+    ] = False,
+    save: Annotated[
+        bool,
+        typer.Option(
+            "--save/--no-save",
+            help="Save each best configuration to the tuning file "
+            "(results/tuning.json, $CUDABENCH_TUNING) that `run` uses by default.",
+        ),
+    ] = True,
+    plot: Annotated[
+        bool,
+        typer.Option(
+            "--plot/--no-plot",
+            help="Write a PNG per search: time over the two parameters with "
+            "the most values (a heat map), or against the one that varies.",
+        ),
+    ] = True,
     kernels: Annotated[Optional[list[Path]], typer.Option(help=KERNELS_OPTION_HELP)] = None,
     ops: OpsOption = None,
-    cold: Annotated[Optional[bool], typer.Option(
-        "--cold/--hot", help="L2 mode of every measurement, as for run (default hot).")] = None,
+    cold: Annotated[
+        Optional[bool],
+        typer.Option("--cold/--hot", help="L2 mode of every measurement, as for run (default hot)."),
+    ] = None,
     timer: TimerOption = None,
-    output: Annotated[Optional[Path], typer.Option(
-        "--output", "-o", help="Folder or file stem for the results (default "
-        "results/<timestamp>_tune_<op>.csv/.json/.png).")] = None,
+    output: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--output",
+            "-o",
+            help="Folder or file stem for the results (default "
+            "results/<timestamp>_tune_<op>.csv/.json/.png).",
+        ),
+    ] = None,
     force: ForceOption = False,
-    tag: Annotated[str, typer.Option(
-        help="A name for this search in the history database.")] = "",
+    tag: Annotated[str, typer.Option(help="A name for this search in the history database.")] = "",
     db: DbOption = None,
     cluster: ClusterOption = None,
     gpu_model: GpuModelOption = None,
-    devices: Annotated[str, typer.Option(
-        "--devices", "--device", help="GPUs to measure on: 0, 0,1 or all (configurations "
-        "are spread over them).")] = "0",
-    timeout: Annotated[float, typer.Option(
-        min=1.0, help="Seconds a configuration may take before its worker is killed "
-        "(TIMEOUT row; the search goes on).")] = DEFAULT_TIMEOUT_S,
+    devices: Annotated[
+        str,
+        typer.Option(
+            "--devices",
+            "--device",
+            help="GPUs to measure on: 0, 0,1 or all (configurations are spread over them).",
+        ),
+    ] = "0",
+    timeout: Annotated[
+        float,
+        typer.Option(
+            min=1.0,
+            help="Seconds a configuration may take before its worker is killed "
+            "(TIMEOUT row; the search goes on).",
+        ),
+    ] = DEFAULT_TIMEOUT_S,
 ) -> None:
     """Search each variant's launch parameters (block size, elements per thread, rows per
     warp, blocks per SM, tiles: its header's params:) for the fastest correct configuration.
@@ -179,33 +267,34 @@ def tune_command(
     """
     if strategy not in strategies.STRATEGIES:
         fail_usage(f"--strategy {strategy!r}: not one of {', '.join(strategies.STRATEGIES)}")
-    work = plan(target, shape, variant, kernels, dtype, param, expand=False, cold=cold,
-                timer=timer, ops=ops)
+    work = plan(target, shape, variant, kernels, dtype, param, expand=False, cold=cold, timer=timer, ops=ops)
     show_plan(work, notes=False)
     try:
-        searches = tuner.plan_searches(work.jobs, work.narrowing, named=bool(variant))
+        searches = search.plan_searches(work.jobs, work.narrowing, named=bool(variant))
         walkers = [strategies.make_strategy(strategy, space, budget, seed) for _, space in searches]
     except strategies.TuneError as exc:
         fail_usage(str(exc))
     if space_only:
         out.print(_space_table(searches, work))
         return
-    where = (Cluster(cluster, timeout, gpu_model) if cluster
-             else Local(parse_devices(devices), timeout))  # fmt: skip
+    where = Cluster(cluster, timeout, gpu_model) if cluster else Local(parse_devices(devices), timeout)
     label = f"tune_{work.op_label}"
-    final = tuner.FINAL_TOP + 1  # the final round: the best few and the default, re-timed
-    total = sum(min(budget, s.size) + min(final, s.size + 1) + len(work.jobs[i].baselines)
-                for i, s in searches)  # fmt: skip
+    final = search.FINAL_TOP + 1  # the final round: the best few and the default, re-timed
+    total = sum(
+        min(budget, s.size) + min(final, s.size + 1) + len(work.jobs[i].baselines) for i, s in searches
+    )
     with Session.open(where, work.timing.timer) as session:
         work = session.prepare(work, tuned=False)
         show_plan(work)
-        sweep = session.start(label, work.timing, command_line(ctx), output=output, db=db,
-                              tag=tag, force=force)  # fmt: skip
+        sweep = session.start(
+            label, work.timing, command_line(ctx), output=output, db=db, tag=tag, force=force
+        )
         show_history_error(session)
         with progress_bar(total, len(session.devices) > 1) as bar:
             sweep.listener = bar
-            outcomes = tuner.run_searches(work.jobs, searches, walkers, budget, work.timing,
-                                          sweep, session.compile_arch)  # fmt: skip
+            outcomes = search.run_searches(
+                work.jobs, searches, walkers, budget, work.timing, sweep, session.compile_arch
+            )
         csv_path, json_path = session.finish([r for o in outcomes for r in o.rows])
     meta, info = sweep.meta, session.info
     out.print(title(meta, label, [r for o in outcomes for r in o.rows]))
@@ -217,8 +306,11 @@ def tune_command(
             _plot(outcome, sweep.stem, meta)
         if save and outcome.best is not None:
             _save(outcome, info, json_path)
-    err.print(f"results (every configuration): {csv_path.resolve()}  {json_path.resolve()}",
-              soft_wrap=True, markup=False)  # fmt: skip
+    err.print(
+        f"results (every configuration): {csv_path.resolve()}  {json_path.resolve()}",
+        soft_wrap=True,
+        markup=False,
+    )
     if session.problems:
         error(session.problems)
         raise typer.Exit(2)
@@ -226,8 +318,8 @@ def tune_command(
         raise typer.Exit(1)
 
 
-def _plot(outcome: tuner.Outcome, stem: Path, meta: RunMeta) -> None:
-    from cudabench.plots import plot_tuning
+def _plot(outcome: search.Outcome, stem: Path, meta: RunMeta) -> None:
+    from cudabench.present.plots import plot_tuning
 
     case = outcome.case
     path = stem.parent / f"{stem.name}_{outcome.space.variant.name}_{case.shape_text}_{case.dtype}.png"
@@ -235,24 +327,31 @@ def _plot(outcome: tuner.Outcome, stem: Path, meta: RunMeta) -> None:
     # the searched configurations only: the header's default, timed in the final round, lies
     # outside a narrowed space (--param, a config's params:) and would add an axis of one cell
     searched = {tuple(sorted(c.items())) for c in outcome.space.configs}
-    rows = [r for r in outcome.rows
-            if r.params and tuple(sorted(parse_params(r.params).items())) in searched]
+    rows = [r for r in outcome.rows if r.params and tuple(sorted(parse_params(r.params).items())) in searched]
     try:
-        drew = plot_tuning(rows, names, path, f"{case.op} {outcome.space.variant.name} "
-                           f"{case.shape_text} {case.dtype} on {meta.device.name}")  # fmt: skip
+        drew = plot_tuning(
+            rows,
+            names,
+            path,
+            f"{case.op} {outcome.space.variant.name} {case.shape_text} {case.dtype} on {meta.device.name}",
+        )
     except ValueError as exc:
         err.print(f"no plot: {exc}", markup=False)
         return
     err.print(f"plot ({drew}): {path.resolve()}", soft_wrap=True, markup=False)
 
 
-def _save(outcome: tuner.Outcome, info: DeviceInfo, results: Path) -> None:
+def _save(outcome: search.Outcome, info: DeviceInfo, results: Path) -> None:
     best = outcome.best
     assert best is not None
     try:
-        path = tuning.save(tuner.entry_of(outcome, info.name, str(results.resolve())))
-    except tuning.TuningError as exc:
+        path = tuning_file.save(search.entry_of(outcome, info.name, str(results.resolve())))
+    except tuning_file.TuningError as exc:
         error(str(exc))
         return
-    err.print(f"saved to {path.resolve()}: `cudabench run {best.op} -s {best.shape}` now runs "
-              f"{best.variant} at {best.params} on this GPU model", soft_wrap=True, markup=False)  # fmt: skip
+    err.print(
+        f"saved to {path.resolve()}: `cudabench run {best.op} -s {best.shape}` now runs "
+        f"{best.variant} at {best.params} on this GPU model",
+        soft_wrap=True,
+        markup=False,
+    )

@@ -4,17 +4,16 @@
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from typing import Any
 
-if TYPE_CHECKING:
-    from cudabench.op import Op
+from cudabench.ops.declarations import CTYPES, OpDefinitionError, Tensor, TorchCall
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
-def check_definition(op: Op) -> None:
-    """Raise OpDefinitionError for the first declaration that cannot serve."""
-    from cudabench.op import CTYPES, Op, OpDefinitionError, Tensor, TorchCall
+def check_definition(op: Any, base: Any) -> None:
+    """Raise OpDefinitionError for the first declaration of `op` (an instance of a subclass
+    of `base`, cudabench.op.Op) that cannot serve."""
 
     def fail(message: str) -> None:
         raise OpDefinitionError(message)
@@ -34,8 +33,10 @@ def check_definition(op: Op) -> None:
     if not all(isinstance(t, Tensor) for t in tensors):
         fail(f"{op.name}: inputs and outputs must be Tensor(name, dims) records")
     if len(op.outputs) != 1:
-        fail(f"{op.name}: declare exactly one output (got {len(op.outputs)}); cudabench "
-             "validates one output array per op")  # fmt: skip
+        fail(
+            f"{op.name}: declare exactly one output (got {len(op.outputs)}); cudabench "
+            "validates one output array per op"
+        )
     for t in tensors:
         if not _NAME.match(t.name):
             fail(f"{op.name}: tensor name {t.name!r} must be a plain identifier")
@@ -43,8 +44,10 @@ def check_definition(op: Op) -> None:
             fail(f"{op.name}: tensor {t.name} has no dims")
         for axis in t.axes:
             if isinstance(axis, str) and axis not in dims:
-                fail(f"{op.name}: tensor {t.name} names an unknown dimension {axis!r} "
-                     f"(dims: {', '.join(dims)})")  # fmt: skip
+                fail(
+                    f"{op.name}: tensor {t.name} names an unknown dimension {axis!r} "
+                    f"(dims: {', '.join(dims)})"
+                )
             if not isinstance(axis, (str, int)) or (isinstance(axis, int) and axis < 1):
                 fail(f"{op.name}: tensor {t.name}: {axis!r} is neither a dim nor a size")
     names = [t.name for t in op.inputs]
@@ -57,18 +60,24 @@ def check_definition(op: Op) -> None:
         if not _NAME.match(s.name):
             fail(f"{op.name}: scalar name {s.name!r} must be a plain identifier")
         if s.ctype not in CTYPES:
-            fail(f"{op.name}: scalar {s.name} has C type {s.ctype!r} (choose from "
-                 f"{', '.join(CTYPES)})")  # fmt: skip
+            fail(f"{op.name}: scalar {s.name} has C type {s.ctype!r} (choose from {', '.join(CTYPES)})")
     for s in op.scalars:
         if (s.value is None or isinstance(s.value, str)) and (s.value or s.name) not in dims:
-            fail(f"{op.name}: scalar {s.name} names an unknown dimension "
-                 f"{s.value or s.name!r} (dims: {', '.join(dims)}; give a value for a "
-                 "constant)")  # fmt: skip
+            fail(
+                f"{op.name}: scalar {s.name} names an unknown dimension "
+                f"{s.value or s.name!r} (dims: {', '.join(dims)}; give a value for a "
+                "constant)"
+            )
     for w in op.workspace:
         if not isinstance(w, str) or not _NAME.match(w):
             fail(f"{op.name}: workspace names must be plain identifiers, got {w!r}")
-    known = {*names, out.name, *op.workspace, *(s.name for s in op.scalars),
-             *(s.name for s in op.rule_scalars)}  # fmt: skip
+    known = {
+        *names,
+        out.name,
+        *op.workspace,
+        *(s.name for s in op.scalars),
+        *(s.name for s in op.rule_scalars),
+    }
     args = op.arg_names()
     for name in args:
         if name not in known:
@@ -82,8 +91,10 @@ def check_definition(op: Op) -> None:
         if not (callable(baseline) or isinstance(baseline, TorchCall)):
             fail(f"{op.name}: library baseline {name!r} is not callable")
     cls = type(op)
-    if cls.reference is Op.reference and cls.expected is Op.expected:
-        fail(f"{op.name}: no reference: define reference(self, xp, "
-             f"{', '.join(names) or '...'}) returning the float64 result")  # fmt: skip
+    if cls.reference is base.reference and cls.expected is base.expected:
+        fail(
+            f"{op.name}: no reference: define reference(self, xp, "
+            f"{', '.join(names) or '...'}) returning the float64 result"
+        )
     if isinstance(op.accumulate, str) and op.accumulate not in dims:
         fail(f"{op.name}: accumulate names an unknown dimension {op.accumulate!r}")

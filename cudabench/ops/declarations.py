@@ -12,17 +12,27 @@ from typing import Any
 
 import numpy as np
 
-from cudabench.ops.base import array_module
+from cudabench.ops.protocol import array_module
 from cudabench.ops.rules import Dims
 
 UNIT_ROUNDOFF = 2.0**-24  # float32's: kernels accumulate in float32 whatever the dtype
 # The C types a scalar argument may have, as the kernel declares it.
-CTYPES: Mapping[str, type] = MappingProxyType({
-    "int": np.int32, "int32_t": np.int32, "unsigned": np.uint32, "unsigned int": np.uint32,
-    "uint32_t": np.uint32, "long long": np.int64, "int64_t": np.int64,
-    "unsigned long long": np.uint64, "uint64_t": np.uint64, "size_t": np.uint64,
-    "float": np.float32, "double": np.float64,
-})  # fmt: skip
+CTYPES: Mapping[str, type] = MappingProxyType(
+    {
+        "int": np.int32,
+        "int32_t": np.int32,
+        "unsigned": np.uint32,
+        "unsigned int": np.uint32,
+        "uint32_t": np.uint32,
+        "long long": np.int64,
+        "int64_t": np.int64,
+        "unsigned long long": np.uint64,
+        "uint64_t": np.uint64,
+        "size_t": np.uint64,
+        "float": np.float32,
+        "double": np.float64,
+    }
+)
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 Fill = Callable[[Any, Any, tuple[int, ...]], Any]  # (xp, rng, shape) -> float32 array
@@ -134,17 +144,22 @@ class VariantInfo:
     requires: tuple[tuple[str, int], ...] = ()  # the op's `requires:` names, e.g. max_cols
 
 
-def variant(name: str | None = None, dtypes: tuple[str, ...] | list[str] | str = ("float32",),
-            about: str = "", writes: bool = False, needs: tuple[str, ...] | list[str] = (),
-            gpu: bool = False, requires: Mapping[str, int] | None = None,
-            ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:  # fmt: skip
+def variant(
+    name: str | None = None,
+    dtypes: tuple[str, ...] | list[str] | str = ("float32",),
+    about: str = "",
+    writes: bool = False,
+    needs: tuple[str, ...] | list[str] = (),
+    gpu: bool = False,
+    requires: Mapping[str, int] | None = None,
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Make a function a Python variant of the op whose folder holds its file. It takes the
     op's inputs (and, with writes=True, the output after them, which it fills) and runs on
     whatever arrays the backend has (CuPy on a GPU). `needs`: modules that must import (else
     its row is N/A, saying which); `gpu`: it needs GPU arrays (N/A on the fake backend);
     `requires`: limits in the op's `requires:` names (`{"max_cols": 8192}`: N/A past them).
     Arguments must be literals: `cudabench list` reads them without importing the file."""
-    from cudabench.dtypes import DTYPES
+    from cudabench.core.dtypes import DTYPES
 
     names = (dtypes,) if isinstance(dtypes, str) else tuple(dtypes)
     unknown = [d for d in names if d not in DTYPES]
@@ -156,8 +171,14 @@ def variant(name: str | None = None, dtypes: tuple[str, ...] | list[str] | str =
         if not _NAME.match(label):
             raise ValueError(f"@variant name {label!r} must be a plain identifier")
         fn.__cudabench_variant__ = VariantInfo(  # type: ignore[attr-defined]
-            label, names, about or (fn.__doc__ or "").strip().split("\n")[0], writes,
-            tuple(needs), gpu, tuple(sorted((requires or {}).items())))  # fmt: skip
+            label,
+            names,
+            about or (fn.__doc__ or "").strip().split("\n")[0],
+            writes,
+            tuple(needs),
+            gpu,
+            tuple(sorted((requires or {}).items())),
+        )
         return fn
 
     return mark

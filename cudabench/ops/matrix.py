@@ -8,8 +8,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from cudabench.op import Dims, Op, Scalar, Tensor
-from cudabench.spec import Shape
+from cudabench.core.records import Shape
+from cudabench.ops.api import Dims, Op, Scalar, Tensor
 
 UNIT_ROUNDOFF = 2.0**-24
 

@@ -18,8 +18,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from cudabench.op import Dims, Geometry, Launching, Op, Scalar, Tensor, uniform
-from cudabench.spec import Shape
+from cudabench.core.records import Shape
+from cudabench.ops.api import Dims, Geometry, Launching, Op, Scalar, Tensor, uniform
 
 # Rows of up to this many columns are short: warps take several at a time. Longer rows get
 # blocks (see `segments`).
@@ -58,9 +58,15 @@ def sum_tolerance(xp: Any, x: Any) -> Any:
     return scale * xp.abs(x).sum(axis=-1, dtype=xp.float64).reshape(-1)
 
 
-def segments(rows: int, cols: int, block: int, wave: int, itemsize: int = 4,
-             warp_row_bytes: int = WARP_ROW_BYTES,
-             items: int = MIN_ELEMENTS_PER_THREAD) -> Geometry:  # fmt: skip
+def segments(
+    rows: int,
+    cols: int,
+    block: int,
+    wave: int,
+    itemsize: int = 4,
+    warp_row_bytes: int = WARP_ROW_BYTES,
+    items: int = MIN_ELEMENTS_PER_THREAD,
+) -> Geometry:
     """Warp or block per row, whichever fits the row length (kernels/common/reduce.cuh).
 
     Short rows (cols <= WARP_ROW_MAX_COLS): group = 32, each warp takes
@@ -96,16 +102,23 @@ def _checked(geometry: Geometry) -> Geometry:
 def elements_rule(at: Launching) -> Geometry:
     """`elements`: one thread per element, every row whole (group 32, one chunk)."""
     rows, cols = at.dims.rows, at.dims.cols
-    return _checked(Geometry(math.ceil(rows * cols / at.block), at.block, (32, 1),
-                             _workspace(rows, 1)))  # fmt: skip
+    return _checked(Geometry(math.ceil(rows * cols / at.block), at.block, (32, 1), _workspace(rows, 1)))
 
 
 def segments_rule(at: Launching) -> Geometry:
     """`segments`: see `segments`; the wave is GRID_K (or the occupancy) blocks per SM."""
     k = at.value("GRID_K", GRID_K) or at.blocks_per_sm
-    return _checked(segments(at.dims.rows, at.dims.cols, at.block, at.device.sm_count * k,
-                             at.itemsize, at.value("WARP_ROW_BYTES", WARP_ROW_BYTES),
-                             at.value("ITEMS", MIN_ELEMENTS_PER_THREAD)))  # fmt: skip
+    return _checked(
+        segments(
+            at.dims.rows,
+            at.dims.cols,
+            at.block,
+            at.device.sm_count * k,
+            at.itemsize,
+            at.value("WARP_ROW_BYTES", WARP_ROW_BYTES),
+            at.value("ITEMS", MIN_ELEMENTS_PER_THREAD),
+        )
+    )
 
 
 class RowReduction(Op):

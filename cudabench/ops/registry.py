@@ -26,10 +26,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cudabench.kernels import BUILTIN_KERNELS
+from cudabench.core.paths import BUILTIN_KERNELS
 
 if TYPE_CHECKING:
-    from cudabench.op import Op
+    from cudabench.ops.api import Op
 
 ENV = "CUDABENCH_OPS"
 OP_FILE = "op.py"
@@ -138,7 +138,7 @@ def problems() -> list[str]:
 
 def get_op(name: str) -> Op:
     """The op of that name; UnknownName (one line: why it is refused, or a did-you-mean)."""
-    from cudabench.ops import UnknownName, closest
+    from cudabench.core.names import UnknownName, closest
 
     found = catalogue()
     if name in found.refused:
@@ -191,8 +191,9 @@ def _load(path: Path) -> Op:
     return found
 
 
-def import_file(path: Path, prefix: str, shown: Path | None = None,
-                error: type[Exception] = ValueError) -> Any:
+def import_file(
+    path: Path, prefix: str, shown: Path | None = None, error: type[Exception] = ValueError
+) -> Any:
     """A user's Python file (an op file, a variants file) imported by path as a module of its
     own (`<prefix>_<stem>_<hash of the path>`, so two folders' `op.py` never collide); any
     failure of the file is `error` with one line naming it (describe_failure)."""
@@ -214,13 +215,16 @@ def import_file(path: Path, prefix: str, shown: Path | None = None,
 
 
 def _import(resolved: Path, shown: Path) -> Op:
-    from cudabench.op import Op, OpDefinitionError
+    from cudabench.ops.api import Op, OpDefinitionError
 
     module = import_file(resolved, "cudabench_op", shown, OpLoadError)
     module_name = module.__name__
     instance = getattr(module, "OP", None)
-    classes = [v for v in vars(module).values() if isinstance(v, type) and issubclass(v, Op)
-               and v.__module__ == module_name]  # fmt: skip
+    classes = [
+        v
+        for v in vars(module).values()
+        if isinstance(v, type) and issubclass(v, Op) and v.__module__ == module_name
+    ]
     if isinstance(instance, Op):
         op = instance
     elif len(classes) == 1:
@@ -232,8 +236,9 @@ def _import(resolved: Path, shown: Path) -> Op:
         raise OpLoadError(f"{shown}: defines no Op subclass (class MyOp(cudabench.op.Op))")
     else:
         names = ", ".join(c.__name__ for c in classes)
-        raise OpLoadError(f"{shown}: defines {len(classes)} Op subclasses ({names}); keep "
-                          "one, or name the op's instance OP")  # fmt: skip
+        raise OpLoadError(
+            f"{shown}: defines {len(classes)} Op subclasses ({names}); keep one, or name the op's instance OP"
+        )
     if not op.name:
         op.name = resolved.parent.name
     try:
@@ -249,6 +254,7 @@ def describe_failure(exc: BaseException, resolved: Path, shown: Path) -> str:
     if isinstance(exc, SyntaxError) and exc.filename and Path(exc.filename).resolve() == resolved:
         return f"{shown}:{exc.lineno}: SyntaxError: {exc.msg}"
     last = traceback.format_exception_only(type(exc), exc)[-1].strip()
-    lines = [f.lineno for f in traceback.extract_tb(exc.__traceback__)
-             if Path(f.filename).resolve() == resolved]  # fmt: skip
+    lines = [
+        f.lineno for f in traceback.extract_tb(exc.__traceback__) if Path(f.filename).resolve() == resolved
+    ]
     return f"{shown}:{lines[-1]}: {last}" if lines else f"{shown}: {last}"

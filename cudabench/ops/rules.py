@@ -17,8 +17,8 @@ import math
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
-from cudabench.ops.base import Geometry, persistent_grid
-from cudabench.spec import DeviceInfo, KernelVariant, Launch, Shape
+from cudabench.core.records import DeviceInfo, KernelVariant, Launch, Shape
+from cudabench.ops.protocol import Geometry, persistent_grid
 
 MAX_GRID_X = 2**31 - 1
 MAX_GRID_Y = 65535
@@ -154,6 +154,10 @@ def persistent() -> GridRule:
 
 
 STOCK: Mapping[str, Callable[..., GridRule]] = {
-    "elements": elements, "packs": packs, "warp_rows": warp_rows, "block_rows": block_rows,
-    "tiles": tiles, "persistent": persistent,
-}  # fmt: skip
+    "elements": elements,
+    "packs": packs,
+    "warp_rows": warp_rows,
+    "block_rows": block_rows,
+    "tiles": tiles,
+    "persistent": persistent,
+}

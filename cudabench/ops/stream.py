@@ -1,6 +1,6 @@
 # ruff: noqa: RUF012 - an op declares its tensors, rules and baselines as class attributes
 """What the ceilings' stream ops share (kernels/stream_read, stream_write, stream_copy,
-stream_triad: `cudabench ceilings`, cudabench/ceilings.py): one op per traffic mix, since an
+stream_triad: `cudabench ceilings`, cudabench/record/ceilings.py): one op per traffic mix, since an
 op fixes what its variants compute (the float64 reference) and the bytes they must move, and
 those differ by mix.
 
@@ -19,7 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from cudabench.op import (
+from cudabench.core.records import Shape
+from cudabench.ops.api import (
     Dims,
     Geometry,
     Launching,
@@ -30,8 +31,7 @@ from cudabench.op import (
     uniform,
     xp_of,
 )
-from cudabench.ops.base import tiles_grid
-from cudabench.spec import Shape
+from cudabench.ops.protocol import tiles_grid
 
 UNIT_ROUNDOFF = 2.0**-24
 
@@ -89,6 +89,7 @@ def memcpy(a: Any, b: Any) -> Any:
         return a.copy()
     out = xp.empty_like(a)
     rt = xp.cuda.runtime
-    rt.memcpyAsync(out.data.ptr, a.data.ptr, a.nbytes, rt.memcpyDeviceToDevice,
-                   xp.cuda.get_current_stream().ptr)  # fmt: skip
+    rt.memcpyAsync(
+        out.data.ptr, a.data.ptr, a.nbytes, rt.memcpyDeviceToDevice, xp.cuda.get_current_stream().ptr
+    )
     return out

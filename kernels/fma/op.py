@@ -12,7 +12,7 @@ import math
 from typing import Any
 
 from cudabench.op import Dims, Op, Scalar, Tensor, elements, uniform
-from cudabench.spec import Shape
+from cudabench.core.records import Shape
 
 UNIT_ROUNDOFF = 2.0**-24
 FMA_ITERS = 1024  # dependent FMAs a thread: 2048 flops for 8 bytes, far past any ridge point
@@ -29,7 +29,7 @@ class Fma(Op):
     inputs = (Tensor("x", "n", fill=uniform(-3.0, 3.0)),)
     outputs = (Tensor("out", "n"),)
     scalars = (Scalar("n"), Scalar("iters", "int", FMA_ITERS), Scalar("one", "float", 1.0),
-               Scalar("step", "float", FMA_STEP))  # fmt: skip
+               Scalar("step", "float", FMA_STEP))
     rules = {"elements": elements()}
     requirements: tuple[str, ...] = ()
     compute_bound = True

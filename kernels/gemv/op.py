@@ -12,7 +12,7 @@ from typing import Any
 
 from cudabench.op import Dims, Op, Scalar, Tensor, torch_call, warp_rows
 from cudabench.ops.matrix import dot_tolerance, uniform
-from cudabench.spec import Shape
+from cudabench.core.records import Shape
 
 
 class Gemv(Op):

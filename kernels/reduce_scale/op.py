@@ -24,7 +24,7 @@ from cudabench.op import (
     warp_rows,
     xp_of,
 )
-from cudabench.spec import Shape
+from cudabench.core.records import Shape
 
 UNIT_ROUNDOFF = 2.0**-24
 

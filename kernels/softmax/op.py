@@ -41,9 +41,9 @@ from cudabench.op import (
     uniform,
     warp_rows,
     xp_of,
-)  # fmt: skip
-from cudabench.ops.base import tiles_grid
-from cudabench.spec import KernelVariant, Shape
+)
+from cudabench.ops.protocol import tiles_grid
+from cudabench.core.records import KernelVariant, Shape
 
 UNIT_ROUNDOFF = 2.0**-24
 SHIFT = 100.0
@@ -60,7 +60,7 @@ def _whole_rows(rule: GridRule, shared: Any = None) -> GridRule:
     def whole(at: Launching) -> Geometry:
         geometry = rule(at)
         return dataclasses.replace(geometry, scalars=(1,), workspace=dict(ONE_CHUNK),
-                                   shared_bytes=shared(at) if shared else 0)  # fmt: skip
+                                   shared_bytes=shared(at) if shared else 0)
 
     return whole
 

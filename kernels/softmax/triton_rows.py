@@ -44,7 +44,7 @@ _launch: dict[tuple[int, ...], Any] = {}  # one input set at a time: its tensors
 @variant(name="triton_rows", dtypes=("float32", "float16", "bfloat16"), writes=True,
          needs=("triton", "torch"), gpu=True, requires={"max_cols": 8192},
          about="Triton: a program per row, the row in registers, exp and sum in float32 "
-               "(rows up to 8192 columns)")  # fmt: skip
+               "(rows up to 8192 columns)")
 def triton_rows(x: Any, out: Any) -> None:
     import cupy
     import torch

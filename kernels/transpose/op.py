@@ -23,7 +23,7 @@ from cudabench.op import (
     uniform,
     xp_of,
 )
-from cudabench.spec import Shape
+from cudabench.core.records import Shape
 
 
 def _tiles(side: int) -> Any:

@@ -10,8 +10,14 @@ from cudabench.op import variant
 _launch: dict[tuple[int, ...], Any] = {}  # one input set at a time: its tensors and stream
 
 
-@variant(name="torch_mm", dtypes=("float16", "bfloat16"), writes=True, needs=("torch",),
-         gpu=True, about="torch.matmul in 16 bits (cuBLAS, tensor cores)")  # fmt: skip
+@variant(
+    name="torch_mm",
+    dtypes=("float16", "bfloat16"),
+    writes=True,
+    needs=("torch",),
+    gpu=True,
+    about="torch.matmul in 16 bits (cuBLAS, tensor cores)",
+)
 def torch_mm(a: Any, b: Any, out: Any) -> None:
     import cupy
     import torch

@@ -1,0 +1,392 @@
+"""nvcc -> cubin, with a content-hash cache and ptxas's resource report. Needs no GPU.
+
+A variant compiles once per (arch, dtype): `-DCB_T=<C++ type>` gives the file its element type
+(kernels/common/dtype.cuh names it `elem_t`). A header entry may be a template instantiation
+(`ReduceScaleBlockKernel<T, long long>`, `T` the dtype's type): cudabench compiles a two-line
+wrapper that includes the file and takes the instantiation's address, so nvcc emits it, then
+finds its lowered (mangled) name among the entries ptxas reports by demangling them
+(cu++filt, or binutils' c++filt), never by asking the user for a mangled name.
+
+A variant with a tunable space (`params:`) compiles once per configuration too: each parameter
+is a definition, `-DBLOCK=256`. A cubin is cached under `$CUDABENCH_CACHE` (default
+`~/.cache/cudabench`) by the hash of the source, every header in `kernels/common/`, the target
+arch, the dtype, the entries, the flags (the definitions among them) and nvcc's version, so
+editing a kernel or a shared header recompiles and nothing else does.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from cudabench.core.dtypes import get_dtype
+from cudabench.core.paths import BUILTIN_KERNELS
+from cudabench.core.records import KernelVariant
+from cudabench.ops.header import instantiate
+
+NVCC_FLAGS = ("-O3", "-std=c++17", "-lineinfo", "-Xptxas", "-v")
+COMPILE_TIMEOUT_S = 300
+
+
+class CompileError(RuntimeError):
+    """nvcc failed; the message holds its diagnostics (file:line: error ...)."""
+
+
+class ToolchainError(CompileError):
+    """The machine's fault, not the kernel's: no usable nvcc, or a cache that cannot be
+    written. Commands report it as one line (exit 2) instead of a row per kernel."""
+
+
+class NvccMissing(ToolchainError):
+    """No nvcc on PATH, or $CUDABENCH_NVCC names no executable."""
+
+
+class CompileCancelled(Exception):
+    """The compile was stopped (Ctrl-C in `check`): no outcome, neither OK nor an error."""
+
+
+# The nvcc processes under way, so that `cancel_compiles` can stop them (check's Ctrl-C).
+_RUNNING: set[subprocess.Popen[str]] = set()
+_LOCK = threading.Lock()
+_CANCELLED = threading.Event()
+_ISOLATE = False  # inside interruptible(): nvcc in its own session
+
+
+@contextlib.contextmanager
+def interruptible() -> Iterator[None]:
+    """Compiles started inside (from any thread) run nvcc in its own session, so that a
+    terminal's Ctrl-C reaches cudabench alone, not nvcc (which would die mid-compile and read
+    as a COMPILE_ERROR); cudabench then calls `cancel_compiles`. Outside, nvcc stays in its
+    caller's process group (a worker killed with its group takes its nvcc with it)."""
+    global _ISOLATE
+    _CANCELLED.clear()
+    _ISOLATE = True
+    try:
+        yield
+    finally:
+        _ISOLATE = False
+        _CANCELLED.clear()  # a cancel ends with the block: later compiles run
+
+
+def cancel_compiles() -> None:
+    """Stop every nvcc under way (with its children: cicc, ptxas) and make the compiles not
+    yet started raise CompileCancelled at once."""
+    with _LOCK:
+        _CANCELLED.set()
+        running = list(_RUNNING)
+    for proc in running:
+        _kill(proc)
+
+
+def _kill(proc: subprocess.Popen[str]) -> None:
+    try:
+        if _ISOLATE:
+            os.killpg(proc.pid, signal.SIGKILL)
+        else:
+            proc.kill()
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _run_nvcc(cmd: list[str]) -> tuple[int, str, str]:
+    """Run nvcc; (exit status, stdout, stderr). CompileCancelled after cancel_compiles."""
+    if _CANCELLED.is_set():
+        raise CompileCancelled(cmd[-1])
+    proc = subprocess.Popen(
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        start_new_session=_ISOLATE,
+    )
+    with _LOCK:
+        _RUNNING.add(proc)
+        if _CANCELLED.is_set():
+            _kill(proc)
+    try:
+        try:
+            out, errors = proc.communicate(timeout=COMPILE_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            _kill(proc)
+            proc.communicate()
+            raise
+        except BaseException:
+            _kill(proc)
+            proc.wait()
+            raise
+    finally:
+        with _LOCK:
+            _RUNNING.discard(proc)
+    if _CANCELLED.is_set():
+        raise CompileCancelled(cmd[-1])
+    return proc.returncode, out, errors
+
+
+@dataclass(frozen=True)
+class EntryResources:
+    """ptxas's report for one entry point."""
+
+    registers: int
+    spill_bytes: int  # spill stores + spill loads
+    stack_bytes: int
+    shared_bytes: int
+
+
+@dataclass(frozen=True)
+class Compiled:
+    cubin: Path
+    arch: str
+    resources: dict[str, EntryResources]  # by lowered name, as ptxas reports them
+    names: tuple[str, ...]  # the cubin's (lowered) name of each launch's entry, in order
+
+    @property
+    def launch_resources(self) -> list[EntryResources]:
+        return [self.resources[name] for name in self.names]
+
+
+def nvcc_path() -> str:
+    """$CUDABENCH_NVCC, else the nvcc on PATH; NvccMissing (one line) if it cannot run."""
+    chosen = os.environ.get("CUDABENCH_NVCC")
+    if chosen:
+        path = Path(chosen)
+        if path.is_dir():
+            raise NvccMissing(
+                f"CUDABENCH_NVCC={chosen}: is a folder; name the nvcc program itself (e.g. {path / 'nvcc'})"
+            )
+        if not path.is_file():
+            raise NvccMissing(f"CUDABENCH_NVCC={chosen}: no such file")
+        if not os.access(path, os.X_OK):
+            raise NvccMissing(f"CUDABENCH_NVCC={chosen}: not executable")
+        return chosen
+    found = shutil.which("nvcc")
+    if not found:
+        raise NvccMissing("nvcc not found: install the CUDA toolkit or set CUDABENCH_NVCC")
+    return found
+
+
+@functools.cache
+def nvcc_version() -> str:
+    """`13.0.88`-style version of the nvcc on PATH, or '' when there is none."""
+    try:
+        out = subprocess.run([nvcc_path(), "--version"], capture_output=True, text=True, timeout=30).stdout
+    except (NvccMissing, OSError, subprocess.SubprocessError):
+        return ""
+    m = re.search(r"V(\d+\.\d+\.\d+)", out)
+    return m.group(1) if m else out.strip().splitlines()[-1] if out.strip() else ""
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get("CUDABENCH_CACHE", Path.home() / ".cache" / "cudabench"))
+
+
+def _common_headers_digest() -> str:
+    digest = hashlib.sha256()
+    for header in sorted((BUILTIN_KERNELS / "common").glob("*.cuh")):
+        digest.update(header.name.encode())
+        digest.update(header.read_bytes())
+    return digest.hexdigest()
+
+
+_ENTRY = re.compile(r"Compiling entry function '([^']+)' for '(sm_\w+)'")
+_PROPS = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
+_USED = re.compile(r"Used (\d+) registers(?:.*?(\d+) bytes smem)?")
+
+
+def parse_ptxas(report: str) -> dict[str, EntryResources]:
+    """Per-entry registers, spills, stack and static shared memory from `-Xptxas -v` text."""
+    found: dict[str, EntryResources] = {}
+    current: str | None = None
+    stack = spill = 0
+    for line in report.splitlines():
+        if m := _ENTRY.search(line):
+            current, stack, spill = m.group(1), 0, 0
+        elif current and (m := _PROPS.search(line)):
+            stack, spill = int(m.group(1)), int(m.group(2)) + int(m.group(3))
+        elif current and (m := _USED.search(line)):
+            smem = int(m.group(2)) if m.group(2) else 0
+            found[current] = EntryResources(int(m.group(1)), spill, stack, smem)
+            current = None
+    return found
+
+
+def _diagnostics(stderr: str, limit: int = 12) -> str:
+    lines = [ln for ln in stderr.splitlines() if "ptxas info" not in ln and ln.strip()]
+    errors = [ln for ln in lines if "error" in ln.lower()] or lines
+    return "\n".join(errors[:limit]) or "nvcc failed without a message"
+
+
+def _cached_report(path: Path) -> dict[str, EntryResources] | None:
+    """A cached ptxas report, or None when it is missing or damaged (then: compile again)."""
+    try:
+        raw = json.loads(path.read_text())
+        return {name: EntryResources(**vals) for name, vals in raw.items()}
+    except (OSError, ValueError, TypeError, AttributeError):
+        return None
+
+
+def _demangler() -> str:
+    nvcc = Path(nvcc_path())
+    for candidate in (nvcc.parent / "cu++filt", shutil.which("cu++filt"), shutil.which("c++filt")):
+        if candidate and Path(candidate).is_file():
+            return str(candidate)
+    raise ToolchainError(
+        "a template entry needs cu++filt (CUDA toolkit) or c++filt (binutils) "
+        "to find its lowered name; neither was found"
+    )
+
+
+def _bare(demangled: str) -> str:
+    """`void ns::k<float, 4>(float const*, int)` -> `ns::k<float,4>`: no return type, no
+    parameters, no spaces, so it compares with a header entry written any way."""
+    text = demangled.strip()
+    if text.endswith(")"):  # drop the parameter list: the balanced (...) at the end
+        depth = 0
+        for i in range(len(text) - 1, -1, -1):
+            depth += {")": 1, "(": -1}.get(text[i], 0)
+            if depth == 0:
+                text = text[:i]
+                break
+    if text.startswith("void "):  # a template's demangled name starts with its return type
+        text = text[len("void ") :]
+    return "".join(text.split())
+
+
+def lowered_names(entries: list[str], found: list[str], path: str) -> dict[str, str]:
+    """Each header entry's name in the cubin: itself when the file declares it extern "C",
+    else the reported entry whose demangled name is it (CompileError naming it if none)."""
+    lowered = {e: e for e in entries if e in found}
+    missing = [e for e in entries if e not in lowered]
+    if not missing:
+        return lowered
+    mangled = [name for name in found if name.startswith("_Z")]
+    demangled: dict[str, str] = {}
+    if mangled:
+        try:
+            proc = subprocess.run(
+                [_demangler()], input="\n".join(mangled), capture_output=True, text=True, timeout=60
+            )
+        except (OSError, subprocess.SubprocessError) as exc:
+            raise ToolchainError(f"demangling the entries of {path} failed: {exc}") from exc
+        demangled = {_bare(d): m for m, d in zip(mangled, proc.stdout.splitlines())}
+    for entry in missing:
+        match = demangled.get("".join(entry.split()))
+        if match is None:
+            shown = sorted(demangled) or sorted(found) or ["none"]
+            raise CompileError(
+                f"{path}: entry point {entry!r} named in the header is not in the compiled file "
+                f'(found: {", ".join(shown)}; declare kernels extern "C" or name a '
+                "template instantiation that exists)"
+            )
+        lowered[entry] = match
+    return lowered
+
+
+def _wrapper(source: Path, entries: list[str]) -> str:
+    """A file that includes the variant and takes the address of each template entry, so
+    nvcc instantiates and emits them."""
+    lines = [f'#include "{source}"', "// cudabench: instantiate the header's template entries"]
+    lines += [
+        f"static void* const cudabench_entry_{i} = (void*)&{e};" for i, e in enumerate(entries) if "<" in e
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def param_defines(variant: KernelVariant) -> list[str]:
+    """The configuration's parameters as nvcc definitions: -DBLOCK=256 -DITEMS=8."""
+    return [f"-D{name}={value}" for name, value in variant.values]
+
+
+def compile_variant(variant: KernelVariant, arch: str, dtype: str = "float32") -> Compiled:
+    """Compile one variant's file for `arch` (e.g. sm_90) and `dtype` to a cached cubin.
+    Raises CompileError with nvcc's diagnostics, or when an entry the header names is missing
+    (a template instantiation that does not exist is nvcc's error, naming it)."""
+    element = get_dtype(dtype)
+    if variant.kind != "cuda":
+        raise CompileError(f"{variant.path}: {variant.name} is a Python variant: nothing to compile")
+    if dtype not in variant.dtypes:
+        raise CompileError(
+            f"{variant.path}: variant {variant.name!r} is for {', '.join(variant.dtypes)}, not {dtype}"
+        )
+    entries = [instantiate(launch.entry, element.ctype) for launch in variant.launches]
+    source = Path(variant.path).read_text()
+    flags = [*NVCC_FLAGS, *element.defines, *param_defines(variant)]
+    key = hashlib.sha256(
+        "\0".join(
+            [source, _common_headers_digest(), arch, " ".join(flags), nvcc_version(), *entries]
+        ).encode()
+    ).hexdigest()[:24]
+    folder = cache_dir()
+    cubin, report_file = folder / f"{key}.cubin", folder / f"{key}.json"
+    resources = _cached_report(report_file) if cubin.exists() else None
+    if resources is None:
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ToolchainError(
+                f"compile cache {folder}: cannot create it ({exc.strerror}); "
+                "set CUDABENCH_CACHE to a writable folder"
+            ) from exc
+        with tempfile.TemporaryDirectory() as tmp:
+            out = Path(tmp) / "k.cubin"
+            target = Path(variant.path).resolve()
+            if any("<" in e for e in entries):
+                target = Path(tmp) / f"{Path(variant.path).stem}.instantiate.cu"
+                target.write_text(_wrapper(Path(variant.path).resolve(), entries))
+            cmd = [
+                nvcc_path(),
+                "-cubin",
+                f"-arch={arch}",
+                *flags,
+                f"-I{BUILTIN_KERNELS}",
+                f"-I{Path(variant.path).resolve().parent}",
+                "-o",
+                str(out),
+                str(target),
+            ]
+            try:
+                returncode, stdout, stderr = _run_nvcc(cmd)
+            except subprocess.TimeoutExpired as exc:
+                raise CompileError(f"{variant.path}: nvcc ran past {COMPILE_TIMEOUT_S} s") from exc
+            except OSError as exc:  # nvcc vanished or cannot be executed
+                raise NvccMissing(f"{cmd[0]}: cannot run: {exc.strerror}") from exc
+            if returncode != 0:
+                config = f" [{variant.params_text}]" if variant.values else ""
+                raise CompileError(_diagnostics(stderr) + config)
+            if not out.is_file():  # exit 0 and no cubin: not nvcc (a wrapper, a wrong path)
+                said = " | ".join(ln.strip() for ln in (stdout + stderr).splitlines() if ln.strip())
+                raise ToolchainError(
+                    f"{cmd[0]} exited 0 but wrote no cubin (is it nvcc? set CUDABENCH_NVCC to "
+                    f"the CUDA toolkit's nvcc){': ' + said[:160] if said else ''}"
+                )
+            resources = parse_ptxas(stderr + stdout)
+            # write-then-rename: a concurrent or killed compile never leaves half a cubin
+            try:
+                tmp_cubin = folder / f".{key}.{os.getpid()}.cubin"
+                shutil.copyfile(out, tmp_cubin)
+                os.replace(tmp_cubin, cubin)
+                tmp_report = folder / f".{key}.{os.getpid()}.json"
+                tmp_report.write_text(json.dumps({k: vars(v) for k, v in resources.items()}))
+                os.replace(tmp_report, report_file)
+            except OSError as exc:
+                raise ToolchainError(
+                    f"compile cache {folder}: cannot write ({exc.strerror}); "
+                    "set CUDABENCH_CACHE to a writable folder"
+                ) from exc
+    try:
+        lowered = lowered_names(entries, list(resources), f"{variant.path}:{variant.header_line}")
+    except CompileError as exc:
+        raise type(exc)(f"{exc} [{dtype}]") from None
+    return Compiled(cubin=cubin, arch=arch, resources=resources, names=tuple(lowered[e] for e in entries))

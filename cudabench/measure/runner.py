@@ -1,0 +1,309 @@
+"""Case x variant loop: every (case, variant) becomes exactly one ResultRow, whatever happens.
+
+For each case, each variant is prepared (prepare.py: requirements, N/A; compile and load,
+COMPILE_ERROR; fresh inputs, a NaN-poisoned output, one launch checked against the float64
+reference, FAIL), timed (measure.py), and checked again on the last timed launch's output.
+The library baselines get the same treatment. Device errors give CRASH, anything else ERROR;
+the loop goes on.
+
+With `timing.interleave`, all variants of a case are prepared (validated) first, then timed
+with their samples taken in turn (measure.measure_interleaved), then checked again; if their
+data would not fit in GPU memory at once, the case is timed one variant after another.
+
+NVTX: the range cudabench@<op>/<variant>/<shape>/ holds, in order, the validation launch, the
+warm-up launches, the pilot launch, the settling launches (--settle), the timed launches
+(batch x samples) and the energy window's back-to-back launches of that variant, and nothing
+else: inputs, reference and checks run outside it.
+
+Telemetry (telemetry.py): a row gets the card's clocks, temperatures and slowdowns over its
+samples, and an OK hot row its energy per call; `--cooldown` waits before each variant.
+
+Profile mode (`Runner(..., profile=True)`, what `cudabench profile` runs under ncu): nothing
+is timed; validation and warm-up run outside the ranges, and each range holds exactly one call
+of its variant (all of a multi-kernel variant's launches, once), checked again after.
+
+Everything a case needs travels in `CaseJob` (plain, picklable records), so a later worker
+process can run one job with `run_job` and send back its rows.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from cudabench.backends.base import Backend, KernelCrash
+from cudabench.backends.nvtx import nvtx_range
+from cudabench.build.compile import CompileError
+from cudabench.core.names import UnknownName
+from cudabench.core.records import (
+    Case,
+    DeviceInfo,
+    KernelVariant,
+    Measurement,
+    ResultRow,
+    Status,
+    TimingOptions,
+)
+from cudabench.measure.prepare import Prepared, Preparer, fail_row
+from cudabench.measure.sampling import measure, measure_interleaved
+from cudabench.measure.telemetry import cool_down, energy_per_call, join_notes, with_energy, with_telemetry
+from cudabench.measure.throughput import bytes_of, timed_fields
+from cudabench.ops import pyvariants, registry
+from cudabench.ops.protocol import Op
+from cudabench.ops.registry import get_op
+
+
+@dataclass(frozen=True)
+class CaseJob:
+    """One case and what to run on it. `op_file` is the op's op.py, so that a worker process,
+    which does not see the parent's --ops folders, loads the same op: left empty, it is
+    filled from the registry where the job is made (the parent)."""
+
+    case: Case
+    variants: tuple[KernelVariant, ...]
+    baselines: tuple[str, ...]
+    timing: TimingOptions
+    op_file: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.op_file:
+            object.__setattr__(self, "op_file", registry.op_file(self.case.op))
+
+    def op(self) -> Op:
+        """The job's op: loaded from its file, else found by name."""
+        return registry.load_op_file(self.op_file) if self.op_file else get_op(self.case.op)
+
+
+class Observer(Protocol):
+    """Progress hooks (the CLI draws a progress bar with them); library code never prints."""
+
+    def started(self, case: Case, name: str) -> None: ...
+
+    def finished(self, row: ResultRow) -> None: ...
+
+
+class _Silent:
+    def started(self, case: Case, name: str) -> None:
+        pass
+
+    def finished(self, row: ResultRow) -> None:
+        pass
+
+
+def job_failed(job: CaseJob, status: Status, error: str) -> list[ResultRow]:
+    """A row of `status` for each variant and baseline of a job that could not run at all
+    (on a cluster: a task Dask gave up on)."""
+    labels = [v.label for v in job.variants] + list(job.baselines)
+    return [ResultRow.of(job.case, label, status, error) for label in labels]
+
+
+class Runner:
+    """Runs jobs on one backend: prepare.py makes each variant a validated call, this times it."""
+
+    def __init__(self, backend: Backend, observer: Observer | None = None, profile: bool = False) -> None:
+        self.backend = backend
+        self.profile = profile
+        self.preparer = Preparer(backend, profile)
+        self.device: DeviceInfo = self.preparer.device
+        self.observer = observer or _Silent()
+        self._floor: dict[tuple[str, str], float | None] = {}  # (L2 mode, timer) -> floor, us
+
+    def run_job(self, job: CaseJob) -> list[ResultRow]:
+        self.backend.activate()  # its stream current, whatever backend was made since
+        try:
+            op = job.op()
+        except (registry.OpLoadError, UnknownName) as exc:  # every row says why
+            failed = job_failed(job, Status.ERROR, str(exc))
+            for row in failed:
+                self.observer.finished(row)
+            return failed
+        case = job.case
+        names = [v.label for v in job.variants] + list(job.baselines)
+        needed = op.device_bytes(case.shape)
+        free = self.backend.free_bytes()
+        interleave = job.timing.interleave and len(names) > 1 and not self.profile
+        if interleave and needed * len(names) > free:  # every variant's data at once
+            interleave = False
+        rows: list[ResultRow | None] = [None] * len(names)
+        prepared: list[tuple[int, Prepared]] = []
+        with nvtx_range(op.name):
+            for index, name in enumerate(names):
+                self.observer.started(case, name)
+                if needed > free:
+                    outcome: ResultRow | Prepared = ResultRow.of(
+                        case,
+                        name,
+                        Status.SKIPPED,
+                        f"needs {needed / 1e9:.2f} GB of GPU memory, {free / 1e9:.2f} GB free",
+                    )
+                else:
+                    outcome = self._run_one(op, job, index, name, time_now=not interleave)
+                if isinstance(outcome, Prepared):  # interleaved: timed with the others below
+                    prepared.append((index, outcome))
+                    continue
+                rows[index] = outcome
+                self.observer.finished(outcome)
+            if prepared:
+                for index, row in self._interleaved(op, case, prepared, job.timing):
+                    rows[index] = row
+                    self.observer.finished(row)
+        return [r for r in rows if r is not None]  # the sweep fills in the speedups
+
+    def _run_one(self, op: Op, job: CaseJob, index: int, name: str, time_now: bool) -> ResultRow | Prepared:
+        """Prepare one variant or baseline, then (time_now) time it and build its row."""
+        item = job.variants[index] if index < len(job.variants) else name
+        ready = self._guarded(
+            job.case, name, lambda: self.preparer.prepare(op, job.case, item, job.timing.fill)
+        )
+        if not isinstance(ready, Prepared) or not time_now:
+            return ready
+        if self.profile:
+            return self._guarded(job.case, name, lambda: self._profiled(op, job, ready))
+
+        def timed() -> ResultRow:
+            waited = self._cool_down(job.timing)
+            measurement = measure(self.backend, ready.call, job.timing, ready.scope, ready.reset)
+            row = self._finish(op, job.case, ready, measurement, job.timing)
+            return self._with_energy(with_telemetry(row, measurement, waited), ready, measurement, job.timing)
+
+        return self._guarded(job.case, name, timed)
+
+    def _interleaved(
+        self, op: Op, case: Case, prepared: list[tuple[int, Prepared]], timing: TimingOptions
+    ) -> list[tuple[int, ResultRow]]:
+        """Time the prepared calls of one shape with their samples taken in turn."""
+        calls = [(p.call, p.scope, p.reset) for _, p in prepared]
+        try:
+            waited = self._cool_down(timing)
+            measurements = measure_interleaved(self.backend, calls, timing)
+        except KernelCrash as exc:  # the context is gone: no row of this shape can finish
+            return [(i, ResultRow.of(case, p.name, Status.CRASH, str(exc))) for i, p in prepared]
+        except Exception as exc:
+            error = f"{type(exc).__name__}: {exc}"
+            return [(i, ResultRow.of(case, p.name, Status.ERROR, error)) for i, p in prepared]
+        rows = []
+        for (i, p), m in zip(prepared, measurements):
+            row = self._guarded(case, p.name, functools.partial(self._finish, op, case, p, m, timing))
+            measured = with_telemetry(row, m, waited)
+            rows.append(
+                (i, self._guarded(case, p.name, functools.partial(self._with_energy, measured, p, m, timing)))
+            )
+        return rows
+
+    def _cool_down(self, timing: TimingOptions) -> float | None:
+        """--cooldown: wait, idle, for the GPU to cool to the asked temperature first."""
+        gauge = self.backend.gauge()
+        if not timing.cooldown_c or gauge is None:
+            return None
+        return cool_down(gauge, timing.cooldown_c)
+
+    def _with_energy(self, row: ResultRow, p: Prepared, m: Measurement, timing: TimingOptions) -> ResultRow:
+        """The energy per call of an OK hot row (a window of back-to-back calls), its average
+        power and its GB/J (GFLOP/J); cold rows have none: back-to-back calls are not cold."""
+        gauge = self.backend.gauge()
+        if row.status is not Status.OK or not timing.energy or timing.cold or gauge is None:
+            return row
+        if p.reset is not None:  # an in-place op's input: each call needs it restored
+            return row
+        try:
+            with p.scope():  # the variant's own launches, in its ranges as the timed ones
+                energy = energy_per_call(self.backend, p.call, gauge, m.median_ms)
+        except KernelCrash:
+            raise
+        except Exception as exc:  # a reading that failed: the row stands without energy
+            return dataclasses.replace(row, notes=join_notes(row.notes, f"no energy: {exc}"))
+        return with_energy(row, energy)
+
+    def _guarded(self, case: Case, name: str, body: Callable[[], Any]) -> Any:
+        """body(), or the row its exception stands for."""
+        try:
+            return body()
+        except KernelCrash as exc:
+            return ResultRow.of(case, name, Status.CRASH, str(exc))
+        except CompileError as exc:
+            return ResultRow.of(case, name, Status.COMPILE_ERROR, str(exc))
+        except pyvariants.PythonVariantError as exc:  # its file does not import: one line
+            return ResultRow.of(case, name, Status.ERROR, str(exc))
+        except Exception as exc:  # a failure around the kernel: a row, not a dead run
+            if type(exc).__name__ == "OutOfMemoryError":  # CuPy's, with the bytes it wanted
+                return ResultRow.of(case, name, Status.SKIPPED, f"out of GPU memory: {exc}")
+            return ResultRow.of(case, name, Status.ERROR, f"{type(exc).__name__}: {exc}")
+
+    def _profiled(self, op: Op, job: CaseJob, p: Prepared) -> ResultRow:
+        """Profile mode: warm-up outside the ranges, then exactly one call inside them."""
+        for _ in range(job.timing.warmup):
+            self.backend.run(p.call)
+        if p.reset is not None:
+            p.reset()
+        self.backend.synchronize()
+        with p.scope():
+            self.backend.run(p.call)
+            self.backend.synchronize()
+        check = p.recheck() if p.recheck is not None else p.first
+        if not check.ok:
+            return fail_row(job.case, p.name, check, when="profiled call: ", **p.resources)
+        return ResultRow.of(
+            job.case,
+            p.name,
+            Status.OK,
+            max_abs_err=check.max_abs_err,
+            tolerance=check.tolerance,
+            samples=1,
+            batch=1,
+            method="ncu",
+            bytes_moved=bytes_of(op, job.case),
+            is_baseline=p.is_baseline,
+            **p.resources,
+        )
+
+    def _finish(
+        self, op: Op, case: Case, p: Prepared, measurement: Measurement, timing: TimingOptions
+    ) -> ResultRow:
+        """The row of a timed call, after checking the last timed output again."""
+        self.backend.synchronize()
+        if p.recheck is not None:
+            again = p.recheck()
+            if not again.ok:
+                return fail_row(case, p.name, again, when="after timing: ", **p.resources)
+        row = self._timed_row(op, case, p.name, measurement, p.first, p.resources, timing, p.blocks)
+        return dataclasses.replace(row, is_baseline=p.is_baseline)
+
+    def _timed_row(
+        self,
+        op: Op,
+        case: Case,
+        name: str,
+        m: Measurement,
+        check: Any,
+        resources: dict[str, Any],
+        timing: TimingOptions,
+        blocks: int = 0,
+    ) -> ResultRow:
+        fields = timed_fields(op, case, m, self.device, timing, self._launch_floor_us(timing), blocks)
+        return ResultRow.of(
+            case,
+            name,
+            Status.OK,
+            max_abs_err=check.max_abs_err,
+            tolerance=check.tolerance,
+            **fields,
+            **resources,
+        )
+
+    def _launch_floor_us(self, timing: TimingOptions) -> float | None:
+        """The median time of an empty kernel, timed as the rows are (once per L2 mode)."""
+        key = (timing.mode, timing.timer)
+        if key not in self._floor:
+            quick = dataclasses.replace(
+                timing, warmup=1, min_samples=5, min_time_s=0.001, max_time_s=0.05, interleave=False
+            )
+            try:
+                m = measure(self.backend, self.backend.empty_call(), quick, contextlib.nullcontext)
+                self._floor[key] = m.median_ms * 1e3
+            except Exception:  # the floor is a hint: without it, no hint
+                self._floor[key] = None
+        return self._floor[key]

@@ -1,0 +1,250 @@
+"""Warm-up, batch sizing and the stopping rule: a call -> Measurement.
+
+1. Warm up: `warmup` calls, so module load, first-touch and clock ramp stay out of the numbers.
+2. Pilot: the fastest of three single-launch samples says roughly how long a launch takes
+   (the first replay of a fresh graph can be hundreds of microseconds slow).
+3. Batch (hot mode): launches shorter than `batch_below_us` (50 us) are timed `batch` at a
+   time, back to back in a CUDA graph, so that a sample lasts about `batch_target_us`; event
+   and launch overhead (~4-5 us an event pair on an H200) then costs well under 1% even for
+   a 2 us kernel. Longer launches are timed one per sample, isolated: the backend keeps the
+   GPU busy while the launch is queued (a spin kernel), so the events bracket the kernel and
+   not the CPU's launch overhead; this is what Nsight Compute's gpu__time_duration measures.
+   Cold mode times one launch per sample, after an L2 flush.
+4. Sample until both `min_samples` samples and `min_time_s` of GPU time are reached (the
+   triton/nvbench rule), or `max_time_s` is spent, whichever comes first. With `interleave`
+   the variants of one shape take their samples in turn (measure_interleaved).
+
+The median is the reported figure; min and the relative spread come with it.
+
+Telemetry (telemetry.py, where the backend has NVML's gauges): a Watch marks the samples the
+card took while slowed for power or heat (`drop_throttled` leaves them out of the figures,
+unless all were); with `settle` (or `auto` for cold single launches) the warm-up goes on
+until the SM clock's median stops moving.
+
+The clock (`options.timer`, cupti_clock.TIMERS): CUDA events around each sample, as above;
+or CUPTI's kernel records (`cupti`), where a sample's launches run under an external
+correlation id and each launch becomes one sample (a graph of `batch` launches gives `batch`),
+its time the span of its own kernels with nothing else in it: no launch gaps before or after,
+no event records, no flush or spin. The stopping rule then counts launches. `both` measures
+twice, with events alone first and then with the kernel clock, and keeps the events' samples
+beside (CUPTI's tracing adds about a microsecond to every launch of a graph, so events taken
+while it traces would not be the events clock); `auto` is CUPTI where it can start, else
+events.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from collections.abc import Callable
+from dataclasses import replace
+
+from cudabench.backends.base import MAX_BATCH, Backend, Sampler, Scope
+from cudabench.backends.cupti_clock import resolve_timer
+from cudabench.core.records import Measurement, TimingOptions
+from cudabench.measure.telemetry import Watch, settle
+
+PILOT_SAMPLES = 3
+
+
+def batch_size(pilot_ms: float, options: TimingOptions) -> int:
+    """How many launches a hot-mode sample holds, given one launch's rough time."""
+    if options.cold or pilot_ms * 1000.0 >= options.batch_below_us:
+        return 1
+    target_ms = options.batch_target_us / 1000.0
+    if pilot_ms <= 0:
+        return MAX_BATCH
+    return max(1, min(MAX_BATCH, math.ceil(target_ms / pilot_ms)))
+
+
+def enough(count: int, spent_s: float, options: TimingOptions) -> bool:
+    """The stopping rule: both the minimum count and the minimum GPU time, or the maximum."""
+    done = count >= options.min_samples and spent_s >= options.min_time_s
+    return done or spent_s >= options.max_time_s
+
+
+def counted(taken: int, batch: int, clock: str) -> int:
+    """The samples the stopping rule sees after `taken` samples of `batch` launches: one a
+    sample with events, one a launch with the kernel clock."""
+    return taken * (1 if clock == "events" else batch)
+
+
+def collect(
+    sample: Callable[[], float],
+    batch: int,
+    options: TimingOptions,
+    clock: str = "events",
+    watch: Watch | None = None,
+) -> list[float]:
+    """Call `sample` (returns ms per launch) until the stopping rule is met; `watch` is told
+    of each sample (it marks those the card took while slowed)."""
+    samples: list[float] = []
+    spent_s = 0.0
+    while True:
+        ms = sample()
+        samples.append(ms)
+        if watch is not None:
+            watch.sample_done()
+        spent_s += ms * batch / 1000.0
+        if enough(counted(len(samples), batch, clock), spent_s, options):
+            return samples
+
+
+def clock_of(backend: Backend, options: TimingOptions) -> str:
+    """The clock a measurement uses: events, cupti or both (auto resolved on this backend);
+    KernelClockUnavailable when cupti or both is asked for and CUPTI cannot run."""
+    asked = options.timer
+    return resolve_timer(asked, "" if asked == "events" else backend.kernel_clock_error())[0]
+
+
+def _session(backend: Backend, clock: str) -> contextlib.AbstractContextManager[object]:
+    return contextlib.nullcontext() if clock == "events" else backend.kernel_clock()
+
+
+def measure(
+    backend: Backend,
+    call: Callable[[], None],
+    options: TimingOptions,
+    scope: Scope = contextlib.nullcontext,
+    reset: Callable[[], None] | None = None,
+) -> Measurement:
+    """Time `call` (one launch of the thing measured) on `backend`. `scope()` is entered
+    around every launch of `call` (the NVTX ranges) and around nothing else: the L2 flush or
+    the spin a sample needs stays outside, as does `reset` (an in-place op's input restored
+    before every sample)."""
+    clock = clock_of(backend, options)
+    events = (
+        measure(backend, call, replace(options, timer="events"), scope, reset) if clock == "both" else None
+    )
+    with _session(backend, clock):  # open before the sampler captures its graph
+        sampler, settled = _prepare(backend, call, options, scope, reset, clock)
+        watch = _watch(backend)
+        samples = collect(sampler, sampler.batch, options, clock, watch)
+        return _measurement(sampler, samples, clock, events, watch, options, settled)
+
+
+def _watch(backend: Backend) -> Watch | None:
+    gauge = backend.gauge()
+    return Watch(gauge) if gauge is not None else None
+
+
+def _measurement(
+    sampler: Sampler,
+    samples: list[float],
+    clock: str,
+    events: Measurement | None = None,
+    watch: Watch | None = None,
+    options: TimingOptions | None = None,
+    settle_s: float | None = None,
+) -> Measurement:
+    """The samples as a Measurement: the events' as they are, or the kernel clock's launches
+    (span as the time, summed durations kept beside, and with `both` the events' own
+    measurement's samples); with the watch's marks, and without the marked samples when
+    `options.drop_throttled` (unless every sample was marked: then none is dropped)."""
+    telemetry = watch.finish() if watch is not None else None
+    marked = telemetry.marked if telemetry is not None else ()
+    if clock == "events":
+        times, busy = tuple(samples), tuple[float, ...]()
+    else:
+        launches = sampler.launch_times()
+        times = tuple(t.span_ns / 1e6 for t in launches)
+        busy = tuple(t.busy_ns / 1e6 for t in launches)
+        if len(marked) * sampler.batch == len(times):  # a sample's marks on each of its launches
+            marked = tuple(m for m in marked for _ in range(sampler.batch))
+    throttled = sum(marked) if len(marked) == len(times) else 0
+    dropped = 0
+    if options is not None and options.drop_throttled and 0 < throttled < len(times):
+        keep = [not m for m in marked]
+        times = tuple(t for t, k in zip(times, keep) if k)
+        busy = tuple(b for b, k in zip(busy, keep) if k) if busy else ()
+        dropped = throttled
+    return Measurement(
+        samples_ms=times,
+        batch=sampler.batch,
+        method=sampler.method,
+        timer="events" if clock == "events" else "cupti",
+        busy_ms=busy,
+        events_ms=events.samples_ms if events is not None else (),
+        telemetry=telemetry,
+        throttled=throttled,
+        dropped=dropped,
+        settle_s=settle_s,
+    )
+
+
+def settles(options: TimingOptions, pilot_ms: float) -> bool:
+    """Whether to warm up until the SM clock settles: `--settle on`, or `auto` for cold rows
+    of launches from `batch_below_us` up (one launch a sample: the card idles between them
+    while the L2 is flushed, and its clock wanders)."""
+    auto = options.cold and pilot_ms * 1000.0 >= options.batch_below_us
+    return options.settle == "on" or (options.settle == "auto" and auto)
+
+
+def _prepare(
+    backend: Backend,
+    call: Callable[[], None],
+    options: TimingOptions,
+    scope: Scope,
+    reset: Callable[[], None] | None = None,
+    clock: str = "events",
+) -> tuple[Sampler, float | None]:
+    """Warm up, take the pilot, settle the clock when asked, and return the sampler with its
+    batch size (and the seconds settling took, None when it did not)."""
+    for _ in range(options.warmup):
+        with scope():
+            backend.run(call)
+    backend.synchronize()
+    pilot_sampler = backend.sampler(call, 1, options.cold, scope, reset)
+    pilot = min(pilot_sampler() for _ in range(PILOT_SAMPLES))
+    settled = None
+    gauge = backend.gauge()
+    if gauge is not None and settles(options, pilot):
+
+        def busy(seconds: float) -> None:  # back-to-back calls, in the variant's ranges
+            with scope():
+                for _ in range(max(1, math.ceil(seconds * 1e3 / max(pilot, 1e-3)))):
+                    backend.run(call)
+            backend.synchronize()
+
+        settled = settle(busy, gauge)
+    sampler = backend.sampler(
+        call, batch_size(pilot, options), options.cold, scope, reset, kernel_clock=clock != "events"
+    )
+    return sampler, settled
+
+
+def measure_interleaved(
+    backend: Backend,
+    calls: list[tuple[Callable[[], None], Scope, Callable[[], None] | None]],
+    options: TimingOptions,
+) -> list[Measurement]:
+    """Time several calls (the variants of one shape) with their samples taken in turn,
+    A B C A B C ..., so that clock and thermal drift fall on all of them alike. Each call
+    keeps its own batch size and stopping rule; one that is done drops out of the rotation."""
+    clock = clock_of(backend, options)
+    events: list[Measurement | None] = [None] * len(calls)
+    if clock == "both":  # the events clock alone first, interleaved as asked
+        events = list(measure_interleaved(backend, calls, replace(options, timer="events")))
+    with _session(backend, clock):
+        prepared = [_prepare(backend, call, options, scope, reset, clock) for call, scope, reset in calls]
+        samplers = [sampler for sampler, _ in prepared]
+        watches = [_watch(backend) for _ in samplers]
+        samples: list[list[float]] = [[] for _ in samplers]
+        spent_s = [0.0] * len(samplers)
+        done = [False] * len(samplers)
+        while not all(done):
+            for index, sampler in enumerate(samplers):
+                if done[index]:
+                    continue
+                ms = sampler()
+                samples[index].append(ms)
+                watch = watches[index]
+                if watch is not None:
+                    watch.sample_done()
+                spent_s[index] += ms * sampler.batch / 1000.0
+                count = counted(len(samples[index]), sampler.batch, clock)
+                done[index] = enough(count, spent_s[index], options)
+        return [
+            _measurement(sampler, taken, clock, e, w, options, settled)
+            for taken, (sampler, settled), e, w in zip(samples, prepared, events, watches)
+        ]

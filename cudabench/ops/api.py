@@ -1,0 +1,364 @@
+"""The op API: an operation is one small Python file, `<folder>/<op>/op.py`, beside its .cu
+variants (and, optionally, Python variants in other .py files of the folder).
+
+    from cudabench.ops.api import Op, Scalar, Tensor, block_rows
+
+    class RmsNorm(Op):
+        about = "out = x * w / sqrt(mean(x^2) + eps), along each row"
+        dims = ("rows", "cols")                   # -s 4096x8192
+        inputs = (Tensor("x", "rows cols"), Tensor("w", "cols"))
+        outputs = (Tensor("out", "rows cols"),)
+        scalars = (Scalar("rows"), Scalar("cols"), Scalar("eps", "float", 1e-6))
+        rules = {"row": block_rows()}
+        accumulate = "cols"
+
+        def reference(self, xp, x, w):
+            return x * w / xp.sqrt((x * x).mean(axis=-1, keepdims=True) + 1e-6)
+
+Everything else has a default derived from these declarations: the kernel argument list
+(inputs, outputs, workspace, scalars, then the grid rule's scalars), the inputs (seeded
+normal random numbers), the tolerance, the bytes moved and read, the shapes a case may take,
+the `requires:` names a header may use. docs/guide/ops.md describes every declaration. An `Op`
+satisfies the runner's protocol (ops/base.py), so the runner, the fake backend and the
+commands treat a user's op and a catalogue op the same way.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
+from typing import Any
+
+from cudabench.core.records import DeviceInfo, KernelVariant, Launch, Shape
+from cudabench.ops import torch_baselines
+from cudabench.ops.checks import check_definition
+from cudabench.ops.declarations import (
+    CTYPES,
+    UNIT_ROUNDOFF,
+    OpDefinitionError,
+    Scalar,
+    Tensor,
+    TorchCall,
+    VariantInfo,
+    normal,
+    torch_call,
+    uniform,
+    variant,
+    xp_of,
+)
+from cudabench.ops.protocol import Geometry
+from cudabench.ops.rules import (
+    Dims,
+    GridRule,
+    Launching,
+    block_rows,
+    check_grid,
+    elements,
+    packs,
+    persistent,
+    tiles,
+    warp_rows,
+)
+
+__all__ = [
+    "CTYPES",
+    "UNIT_ROUNDOFF",
+    "Dims",
+    "Geometry",
+    "GridRule",
+    "Launching",
+    "Op",
+    "OpDefinitionError",
+    "Scalar",
+    "Tensor",
+    "TorchCall",
+    "VariantInfo",
+    "block_rows",
+    "check_grid",
+    "elements",
+    "normal",
+    "packs",
+    "persistent",
+    "tiles",
+    "torch_call",
+    "uniform",
+    "variant",
+    "warp_rows",
+    "xp_of",
+]
+
+
+class Op:
+    """Base class of every op: declare the class attributes, override the methods you need.
+    See the module docstring and docs/guide/ops.md."""
+
+    name: str = ""  # the folder's name when left empty
+    about: str = ""
+    dims: tuple[str, ...] = ()
+    ranks: tuple[int, ...] = ()  # shape lengths taken; () = 1 to len(dims)
+    example: str = ""  # a shape for error messages, e.g. "4096x8192"
+    inputs: tuple[Tensor, ...] = ()
+    outputs: tuple[Tensor, ...] = ()
+    scalars: tuple[Scalar, ...] = ()
+    workspace: tuple[str, ...] = ()  # scratch arrays a grid rule sizes (Geometry.workspace)
+    rule_scalars: tuple[Scalar, ...] = ()  # the grid rule's Geometry.scalars, in order
+    args: tuple[str, ...] | None = None  # the kernel's argument list by name, if not the default
+    rules: Mapping[str, GridRule] = MappingProxyType({})
+    library: Mapping[str, Callable[..., Any] | TorchCall] = MappingProxyType({})
+    accumulate: str | int | None = None  # terms a float32 sum adds up per output (a dim name)
+    ulps: float = 16.0  # the tolerance's fixed part, in float32 units of |reference|
+    float64_inputs: bool = True  # reference() gets float64 copies of the inputs
+    compute_bound: bool = False  # the table shows GFLOP/s and % of the fp32 peak
+
+    # --- the runner's protocol (ops/base.py) ------------------------------------------
+
+    @property
+    def grid_rules(self) -> tuple[str, ...]:
+        return tuple(self.rules)
+
+    @property
+    def requirements(self) -> tuple[str, ...]:
+        """The `requires:` names a header may use: max_<dim>, min_<dim>, <dim>_multiple_of."""
+        return tuple(k for d in self.dims for k in (f"max_{d}", f"min_{d}", f"{d}_multiple_of"))
+
+    @property
+    def in_place(self) -> bool:
+        return self.in_place_input is not None
+
+    @property
+    def in_place_input(self) -> int | None:
+        """The index of the input the output overwrites, or None."""
+        names = [t.name for t in self.inputs]
+        for out in self.outputs:
+            if out.name in names:
+                return names.index(out.name)
+        return None
+
+    def check_shape(self, shape: Shape) -> None:
+        ranks = self.ranks or tuple(range(1, len(self.dims) + 1))
+        if len(shape) not in ranks:
+            n = len(self.dims)
+            taken = " or ".join(
+                f"{r}-D ({' x '.join(self.dims[n - r :])})" if r <= n else f"{r}-D (folded)" for r in ranks
+            )
+            example = f" (e.g. {self.example})" if self.example else ""
+            raise ValueError(f"{self.name} takes a {taken} shape{example}, got {len(shape)}-D")
+
+    def unmet(self, variant: KernelVariant, shape: Shape) -> str | None:
+        dims = self.dim_values(shape)
+        for name, value in variant.requires:
+            for dim, size in dims.items():
+                if name == f"max_{dim}" and size > value:
+                    return f"needs {dim} <= {value} ({dim} = {size})"
+                if name == f"min_{dim}" and size < value:
+                    return f"needs {dim} >= {value} ({dim} = {size})"
+                if name == f"{dim}_multiple_of" and size % value:
+                    return f"needs {dim} % {value} == 0 ({dim} = {size})"
+        return None
+
+    def output_shape(self, shape: Shape) -> Shape:
+        return self.tensor_shape(self.outputs[0], shape)
+
+    def bytes_moved(self, shape: Shape, itemsize: int = 4) -> int:
+        written = sum(math.prod(self.tensor_shape(t, shape)) for t in self.outputs)
+        return self.bytes_read(shape, itemsize) + itemsize * written
+
+    def bytes_read(self, shape: Shape, itemsize: int = 4) -> int:
+        return itemsize * sum(math.prod(self.tensor_shape(t, shape)) for t in self.inputs)
+
+    def arithmetic(self, shape: Shape) -> int:
+        return self.flop_count(self.dim_values(shape))
+
+    def flops(self, shape: Shape) -> int | None:
+        """The FLOPs a compute-bound op reports as GFLOP/s (None: a memory-bound op)."""
+        return self.flop_count(self.dim_values(shape)) if self.compute_bound else None
+
+    def device_bytes(self, shape: Shape) -> int:
+        """Inputs and output, float64 copies of the inputs for the reference, the reference,
+        its tolerance and the check's temporaries, and 64 MiB of slack."""
+        ins = sum(math.prod(self.tensor_shape(t, shape)) for t in self.inputs)
+        outs = sum(math.prod(self.tensor_shape(t, shape)) for t in self.outputs)
+        return 12 * ins + 28 * outs + (64 << 20)
+
+    def make_inputs(self, xp: Any, shape: Shape, seed: int) -> tuple[Any, ...]:
+        """float32 arrays, one per input (the runner rounds them to the case's dtype)."""
+        rng = xp.random.default_rng(seed)
+        return tuple((t.fill or normal())(xp, rng, self.tensor_shape(t, shape)) for t in self.inputs)
+
+    def expected(self, xp: Any, inputs: tuple[Any, ...]) -> tuple[Any, Any]:
+        """(float64 reference, per-element tolerance), both flat: `reference` and
+        `tolerance` (the runner adds the rounding of each output to the dtype)."""
+        given = tuple(x.astype(xp.float64) for x in inputs) if self.float64_inputs else inputs
+        ref = xp.asarray(self.reference(xp, *given), dtype=xp.float64).reshape(-1)
+        tol = xp.broadcast_to(xp.asarray(self.tolerance(xp, ref, *given), dtype=xp.float64), ref.shape)
+        return ref, xp.maximum(tol, 1e-30)
+
+    def geometry(
+        self,
+        launch: Launch,
+        variant: KernelVariant,
+        shape: Shape,
+        device: DeviceInfo,
+        blocks_per_sm: int,
+        itemsize: int = 4,
+    ) -> Geometry:
+        rule = self.rules.get(launch.grid)
+        if rule is None:
+            raise ValueError(
+                f"{variant.path}:{variant.header_line}: unknown grid rule "
+                f"{launch.grid!r} ({self.name} knows: {', '.join(self.rules)})"
+            )
+        at = Launching(
+            self.name, self.dim_values(shape), shape, launch, variant, device, blocks_per_sm, itemsize
+        )
+        geometry = rule(at)
+        if not isinstance(geometry, Geometry):
+            raise TypeError(
+                f"grid rule {launch.grid!r} of {self.name} returned {type(geometry).__name__}, not a Geometry"
+            )
+        return geometry
+
+    def kernel_args(
+        self, inputs: tuple[Any, ...], out: Any, workspace: dict[str, Any], geometry: Geometry
+    ) -> tuple[Any, ...]:
+        dims = self.dims_of(inputs, out)
+        tensors = {t.name: x for t, x in zip(self.inputs, inputs)}
+        for t in self.outputs:
+            tensors[t.name] = out  # an in-place output replaces its input
+        scalars = {s.name: s for s in self.scalars}
+        ruled = {s.name: (s, v) for s, v in zip(self.rule_scalars, geometry.scalars)}
+        values = []
+        for name in self.arg_names():
+            if name in tensors:
+                values.append(tensors[name])
+            elif name in self.workspace:
+                values.append(workspace[name])
+            elif name in scalars:
+                values.append(scalars[name].resolve(dims))
+            elif name in ruled:
+                scalar, value = ruled[name]
+                values.append(CTYPES[scalar.ctype](value))
+            else:
+                raise ValueError(
+                    f"{self.name}: the grid rule gave {len(geometry.scalars)} "
+                    f"scalars, but rule_scalars names {len(self.rule_scalars)} "
+                    f"({', '.join(s.name for s in self.rule_scalars)})"
+                )
+        return tuple(values)
+
+    def baselines(self) -> dict[str, Callable[[tuple[Any, ...]], Any]]:
+        found: dict[str, Callable[[tuple[Any, ...]], Any]] = {}
+        for name, fn in self.library.items():
+            if isinstance(fn, TorchCall):
+                if torch_baselines.available():
+                    found[name] = torch_baselines.call(fn.fn)
+            else:
+                found[name] = _unpacking(fn)
+        return found
+
+    # --- what an op declares by overriding ----------------------------------------------
+
+    def reference(self, xp: Any, *inputs: Any) -> Any:
+        """The exact result in float64, shaped like the output (or flat), written with `xp`
+        (numpy or cupy) so it runs on either. Every op must define it (or `expected`)."""
+        raise NotImplementedError
+
+    def tolerance(self, xp: Any, ref: Any, *inputs: Any) -> Any:
+        """Per-element tolerance: (ulps + 2 sqrt(n)) float32 units of |reference|, n the
+        accumulation length (`accumulate`): a float32 sum of n like-signed terms is off by
+        about sqrt(n) units, doubled for the tails of many rows."""
+        n = self._accumulation(inputs)
+        return (self.ulps + 2.0 * math.sqrt(n)) * UNIT_ROUNDOFF * xp.abs(ref)
+
+    def flop_count(self, dims: Dims) -> int:
+        """Floating-point operations of one case (the roofline's count); 0 unless declared."""
+        return 0
+
+    # --- derived ------------------------------------------------------------------------
+
+    def arg_names(self) -> tuple[str, ...]:
+        """The kernel's argument list by name: `args`, or inputs, outputs (an in-place one
+        is its input), workspace, scalars, then the grid rule's scalars."""
+        if self.args is not None:
+            return tuple(self.args)
+        names = [t.name for t in self.inputs]
+        names += [t.name for t in self.outputs if t.name not in names]
+        return (
+            *names,
+            *self.workspace,
+            *(s.name for s in self.scalars),
+            *(s.name for s in self.rule_scalars),
+        )
+
+    def arg_roles(self) -> tuple[tuple[str, str], ...]:
+        """(role, name) per kernel argument: input, output, inplace, workspace, scalar, rule."""
+        ins = {t.name for t in self.inputs}
+        outs = {t.name for t in self.outputs}
+        roles = []
+        for name in self.arg_names():
+            if name in ins:
+                role = "inplace" if name in outs else "input"
+            elif name in outs:
+                role = "output"
+            elif name in self.workspace:
+                role = "workspace"
+            elif name in {s.name for s in self.scalars}:
+                role = "scalar"
+            else:
+                role = "rule"
+            roles.append((role, name))
+        return tuple(roles)
+
+    def dim_values(self, shape: Shape) -> Dims:
+        """The case's shape on the dims: as many as dims, one to one; fewer, the leading
+        dims are 1 (a 1-D shape of a rows x cols op is one row); more, the leading sizes
+        multiply into the first dim (8x512x4096 is 4096 rows of 4096)."""
+        n, k = len(self.dims), len(shape)
+        if k <= n:
+            values = (1,) * (n - k) + tuple(shape)
+        else:
+            values = (math.prod(shape[: k - n + 1]), *shape[k - n + 1 :])
+        return Dims(dict(zip(self.dims, values)))
+
+    def tensor_shape(self, tensor: Tensor, shape: Shape) -> tuple[int, ...]:
+        """A tensor's array shape for a case: its dims' sizes, leaving out leading dims the
+        case's shape did not give (a 1-D softmax input stays 1-D), keeping one at least."""
+        dims = self.dim_values(shape)
+        padded = set(self.dims[: max(0, len(self.dims) - len(shape))])
+        axes = list(tensor.axes)
+        while len(axes) > 1 and isinstance(axes[0], str) and axes[0] in padded:
+            axes.pop(0)
+        return tuple(a if isinstance(a, int) else dims[a] for a in axes)
+
+    def dims_of(self, inputs: tuple[Any, ...], out: Any) -> Dims:
+        """The dims read back from the arrays (right-aligned; a dim no array has is 1)."""
+        values: dict[str, int] = {}
+        for tensor, array in (*zip(self.inputs, inputs), (self.outputs[0], out)):
+            for axis, size in zip(reversed(tensor.axes), reversed(array.shape)):
+                if isinstance(axis, str):
+                    values.setdefault(axis, int(size))
+        return Dims({d: values.get(d, 1) for d in self.dims})
+
+    def _accumulation(self, inputs: tuple[Any, ...]) -> int:
+        if self.accumulate is None:
+            return 1
+        if isinstance(self.accumulate, int):
+            return self.accumulate
+        values: dict[str, int] = {}
+        for tensor, array in zip(self.inputs, inputs):
+            for axis, size in zip(reversed(tensor.axes), reversed(array.shape)):
+                if isinstance(axis, str):
+                    values.setdefault(axis, int(size))
+        return values.get(self.accumulate, 1)
+
+    def validate(self) -> None:
+        """OpDefinitionError (one line) for declarations that cannot serve."""
+        check_definition(self, Op)
+
+
+def _unpacking(fn: Callable[..., Any]) -> Callable[[tuple[Any, ...]], Any]:
+    def call(inputs: tuple[Any, ...]) -> Any:
+        return fn(*inputs)
+
+    return call

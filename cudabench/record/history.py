@@ -1,0 +1,469 @@
+"""The history database: every run and its rows in SQLite, written as each row ends.
+
+    results/cudabench.db   (--db PATH or $CUDABENCH_DB to move it)
+
+Tables (schema version in `meta`, migrations below):
+
+    runs(id, started, command, tag, git_sha, git_dirty, gpu, driver, timing_mode,
+         cudabench_version, complete, source, meta_json, fingerprint)
+    rows(run_id, op, variant, shape, dtype, params, status, time_us, spread, row_json)
+         UNIQUE (run_id, op, variant, shape, dtype, params)
+
+`meta_json` and `row_json` hold the run's metadata and the whole row (samples and ncu
+metrics included) as the results file holds them, and are read back through the same
+validating reader (results.parse_document), so the database and the files cannot disagree
+on what a row is. The key columns are for queries; a row written again (a job's speedups
+filled in, tune's final round) replaces the earlier one. `fingerprint` is the run's
+fingerprint (fingerprint.py) as JSON, which `history` tells runs apart by.
+
+Each row is its own transaction in WAL mode with a busy timeout: two runs writing at once
+wait for each other, and a crash or Ctrl-C loses at most the row being written. A database
+from a newer cudabench, or a file that is not SQLite, is a HistoryError (one line).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cudabench.core.records import Ceilings, ResultRow, RowKey, RunMeta
+from cudabench.record import fingerprint as fp
+from cudabench.record.results import (
+    RESULTS_DIR,
+    ResultsError,
+    kernels_dirty,
+    meta_dict,
+    parse_document,
+    parse_row,
+    row_record,
+)
+from cudabench.record.schema import SchemaError, read_record
+
+SCHEMA_VERSION = 3
+BUSY_TIMEOUT_MS = 30_000
+
+
+# Each entry upgrades the schema from the version before it (index 0: from nothing to 1).
+# Version 2 added the rows' `params` (launch parameters) to the key; version 3 the runs'
+# fingerprint, computed for the runs already there from their metadata (a step may be a
+# function of the connection).
+def from_meta_json(text: str) -> str:
+    """A stored run's fingerprint, computed from its metadata; '' (every key unknown) if
+    the metadata does not read."""
+    try:
+        meta, _ = parse_document({"meta": json.loads(text), "rows": []}, "runs.meta_json")
+    except (ResultsError, ValueError, RecursionError):
+        return ""
+    return fp.dumps(fp.fingerprint(meta))
+
+
+def backfill_fingerprints(db: sqlite3.Connection) -> None:
+    """The history database's migration to schema 3: each run already there gets the
+    fingerprint of its stored metadata."""
+    runs = db.execute("SELECT id, meta_json FROM runs").fetchall()
+    db.executemany(
+        "UPDATE runs SET fingerprint = ? WHERE id = ?", [(from_meta_json(text), run) for run, text in runs]
+    )
+
+
+_MIGRATIONS: list[list[str | Callable[[sqlite3.Connection], None]]] = [
+    [
+        """CREATE TABLE runs (
+            id INTEGER PRIMARY KEY AUTOINCREMENT, started TEXT NOT NULL, command TEXT NOT NULL,
+            tag TEXT NOT NULL DEFAULT '', git_sha TEXT NOT NULL DEFAULT '',
+            git_dirty INTEGER NOT NULL DEFAULT 0, gpu TEXT NOT NULL, driver TEXT NOT NULL,
+            timing_mode TEXT NOT NULL, cudabench_version TEXT NOT NULL,
+            complete INTEGER NOT NULL DEFAULT 0, source TEXT NOT NULL DEFAULT '',
+            meta_json TEXT NOT NULL)""",
+        """CREATE TABLE rows (
+            run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+            op TEXT NOT NULL, variant TEXT NOT NULL, shape TEXT NOT NULL, dtype TEXT NOT NULL,
+            status TEXT NOT NULL, time_us REAL, spread REAL, row_json TEXT NOT NULL,
+            UNIQUE (run_id, op, variant, shape, dtype))""",
+        "CREATE INDEX rows_case ON rows (op, variant, shape, dtype)",
+        "CREATE INDEX runs_tag ON runs (tag)",
+    ],
+    [  # 1 -> 2: the row key gains the launch parameters
+        """CREATE TABLE rows_v2 (
+            run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+            op TEXT NOT NULL, variant TEXT NOT NULL, shape TEXT NOT NULL, dtype TEXT NOT NULL,
+            params TEXT NOT NULL DEFAULT '', status TEXT NOT NULL, time_us REAL, spread REAL,
+            row_json TEXT NOT NULL, UNIQUE (run_id, op, variant, shape, dtype, params))""",
+        """INSERT INTO rows_v2 (run_id, op, variant, shape, dtype, params, status, time_us,
+            spread, row_json) SELECT run_id, op, variant, shape, dtype, '', status, time_us,
+            spread, row_json FROM rows""",
+        "DROP TABLE rows",
+        "ALTER TABLE rows_v2 RENAME TO rows",
+        "CREATE INDEX rows_case ON rows (op, variant, shape, dtype, params)",
+    ],
+    [  # 2 -> 3: the runs' fingerprints
+        "ALTER TABLE runs ADD COLUMN fingerprint TEXT NOT NULL DEFAULT ''",
+        backfill_fingerprints,
+    ],
+]
+assert len(_MIGRATIONS) == SCHEMA_VERSION
+
+
+class HistoryError(ValueError):
+    """A database that cannot be used (newer schema, not SQLite, not writable); one line."""
+
+
+def db_path(explicit: Path | None = None) -> Path:
+    return explicit or Path(os.environ.get("CUDABENCH_DB", RESULTS_DIR / "cudabench.db"))
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """One run as the database lists it."""
+
+    id: int
+    started: str
+    command: str
+    tag: str
+    git_sha: str
+    git_dirty: bool
+    gpu: str
+    timing_mode: str
+    complete: bool
+    source: str
+    fingerprint: dict[str, str]  # {} for a run whose metadata did not read
+
+
+_RUN_COLUMNS = (
+    "runs.id, runs.started, runs.command, runs.tag, runs.git_sha, runs.git_dirty, "
+    "runs.gpu, runs.timing_mode, runs.complete, runs.source, runs.fingerprint"
+)
+
+
+def _run_info(r: tuple[Any, ...]) -> RunInfo:
+    return RunInfo(r[0], r[1], r[2], r[3], r[4], bool(r[5]), r[6], r[7], bool(r[8]), r[9], fp.loads(r[10]))
+
+
+class History:
+    """An open database: `open()` it (creating or migrating), add runs and rows, query."""
+
+    def __init__(self, path: Path | None = None, readonly: bool = False) -> None:
+        self.path = db_path(path)
+        self.readonly = readonly  # for readers (history, compare --against): never writes
+        self.db: sqlite3.Connection | None = None
+
+    # ------------------------------------------------------------------ opening
+
+    def open(self) -> History:
+        if self.readonly:
+            return self._open_readonly()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+            db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            db.execute("PRAGMA journal_mode = WAL")
+            db.execute("PRAGMA foreign_keys = ON")
+            self.db = db
+            self._migrate()
+        except sqlite3.DatabaseError as exc:  # not a database, locked for good, read-only
+            self.close()
+            raise HistoryError(
+                f"history database {self.path}: {exc} (move it away, or use --db / CUDABENCH_DB for another)"
+            ) from None
+        except OSError as exc:
+            raise HistoryError(f"history database {self.path}: {exc.strerror}") from None
+        return self
+
+    def _open_readonly(self) -> History:
+        """Open for reading only: creates nothing (no folder, no file, no schema) and needs
+        no write access, so a database in a read-only folder, or someone else's, reads. A
+        WAL database whose folder cannot hold the reader's shared-memory file is read as
+        immutable. HistoryError (one line) if there is none, or it is not one cudabench can
+        read as it is."""
+        if not self.path.is_file():
+            raise HistoryError(
+                f"no history database at {self.path} yet (every `cudabench run` "
+                "adds its rows there; --db or CUDABENCH_DB names another)"
+            )
+        uri = self.path.resolve().as_uri()
+        last: sqlite3.Error | None = None
+        for mode in ("?mode=ro", "?mode=ro&immutable=1"):
+            db = None
+            try:
+                db = sqlite3.connect(
+                    uri + mode, uri=True, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None
+                )
+                db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+                found = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+            except sqlite3.OperationalError as exc:  # cannot open: try again as immutable
+                if db is not None:
+                    db.close()
+                last = exc
+                if "no such table" in str(exc):
+                    break
+                continue
+            except sqlite3.DatabaseError as exc:
+                if db is not None:
+                    db.close()
+                last = exc
+                break
+            version = int(found[0]) if found else 0
+            if version < SCHEMA_VERSION:  # upgrade it first, where it can be written
+                db.close()
+                try:
+                    History(self.path).open().close()
+                except HistoryError:
+                    pass
+                else:
+                    return self._open_readonly()
+            if version != SCHEMA_VERSION:
+                db.close()
+                newer = version > SCHEMA_VERSION
+                raise HistoryError(
+                    f"history database {self.path}: schema version {version} is "
+                    + (
+                        f"newer than this cudabench's ({SCHEMA_VERSION}); upgrade cudabench or "
+                        "use another --db"
+                        if newer
+                        else f"older than this cudabench's ({SCHEMA_VERSION}); any `cudabench run` or "
+                        "`cudabench import` with write access upgrades it"
+                    )
+                )
+            self.db = db
+            return self
+        if last is not None and "no such table" in str(last):
+            raise HistoryError(
+                f"history database {self.path}: not a cudabench history "
+                "database (no schema); use --db / CUDABENCH_DB for another"
+            )
+        raise HistoryError(f"history database {self.path}: cannot read it ({last})")
+
+    def _migrate(self) -> None:
+        db = self._db()
+        db.execute("BEGIN IMMEDIATE")  # one migrator at a time
+        try:
+            db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
+            found = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+            version = int(found[0]) if found else 0
+            if version > SCHEMA_VERSION:
+                raise HistoryError(
+                    f"history database {self.path}: schema version {version} is "
+                    f"newer than this cudabench's ({SCHEMA_VERSION}); upgrade "
+                    "cudabench or use another --db"
+                )
+            for step in _MIGRATIONS[version:]:
+                for statement in step:
+                    db.execute(statement) if isinstance(statement, str) else statement(db)
+            db.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+
+    def close(self) -> None:
+        if self.db is not None:
+            self.db.close()
+            self.db = None
+
+    def __enter__(self) -> History:
+        return self.open() if self.db is None else self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _db(self) -> sqlite3.Connection:
+        assert self.db is not None, "History.open() first"
+        return self.db
+
+    # ------------------------------------------------------------------ writing
+
+    def add_run(self, meta: RunMeta, tag: str = "", source: str = "", dirty: bool | None = None) -> int:
+        """A new run (its rows come with add_row); returns its id."""
+        cursor = self._db().execute(
+            """INSERT INTO runs (started, command, tag, git_sha, git_dirty, gpu, driver,
+               timing_mode, cudabench_version, complete, source, meta_json, fingerprint)
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+            (
+                meta.started,
+                meta.command,
+                tag,
+                meta.git_sha,
+                int(kernels_dirty() if dirty is None else dirty),
+                meta.device.name,
+                meta.device.driver_version,
+                meta.timing_mode,
+                meta.cudabench_version,
+                int(meta.complete),
+                source,
+                json.dumps(meta_dict(meta)),
+                fp.dumps(fp.fingerprint(meta)),
+            ),
+        )
+        return int(cursor.lastrowid or 0)
+
+    def add_row(self, run_id: int, row: ResultRow) -> None:
+        """Insert a row, or replace the run's row with the same key."""
+        self._db().execute(
+            """INSERT INTO rows (run_id, op, variant, shape, dtype, params, status, time_us,
+               spread, row_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+               ON CONFLICT (run_id, op, variant, shape, dtype, params) DO UPDATE SET
+               status = excluded.status, time_us = excluded.time_us,
+               spread = excluded.spread, row_json = excluded.row_json""",
+            (
+                run_id,
+                row.op,
+                row.variant,
+                row.shape,
+                row.dtype,
+                row.params,
+                row.status.value,
+                row.time_us,
+                row.spread,
+                json.dumps(row_record(row)),
+            ),
+        )
+
+    def finish_run(self, run_id: int, meta: RunMeta) -> None:
+        self._db().execute(
+            "UPDATE runs SET complete = ?, meta_json = ?, fingerprint = ? WHERE id = ?",
+            (int(meta.complete), json.dumps(meta_dict(meta)), fp.dumps(fp.fingerprint(meta)), run_id),
+        )
+
+    def imported(self, source: str) -> int | None:
+        """The run already imported from `source` (a results file's path), if any."""
+        found = self._db().execute("SELECT id FROM runs WHERE source = ?", (source,)).fetchone()
+        return int(found[0]) if found else None
+
+    def find(self, meta: RunMeta) -> int | None:
+        """The recorded run a results file's metadata belongs to (same start and command)."""
+        found = (
+            self._db()
+            .execute(
+                "SELECT id FROM runs WHERE started = ? AND command = ? ORDER BY id DESC",
+                (meta.started, meta.command),
+            )
+            .fetchone()
+        )
+        return int(found[0]) if found else None
+
+    def import_run(self, meta: RunMeta, rows: list[ResultRow], source: str, tag: str = "") -> int:
+        """A whole run from a results file, in one transaction."""
+        db = self._db()
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            run_id = self.add_run(meta, tag, source, dirty=False)
+            for row in rows:
+                self.add_row(run_id, row)
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        return run_id
+
+    # ------------------------------------------------------------------ reading
+
+    def runs(self, tag: str | None = None, limit: int | None = None) -> list[RunInfo]:
+        """Runs, newest first (optionally with one tag)."""
+        query = f"SELECT {_RUN_COLUMNS} FROM runs"
+        args: tuple[Any, ...] = ()
+        if tag is not None:
+            query += " WHERE tag = ?"
+            args = (tag,)
+        query += " ORDER BY started DESC, id DESC"
+        if limit:
+            query += f" LIMIT {int(limit)}"
+        return [_run_info(r) for r in self._db().execute(query, args)]
+
+    def resolve(self, ref: str, exclude: int | None = None) -> int:
+        """A run id from `last` (the newest), `last~N` (N before it), a tag (its newest run)
+        or a number, among the runs other than `exclude` (the run being judged); HistoryError
+        naming what exists if none."""
+        runs = [r for r in self.runs() if r.id != exclude]
+        if not runs:
+            raise HistoryError(f"history database {self.path} has no runs yet")
+        if ref == "last" or ref.startswith("last~"):
+            back = int(ref[5:] or 0) if ref[5:].isdigit() or ref == "last" else -1
+            if back < 0 or back >= len(runs):
+                raise HistoryError(f"{ref!r}: the database holds {len(runs)} run(s)")
+            return runs[back].id
+        if ref.isdigit() and any(r.id == int(ref) for r in runs):
+            return int(ref)
+        tagged = [r for r in runs if r.tag == ref]
+        if tagged:
+            return tagged[0].id
+        tags = sorted({r.tag for r in runs if r.tag})
+        from cudabench.core.names import closest
+
+        raise HistoryError(
+            f"no run tagged or numbered {ref!r} (tags: {', '.join(tags) or 'none'}; "
+            f"or last, last~N, a run id){closest(ref, tags)}"
+        )
+
+    def ceilings(self, key: tuple[str, str, float]) -> Ceilings | None:
+        """The newest ceilings a run of this (GPU model, driver, memory clock) recorded in its
+        metadata (`cudabench ceilings` and every run with a `% ceiling` column record them),
+        or None."""
+        gpu = key[0]
+        for (text,) in self._db().execute(
+            "SELECT meta_json FROM runs WHERE gpu = ? ORDER BY started DESC, id DESC", (gpu,)
+        ):
+            raw = json.loads(text).get("ceilings")
+            if not isinstance(raw, dict):
+                continue
+            try:
+                found = read_record(Ceilings, raw, "meta.ceilings")
+            except SchemaError:  # a run whose record this version cannot read: skip it
+                continue
+            if (found.gpu, found.driver, found.memory_clock_mhz) == key:
+                return found
+        return None
+
+    def load(self, run_id: int) -> tuple[RunMeta, list[ResultRow]]:
+        """A run as a results file would give it, read through the same checks."""
+        db = self._db()
+        found = db.execute("SELECT meta_json FROM runs WHERE id = ?", (run_id,)).fetchone()
+        if found is None:
+            raise HistoryError(f"no run {run_id} in {self.path}")
+        rows = [
+            json.loads(r[0])
+            for r in db.execute("SELECT row_json FROM rows WHERE run_id = ? ORDER BY rowid", (run_id,))
+        ]
+        try:
+            return parse_document({"meta": json.loads(found[0]), "rows": rows}, f"{self.path} run {run_id}")
+        except ResultsError as exc:
+            raise HistoryError(str(exc)) from None
+
+    def case_rows(
+        self, key: RowKey, gpu: str | None = None, limit: int | None = None
+    ) -> list[tuple[RunInfo, ResultRow]]:
+        """One case's rows across runs, oldest first (the `limit` newest), on one GPU model
+        if given; matched by the row key (op, variant, shape, dtype, params)."""
+        query = f"""SELECT {_RUN_COLUMNS}, row_json FROM rows JOIN runs ON runs.id = rows.run_id
+                    WHERE op = ? AND variant = ? AND shape = ? AND dtype = ? AND params = ?"""
+        args: list[Any] = [key.op, key.variant, key.shape, key.dtype, key.params]
+        if gpu is not None:
+            query += " AND gpu = ?"
+            args.append(gpu)
+        query += " ORDER BY started DESC, runs.id DESC"
+        if limit:
+            query += f" LIMIT {int(limit)}"
+        found = []
+        for r in self._db().execute(query, args):
+            info = _run_info(r)
+            try:
+                row = parse_row(json.loads(r[11]), f"{self.path} run {r[0]}")
+            except (ResultsError, ValueError):
+                continue  # a row this cudabench cannot read is not history it can judge
+            found.append((info, row))
+        return found[::-1]
+
+    def keys(self, op: str) -> list[RowKey]:
+        """The distinct row keys of an op, for history's did-you-mean and defaults."""
+        return [
+            RowKey(*r)
+            for r in self._db().execute(
+                "SELECT DISTINCT op, variant, shape, dtype, params FROM rows WHERE op = ? "
+                "ORDER BY variant, shape, dtype, params",
+                (op,),
+            )
+        ]

@@ -1,0 +1,328 @@
+"""Sweeps on Dask distributed: the same jobs as on one host, as tasks on a cluster's GPUs.
+
+    cudabench run configs/seeds.yaml --cluster tcp://scheduler:8786
+    cudabench run configs/seeds.yaml --cluster local       # a local cluster on this host
+
+Each job (one case with its variants, or a round of tune configurations) is a Dask task that
+asks for the resource `GPU=1`, so a worker runs one at a time on its GPU (start workers with
+`--resources GPU=1`; `dask-cuda-worker` gives each one GPU). In the Dask worker, the task
+hands the job to a cudabench worker pool of one GPU (pool.py), kept for the worker's life:
+a kernel that crashes or hangs kills that child process, never the Dask worker, and is a
+row as on one host. Rows come back as each task ends and are saved by the sweep as today.
+A Dask worker that is lost (a kernel that takes its node down) has its task run again
+elsewhere by the scheduler, up to its `distributed.scheduler.allowed-failures` lost workers
+(ALLOWED_FAILURES for `--cluster local`; a remote scheduler's own setting otherwise), then
+Dask gives up (KilledWorker) and the job's variants run one task each, so that only the
+killer's row is lost. Dask's `retries`, which would re-run a task that *raised*, is not
+used: a job that raises is ERROR rows at once. Ctrl-C cancels the futures and keeps every
+finished row. Kernel sources travel inside the jobs
+(the variants' paths must exist on every node: a shared checkout), and each node compiles
+with its own nvcc and cache.
+
+`distributed` (and `dask-cuda` for `--cluster local` on GPUs) are the optional extra
+`.[cluster]`: nothing here is imported without `--cluster`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from cudabench.core.records import DeviceInfo, ResultRow, Status
+from cudabench.measure.runner import CaseJob, job_failed
+from cudabench.run.pool import PoolEvents, WorkerPool
+
+CONNECT_TIMEOUT_S = 10
+# How many workers a task may take down before the scheduler gives up on it (KilledWorker):
+# distributed.scheduler.allowed-failures, set for the schedulers cudabench starts itself
+# (`--cluster local`); a remote scheduler uses its own (Dask's default is 3). This, not a
+# task's `retries` (which re-runs a task whose function raised), is what re-runs a lost
+# worker's job.
+ALLOWED_FAILURES = 2
+
+
+class ClusterError(RuntimeError):
+    """No scheduler, no workers, mixed GPU models, or no `distributed`: one line."""
+
+
+_POOL: dict[str, Any] = {}  # in a Dask worker process: its cudabench pool, kept across tasks
+_LOCK = threading.Lock()
+
+
+def _worker_pool(timeout_s: float) -> WorkerPool:
+    """This Dask worker's pool of one cudabench worker on its GPU (device 0 of what
+    CUDA_VISIBLE_DEVICES shows it), started on first use."""
+    with _LOCK:
+        pool = _POOL.get("pool")
+        if pool is None:
+            pool = WorkerPool([0], timeout_s)
+            pool.open()
+            _POOL["pool"] = pool
+        pool.timeout_s = timeout_s
+        return pool
+
+
+def describe(timeout_s: float) -> tuple[DeviceInfo, dict[str, str], str]:
+    """(GPU, versions, host) of the Dask worker it runs on (runs there via client.run)."""
+    import socket
+
+    pool = _worker_pool(timeout_s)
+    assert pool.info is not None
+    return pool.info, pool.versions, socket.gethostname()
+
+
+def run_job(job: CaseJob, timeout_s: float) -> list[ResultRow]:
+    """A Dask task: one job on this worker's GPU, through the isolating pool; its rows."""
+    pool = _worker_pool(timeout_s)
+    rows: list[ResultRow] = []
+
+    class Collect:
+        def started(self, case: Any, name: str, device: int) -> None:
+            pass
+
+        def row(self, job_index: int, row: ResultRow) -> None:
+            pass
+
+        def job_done(self, job_index: int, finished: list[ResultRow]) -> None:
+            rows.extend(finished)
+
+    pool.run([job], Collect())
+    device = physical_device()
+    return [dataclasses.replace(r, device=device) for r in rows] if device else rows
+
+
+def physical_device() -> int:
+    """The host's index of this Dask worker's GPU: the first of CUDA_VISIBLE_DEVICES (which
+    dask-cuda sets per worker, e.g. "1,0" for the second GPU), so that a row's (host,
+    device) names the GPU it ran on; 0 when the variable is unset or holds UUIDs."""
+    first = os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",")[0].strip()
+    return int(first) if first.isdigit() else 0
+
+
+def connect(address: str, fake_workers: int | None = None) -> Any:
+    """A `distributed.Client` for a scheduler address, or `local`: a LocalCUDACluster (one
+    worker per GPU, dask-cuda) or, with the fake backend, a LocalCluster of `fake_workers`
+    processes. ClusterError (one line) when it cannot."""
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError:
+        raise ClusterError("--cluster needs Dask distributed: pip install -e '.[cluster]'") from None
+    try:
+        import dask
+
+        if address == "local":
+            if fake_workers is not None:
+                with dask.config.set({"distributed.scheduler.allowed-failures": ALLOWED_FAILURES}):
+                    cluster = LocalCluster(
+                        n_workers=fake_workers,
+                        threads_per_worker=1,
+                        processes=True,
+                        resources={"GPU": 1},
+                        dashboard_address=None,
+                    )
+            else:
+                try:
+                    from dask_cuda import LocalCUDACluster
+                except ImportError:
+                    raise ClusterError(
+                        "--cluster local on GPUs needs dask-cuda (one worker "
+                        "per GPU): pip install -e '.[cluster]'"
+                    ) from None
+                with dask.config.set({"distributed.scheduler.allowed-failures": ALLOWED_FAILURES}):
+                    cluster = LocalCUDACluster(
+                        threads_per_worker=1, resources={"GPU": 1}, dashboard_address=None
+                    )
+            return Client(cluster)
+        return Client(address, timeout=f"{CONNECT_TIMEOUT_S}s")
+    except ClusterError:
+        raise
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise ClusterError(
+            f"--cluster {address}: no scheduler answered in "
+            f"{CONNECT_TIMEOUT_S} s ({type(exc).__name__}: {exc})"
+        ) from None
+
+
+def workers(client: Any, timeout_s: float) -> list[tuple[str, str, DeviceInfo]]:
+    """(Dask worker address, host, GPU) of each worker, each one's cudabench pool started."""
+    found = client.run(describe, timeout_s)
+    return sorted((address, host, info) for address, (info, _, host) in found.items())
+
+
+def survey(
+    client: Any,
+    timeout_s: float,
+    gpu_model: str | None = None,
+) -> tuple[DeviceInfo, dict[str, str], list[str]]:
+    """The GPU model the run uses, its versions, and the addresses of the workers that have
+    it. ClusterError if there are no workers, if their GPUs differ and `gpu_model` (a part of
+    the model's name, any case) does not pick one, or if it matches none."""
+    found = client.run(describe, timeout_s)
+    if not found:
+        raise ClusterError("the cluster has no workers")
+    models = sorted({info.name for info, _, _ in found.values()})
+    if gpu_model is not None:
+        chosen = [m for m in models if gpu_model.lower() in m.lower()]
+        if len(chosen) != 1:
+            raise ClusterError(
+                f"--gpu-model {gpu_model!r} matches {len(chosen)} of the "
+                f"cluster's GPU models ({', '.join(models)})"
+            )
+    elif len(models) > 1:
+        raise ClusterError(
+            f"the cluster's GPUs differ ({', '.join(models)}): one run needs one "
+            "GPU model; pick one with --gpu-model"
+        )
+    else:
+        chosen = models
+    addresses = sorted(a for a, (info, _, _) in found.items() if info.name == chosen[0])
+    info, versions, _ = found[addresses[0]]
+    return info, versions, addresses
+
+
+def on_cluster(
+    client: Any, timeout_s: float, addresses: list[str], pin: bool = False, notes: list[str] | None = None
+) -> Callable[..., None]:
+    """The cluster as a sweep executor: each job a task (resource GPU=1) on the workers at
+    `addresses`, rows reported as each task ends, Ctrl-C cancelling what has not finished.
+
+    Tasks are pinned to those addresses only with `pin` (the cluster's GPUs differ and the
+    run uses one model's): a worker that dies and is restarted by its nanny comes back at a
+    new address, so pinned tasks can never run there, and once every pinned worker is gone
+    they would wait forever. Unpinned, the scheduler runs a lost worker's task again on any
+    worker (up to its allowed-failures), and gives up on a task that kills worker after worker
+    (KilledWorker): its job's variants then go out one task each, so the variant that takes
+    the node down is the one CRASH row (a one-variant job that is given up on is CRASH rows
+    itself) and the others' rows arrive. A task that raises is not run again: ERROR rows.
+
+    Only as many tasks are in flight as there are workers; the next job goes out when one
+    ends, so an idle GPU takes the next job as on one host. Dask places a task with resource
+    restrictions on a worker when it is submitted and does not queue it centrally: 16 seeds
+    jobs submitted at once were split 8 and 8 between two H200s whatever their lengths, and
+    the sweep took 51.8 s where `--devices all` took 40.8 s (2026-11-23). Workers that left
+    during the run (their jobs retried by Dask on the others) are added to `notes`."""
+    from distributed import KilledWorker, as_completed
+
+    def execute(jobs: list[CaseJob], events: PoolEvents, ready: Callable[[int], None] | None = None) -> None:
+        # (job index, the job or a part of it), popped from the end: first job first
+        pending: list[tuple[int, CaseJob]] = [(i, job) for i, job in enumerate(jobs)][::-1]
+        futures: dict[Any, tuple[int, CaseJob]] = {}
+        found: dict[int, list[ResultRow]] = {}  # each job's rows so far
+        parts = {i: 1 for i in range(len(jobs))}  # each job's tasks not yet ended
+        readied: set[int] = set()
+        running = as_completed()
+
+        def submit_next() -> None:
+            index, job = pending.pop()
+            if ready is not None and index not in readied:
+                ready(index)
+                readied.add(index)
+            future = client.submit(
+                run_job,
+                job,
+                timeout_s,
+                resources={"GPU": 1},
+                pure=False,
+                workers=addresses if pin else None,
+                allow_other_workers=False,
+            )
+            futures[future] = (index, job)
+            running.add(future)
+
+        for _ in range(min(max(len(addresses), 1), len(pending))):
+            submit_next()
+        try:
+            for future in running:
+                index, job = futures[future]
+                try:
+                    rows = future.result()
+                except KilledWorker as exc:  # the job took down worker after worker
+                    names = [v.label for v in job.variants] + list(job.baselines)
+                    if len(names) > 1:  # find the one that does: each variant alone
+                        parts[index] += len(names) - 1
+                        pending.extend((index, _only(job, n)) for n in reversed(names))
+                        submit_next()
+                        continue
+                    rows = job_failed(
+                        job, Status.CRASH, f"the cluster gave up on this job ({type(exc).__name__}: {exc})"
+                    )
+                except Exception as exc:  # the task raised: a bug, not a lost node; once
+                    rows = job_failed(job, Status.ERROR, f"the job's task raised {type(exc).__name__}: {exc}")
+                if pending:
+                    submit_next()  # before the rows are saved: the GPU is not kept waiting
+                for row in rows:
+                    events.row(index, row)
+                found.setdefault(index, []).extend(rows)
+                parts[index] -= 1
+                if not parts[index]:
+                    order = {
+                        n: i
+                        for i, n in enumerate(
+                            [v.label for v in jobs[index].variants] + list(jobs[index].baselines)
+                        )
+                    }
+                    events.job_done(
+                        index, sorted(found.pop(index), key=lambda r: order.get(r.label, len(order)))
+                    )
+        except KeyboardInterrupt:
+            client.cancel(list(futures))
+            raise
+        present = client.scheduler_info()["workers"]
+        left = [a for a in addresses if a not in present]
+        if left and notes is not None:
+            notes.append(
+                f"{len(left)} worker(s) left the cluster during the run "
+                f"({', '.join(left)}); Dask ran their unfinished jobs again on the "
+                "others (a variant that kept taking workers down is a CRASH row)"
+            )
+
+    return execute
+
+
+def _only(job: CaseJob, name: str) -> CaseJob:
+    """The job restricted to one variant or baseline (by its label)."""
+    return dataclasses.replace(
+        job,
+        variants=tuple(v for v in job.variants if v.label == name),
+        baselines=tuple(b for b in job.baselines if b == name),
+    )
+
+
+def fake_worker_count() -> int | None:
+    """With the fake backend: how many local workers (CUDABENCH_FAKE_DEVICES, default 2)."""
+    if os.environ.get("CUDABENCH_BACKEND") != "fake":
+        return None
+    return int(os.environ.get("CUDABENCH_FAKE_DEVICES", "2") or 2)
+
+
+class Cluster:
+    """A connected cluster as an Executor (executors.py): `info`, `versions`, `devices`,
+    `notes`, `execute` and `close`."""
+
+    def __init__(self, address: str, timeout_s: float, gpu_model: str | None = None) -> None:
+        self.client = connect(address, fake_worker_count())
+        try:
+            self.info, self.versions, self.workers = survey(self.client, timeout_s, gpu_model)
+            everyone = set(self.client.scheduler_info()["workers"])
+        except BaseException:
+            self.close()
+            raise
+        self.devices = list(range(len(self.workers)))  # one "device" a Dask worker
+        self.notes: list[str] = []  # what the run should say at its end (workers lost)
+        pin = set(self.workers) != everyone  # only some workers have the run's GPU model
+        self.execute = on_cluster(self.client, timeout_s, self.workers, pin, self.notes)
+
+    def close(self, graceful: bool = True) -> None:
+        cluster = getattr(self.client, "cluster", None)
+        self.client.close()
+        if cluster is not None:  # ours: --cluster local
+            cluster.close()
+
+    def __enter__(self) -> Cluster:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

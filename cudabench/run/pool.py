@@ -1,0 +1,432 @@
+"""Worker processes for a sweep: one per GPU, each taking jobs (one case each) from one queue.
+
+A kernel that crashes, hangs or breaks its process never takes the sweep down:
+
+- CRASH: the worker sends the row and exits (its CUDA context is unusable); a worker that dies
+  without a word (a segfault, os._exit) gets a CRASH row for the variant it was running, with
+  the tail of its output.
+- TIMEOUT: a variant that runs longer than `timeout_s` (from its "started" message) has its
+  worker killed with its whole process group.
+- ERROR: a worker that sends something that is not a message (garbage on the channel).
+
+In each case the worker is replaced and the rest of the job (the variants without a row)
+goes to the front of the queue. Workers are reused across jobs until one fails, so start-up
+(Python, CuPy, a CUDA context: about a second) is paid once per GPU, not per case.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection, wait
+from typing import IO, Any, Protocol
+
+from cudabench.core.paths import PACKAGE_DIR
+from cudabench.core.records import Case, DeviceInfo, ResultRow, Status
+from cudabench.measure.runner import CaseJob
+
+DEFAULT_TIMEOUT_S = 300.0
+HOST = socket.gethostname()
+STARTUP_TIMEOUT_S = 180.0  # Python, CuPy and a CUDA context, on a busy machine
+POLL_S = 0.25  # how often the loop looks at deadlines (and lets Ctrl-C in)
+
+
+class PoolError(RuntimeError):
+    """A worker could not be started (no GPU, or GPUs that differ); one line for the user."""
+
+
+class PoolEvents(Protocol):
+    """What the pool tells its caller (the CLI draws progress and saves rows with these)."""
+
+    def started(self, case: Case, name: str, device: int) -> None: ...
+
+    def row(self, job_index: int, row: ResultRow) -> None: ...
+
+    def job_done(self, job_index: int, rows: list[ResultRow]) -> None: ...
+
+
+@dataclass
+class _Worker:
+    device: int
+    proc: subprocess.Popen[bytes]
+    inbox: Connection  # worker -> parent
+    outbox: Connection  # parent -> worker
+    log: IO[bytes]  # its stdout and stderr (a kernel's printf, library warnings)
+    job: int | None = None  # the job index it is running
+    current: str | None = None  # the variant under way (no row yet)
+    deadline: float | None = None
+    dying: bool = False  # it sent a CRASH row and will exit
+    # Start-up it has paid: "job" once a job of it has started a row (the first job's set-up
+    # allocates on the GPU), and each library baseline once it has returned a row (the first
+    # call imports the library and starts its CUDA state: torch, 10 s and more)
+    warm: set[str] = field(default_factory=set)
+
+    def allowance(self, name: str | None, baselines: tuple[str, ...], startup_s: float) -> float:
+        """Seconds added to a row's timeout for the start-up it pays: a worker's start-up
+        never counts against a row. Kernels under test get none (a planted spinning kernel
+        is killed at --timeout), only the first job's set-up and a library's first call."""
+        if name is None:
+            return 0.0 if "job" in self.warm else startup_s
+        return startup_s if name in baselines and name not in self.warm else 0.0
+
+    def tail(self, lines: int = 3) -> str:
+        """The last lines it printed, for the row of a worker that died."""
+        try:
+            self.log.seek(0)
+            text = self.log.read().decode(errors="replace")
+        except (OSError, ValueError):
+            return ""
+        kept = [line.strip() for line in text.strip().splitlines() if line.strip()]
+        return " | ".join(kept[-lines:])
+
+
+@dataclass
+class _JobState:
+    job: CaseJob
+    names: list[str]
+    rows: dict[str, ResultRow] = field(default_factory=dict)
+
+    @property
+    def remaining(self) -> list[str]:
+        return [n for n in self.names if n not in self.rows]
+
+
+def _job_names(job: CaseJob) -> list[str]:
+    return [v.label for v in job.variants] + list(job.baselines)
+
+
+def _rest_of(job: CaseJob, names: Iterable[str]) -> CaseJob:
+    """The same job restricted to `names` (in the job's order)."""
+    keep = set(names)
+    return dataclasses.replace(
+        job,
+        variants=tuple(v for v in job.variants if v.label in keep),
+        baselines=tuple(b for b in job.baselines if b in keep),
+    )
+
+
+def describe_exit(code: int | None) -> str:
+    if code is None:
+        return "still running"
+    if code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exit status {code}"
+
+
+def visible_gpu_count_list() -> list[int] | None:
+    """The indices CUDA will number 0..n-1, counted without a CUDA context: from
+    CUDA_VISIBLE_DEVICES when it is set, else from NVML. None when neither can tell (the
+    first worker counts them then)."""
+    if os.environ.get("CUDABENCH_BACKEND", "cupy") != "cupy":
+        return None  # the fake backend's GPUs are its own
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None:
+        entries = [v for v in visible.split(",") if v.strip()]
+        if not entries or entries[0].strip().startswith("-"):
+            return None
+        return list(range(len(entries)))
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        try:
+            count = int(pynvml.nvmlDeviceGetCount())
+        finally:
+            pynvml.nvmlShutdown()
+    except Exception:
+        return None
+    return list(range(count)) if count > 0 else None
+
+
+class WorkerPool:
+    """Start with `open()`, run jobs with `run()`, and always `close()` (a context manager)."""
+
+    def __init__(
+        self,
+        devices: list[int] | None = None,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        startup_s: float = STARTUP_TIMEOUT_S,
+        timer: str = "events",
+    ) -> None:
+        self.requested = devices  # None: every GPU of the host
+        self.timeout_s, self.startup_s = timeout_s, startup_s
+        self.timer = timer  # the clock asked for: workers start CUPTI once unless events
+        self.workers: dict[int, _Worker] = {}  # device -> its worker
+        self.info: DeviceInfo | None = None
+        self.versions: dict[str, str] = {}
+        self.devices: list[int] = []
+        self.started_workers = 0  # for tests: replacements show here
+        self.notes: list[str] = []  # nothing to add at a run's end (the Executor interface)
+
+    def __enter__(self) -> WorkerPool:
+        return self
+
+    def __exit__(self, exc_type: object, *rest: object) -> None:
+        self.close(graceful=exc_type is None)  # Ctrl-C or an error: kill them now
+
+    # ------------------------------------------------------------------ workers
+
+    def open(self) -> DeviceInfo:
+        """Start one worker per device, in parallel. With `all`, the GPUs are counted here
+        (CUDA_VISIBLE_DEVICES, else NVML) so that every worker starts at once; failing
+        that, the first worker tells how many there are."""
+        requested = self.requested or visible_gpu_count_list()
+        if requested:
+            self.devices = list(requested)
+            spawned = [self._spawn(device) for device in self.devices]
+            counts = [self._await_ready(worker) for worker in spawned]
+        else:
+            counts = [self._await_ready(self._spawn(0))]
+            self.devices = list(range(counts[0]))
+            counts += [self._await_ready(w) for w in [self._spawn(d) for d in self.devices[1:]]]
+        for device in self.devices:
+            if device >= min(counts):
+                raise PoolError(f"GPU {device} does not exist (this machine has {min(counts)})")
+        assert self.info is not None
+        return self.info
+
+    def _start(self, device: int) -> int:
+        """Start the worker for `device` and wait for it to say ready; returns the GPU count."""
+        return self._await_ready(self._spawn(device))
+
+    def _spawn(self, device: int) -> _Worker:
+        """Start the worker process for `device` (it says ready later)."""
+        to_worker_r, to_worker_w = os.pipe()
+        to_parent_r, to_parent_w = os.pipe()
+        log = tempfile.TemporaryFile(prefix=f"cudabench-worker{device}-")
+        env = dict(os.environ)
+        package_root = str(PACKAGE_DIR.parent)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
+        command = [
+            sys.executable,
+            "-m",
+            "cudabench.run.worker",
+            "--device",
+            str(device),
+            "--read",
+            str(to_worker_r),
+            "--write",
+            str(to_parent_w),
+            "--timer",
+            self.timer,
+        ]
+        proc = subprocess.Popen(
+            command,
+            pass_fds=(to_worker_r, to_parent_w),
+            start_new_session=True,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=env,
+        )
+        os.close(to_worker_r)
+        os.close(to_parent_w)
+        worker = _Worker(
+            device,
+            proc,
+            Connection(to_parent_r, writable=False),
+            Connection(to_worker_w, readable=False),
+            log,
+        )
+        self.started_workers += 1
+        self.workers[device] = worker  # registered now, so that close() kills it whatever happens
+        return worker
+
+    def _await_ready(self, worker: _Worker) -> int:
+        """Wait for the worker's hello; returns the GPU count it sees. PoolError if none."""
+        device, proc = worker.device, worker.proc
+        if not worker.inbox.poll(self.startup_s):
+            self._kill(worker)
+            raise PoolError(
+                f"the worker for GPU {device} did not start in {self.startup_s:.0f} s"
+                f" ({worker.tail() or 'no output'})"
+            )
+        try:
+            message = worker.inbox.recv()
+        except Exception:
+            self._kill(worker)
+            raise PoolError(
+                f"the worker for GPU {device} failed to start: {worker.tail() or describe_exit(proc.poll())}"
+            ) from None
+        if message[0] == "unavailable":
+            self._kill(worker)
+            raise PoolError(message[1])
+        _, info, versions, count = message
+        if self.info is None:
+            self.info, self.versions = info, versions
+        elif info.name != self.info.name:
+            self._kill(worker)
+            raise PoolError(
+                f"GPU {device} is a {info.name}, GPU {self.devices[0]} a "
+                f"{self.info.name}: one run needs identical GPUs"
+            )
+        return int(count)
+
+    def _kill(self, worker: _Worker) -> None:
+        """Kill the worker and everything it started (its own process group)."""
+        try:
+            os.killpg(worker.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        worker.proc.wait()
+        for conn in (worker.inbox, worker.outbox):
+            conn.close()
+        worker.log.close()
+        if self.workers.get(worker.device) is worker:
+            del self.workers[worker.device]
+
+    def close(self, graceful: bool = True) -> None:
+        """Ask the workers to stop (graceful), then kill what is left."""
+        if graceful:
+            for worker in list(self.workers.values()):
+                try:
+                    worker.outbox.send(("stop",))
+                except OSError:
+                    pass
+            deadline = time.monotonic() + 5.0
+            for worker in list(self.workers.values()):
+                try:
+                    worker.proc.wait(max(0.0, deadline - time.monotonic()))
+                except subprocess.TimeoutExpired:
+                    pass
+        for worker in list(self.workers.values()):
+            self._kill(worker)
+
+    # ------------------------------------------------------------------ the sweep
+
+    def execute(
+        self, jobs: list[CaseJob], events: PoolEvents, ready: Callable[[int], None] | None = None
+    ) -> None:
+        """The Executor interface (executors.py): `run`."""
+        self.run(jobs, events, ready)
+
+    def run(
+        self, jobs: list[CaseJob], events: PoolEvents, ready: Callable[[int], None] | None = None
+    ) -> None:
+        """Run every job; each (case, variant) ends as exactly one row, reported to `events`.
+        `ready(i)`, if given, is called (and may block) before job i first goes to a worker."""
+        states = {i: _JobState(job, _job_names(job)) for i, job in enumerate(jobs)}
+        unfinished = {i for i, state in states.items() if state.names}
+        for i in sorted(set(states) - unfinished):  # a case with nothing to run
+            events.job_done(i, [])
+        queue = collections.deque((i, states[i].job) for i in sorted(unfinished))
+        readied: set[int] = set()
+
+        def record(worker: _Worker, row: ResultRow) -> None:
+            state = states[worker.job]  # type: ignore[index]
+            row = dataclasses.replace(row, device=worker.device, host=HOST)
+            state.rows[row.label] = row
+            if worker.current == row.label:
+                worker.current = None
+            events.row(worker.job, row)  # type: ignore[arg-type]
+            if not state.remaining:
+                rows = [state.rows[n] for n in state.names]
+                unfinished.discard(worker.job)
+                events.job_done(worker.job, rows)  # type: ignore[arg-type]
+
+        def fail(worker: _Worker, status: Status, error: str, blame: bool = True) -> None:
+            """End the worker: (blame) a row for the variant it was on, the rest of its job
+            requeued; the loop starts a fresh worker in its place."""
+            job_index = worker.job
+            if job_index is not None:
+                state = states[job_index]
+                name = worker.current or (state.remaining[0] if state.remaining else None)
+                if blame and name is not None and name not in state.rows:
+                    record(
+                        worker,
+                        ResultRow.of(
+                            state.job.case, name, status, error, is_baseline=name in state.job.baselines
+                        ),
+                    )
+                if state.remaining:
+                    queue.appendleft((job_index, _rest_of(state.job, state.remaining)))
+            self._kill(worker)
+
+        while unfinished:
+            for device in self.devices:  # a fresh worker where one was killed
+                if device not in self.workers and queue:
+                    self._start(device)
+            for worker in list(self.workers.values()):  # idle workers take the next job
+                if worker.job is None and queue:
+                    index, job = queue.popleft()
+                    if ready is not None and index not in readied:
+                        ready(index)
+                        readied.add(index)
+                    worker.job, worker.current, worker.dying = index, None, False
+                    worker.deadline = (
+                        time.monotonic()
+                        + self.timeout_s
+                        + worker.allowance(None, job.baselines, self.startup_s)
+                    )
+                    worker.outbox.send(("job", index, job))
+            busy = [w for w in self.workers.values() if w.job is not None]
+            if not busy:  # cannot happen: every failure records a row or requeues the rest
+                raise RuntimeError(f"jobs {sorted(unfinished)} lost")
+            now = time.monotonic()
+            nearest = min(w.deadline for w in busy if w.deadline is not None)
+            answered = wait([w.inbox for w in busy], timeout=max(0.0, min(POLL_S, nearest - now)))
+            for worker in busy:
+                if worker.inbox in answered:
+                    self._receive(worker, record, fail, events, states)
+            now = time.monotonic()
+            for worker in [w for w in self.workers.values() if w.job is not None]:
+                if worker.deadline is not None and now > worker.deadline:
+                    fail(
+                        worker,
+                        Status.TIMEOUT,
+                        f"no result in {self.timeout_s:g} s (--timeout); worker killed",
+                    )
+
+    def _receive(
+        self, worker: _Worker, record: Any, fail: Any, events: PoolEvents, states: dict[int, _JobState]
+    ) -> None:
+        try:
+            message = worker.inbox.recv()
+        except (EOFError, OSError):  # it died
+            if worker.dying:  # after its CRASH row, as it should
+                fail(worker, Status.CRASH, "", blame=False)
+                return
+            worker.proc.wait()
+            output = worker.tail()
+            fail(
+                worker,
+                Status.CRASH,
+                f"worker died ({describe_exit(worker.proc.returncode)})" + (f": {output}" if output else ""),
+            )
+            return
+        except Exception as exc:  # not a pickle: garbage on the channel
+            fail(worker, Status.ERROR, f"worker sent garbage ({type(exc).__name__}: {exc})")
+            return
+        kind = message[0] if isinstance(message, tuple) and message else None
+        if kind == "started" and len(message) == 3 and message[1] == worker.job:
+            worker.current = message[2]
+            job = states[message[1]].job  # message[1] is worker.job
+            worker.deadline = (
+                time.monotonic()
+                + self.timeout_s
+                + worker.allowance(message[2], job.baselines, self.startup_s)
+            )
+            worker.warm.add("job")
+            events.started(job.case, message[2], worker.device)
+        elif kind == "row" and len(message) == 3 and isinstance(message[2], ResultRow):
+            row = message[2]
+            worker.warm.add(row.label)  # its library, if a baseline, is loaded now
+            record(worker, row)
+            if row.status is Status.CRASH:
+                worker.dying = True
+        elif kind == "done" and len(message) == 2:
+            worker.job, worker.current, worker.deadline = None, None, None
+        else:
+            fail(worker, Status.ERROR, f"worker sent garbage ({str(message)[:80]!r})")

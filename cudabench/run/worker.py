@@ -1,0 +1,129 @@
+"""The worker process: runs jobs on one GPU for the parent (pool.py), over a pipe.
+
+    python -m cudabench.run.worker --device N --read FD --write FD [--timer auto|cupti|both]
+
+Messages are pickled tuples on `multiprocessing.connection` channels (not stdout: a kernel's
+printf or a library's warning must not corrupt them):
+
+    worker -> parent  ("ready", DeviceInfo, versions, device_count)   once, at start
+                      ("unavailable", message)                        no GPU (or no CUPTI
+                                                                      for --timer cupti):
+                                                                      then it exits
+                      ("started", job_id, name)                       a variant begins
+                      ("row", job_id, ResultRow)                      a variant ends
+                      ("done", job_id)                                the job is finished
+    parent -> worker  ("job", job_id, CaseJob) | ("stop",)
+
+A CUDA error leaves the process's context unusable (and CuPy may still exit 0), so after a
+CRASH row the worker says so by sending that row, then exits with CONTEXT_LOST: the parent
+starts a fresh worker for the rest of the job.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import signal
+import sys
+from multiprocessing.connection import Connection
+from typing import Any
+
+from cudabench.core.records import Case, ResultRow, Status
+
+CONTEXT_LOST = 3  # exit status after a CRASH row
+
+
+class _ContextLost(Exception):
+    """Raised from the observer after a CRASH row: nothing more can run in this process."""
+
+
+class _Reporter:
+    """Runner observer that sends progress and rows to the parent as they happen."""
+
+    def __init__(self, channel: Connection, job_id: int, device: int) -> None:
+        self.channel, self.job_id, self.device = channel, job_id, device
+
+    def started(self, case: Case, name: str) -> None:
+        self.channel.send(("started", self.job_id, name))
+
+    def finished(self, row: ResultRow) -> None:
+        self.channel.send(("row", self.job_id, dataclasses.replace(row, device=self.device)))
+        if row.status is Status.CRASH:
+            raise _ContextLost(row.error)
+
+
+def serve(device: int, inbox: Connection, outbox: Connection, timer: str = "events") -> int:
+    """Open the backend, say ready, then run jobs until told to stop. Returns the exit status.
+    With a `timer` other than events, CUPTI is started once first: the clock the jobs will
+    get goes back in the versions (`timer`, and `timer_note` when auto fell back)."""
+    from cudabench.backends import open_backend
+    from cudabench.backends.base import BackendUnavailable
+    from cudabench.backends.cupti_clock import KernelClockUnavailable, resolve_timer
+    from cudabench.measure.runner import Runner
+
+    try:
+        backend = open_backend(device=device)
+        if hasattr(backend, "channel"):  # the seam the worker owns: the fake backend's planted
+            backend.channel = outbox  # garbage fault writes on this worker's channel
+        info = backend.device_info()
+        versions = backend.versions()
+        if timer != "events":
+            clock, note = resolve_timer(timer, backend.kernel_clock_error())
+            versions = {**versions, "timer": clock, **({"timer_note": note} if note else {})}
+    except (BackendUnavailable, KernelClockUnavailable) as exc:
+        outbox.send(("unavailable", str(exc)))
+        return 2
+    outbox.send(("ready", info, versions, backend.device_count()))
+    runner = Runner(backend)
+    while True:
+        try:
+            message: Any = inbox.recv()
+        except EOFError:  # the parent went away
+            return 0
+        if message[0] == "stop":
+            return 0
+        _, job_id, job = message
+        runner.observer = _Reporter(outbox, job_id, device)
+        try:
+            runner.run_job(job)
+        except _ContextLost:
+            return CONTEXT_LOST
+        outbox.send(("done", job_id))
+
+
+def _die_with_parent() -> None:
+    """Linux: be killed when the parent dies (even by SIGKILL), so that no worker is left
+    spinning on a GPU after the tool is gone. Best effort elsewhere: EOF on the pipe ends an
+    idle worker anyway."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        if os.getppid() == 1:  # the parent is already gone
+            os._exit(0)
+    except (OSError, AttributeError):
+        pass
+
+
+def main(argv: list[str] | None = None) -> int:
+    _die_with_parent()
+    parser = argparse.ArgumentParser(description="cudabench worker (started by cudabench run)")
+    parser.add_argument("--device", type=int, required=True)
+    parser.add_argument("--read", type=int, required=True, help="fd of the parent's channel")
+    parser.add_argument("--write", type=int, required=True, help="fd of the channel back")
+    parser.add_argument("--timer", default="events", help="start CUPTI once for this clock")
+    args = parser.parse_args(argv)
+    inbox = Connection(args.read, writable=False)
+    outbox = Connection(args.write, readable=False)
+    status = serve(args.device, inbox, outbox, args.timer)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)  # skip CuPy's teardown: a dead context can fail or hang in it
+
+
+if __name__ == "__main__":
+    from cudabench.run.worker import main as _main
+
+    _main()
