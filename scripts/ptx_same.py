@@ -24,7 +24,7 @@ from cudabench.build.compile import _wrapper, param_defines  # noqa: E402
 from cudabench.core.dtypes import get_dtype  # noqa: E402
 from cudabench.ops.discovery import BUILTIN_KERNELS, discover  # noqa: E402
 from cudabench.ops.header import instantiate  # noqa: E402
-from cudabench.ops.registry import OPS  # noqa: E402
+from cudabench.ops.registry import all_ops  # noqa: E402
 
 
 def ptx(root: Path, variant, dtype: str, defines: list[str]) -> str:
@@ -66,7 +66,7 @@ def main() -> int:
     old = Path(sys.argv[1])
     jobs = [
         (op, v, d)
-        for op in OPS
+        for op in all_ops()
         for v in discover(op, [BUILTIN_KERNELS])[0]
         if v.kind == "cuda"
         for d in v.dtypes

@@ -10,7 +10,7 @@ from cudabench.build.compile import CompileError, compile_variant, parse_ptxas
 from cudabench.core.paths import BUILTIN_KERNELS
 from cudabench.ops.discovery import discover
 from cudabench.ops.header import parse_header
-from cudabench.ops.registry import OPS
+from cudabench.ops.registry import all_ops
 
 REPORT = """ptxas info    : Compiling entry function 'reduce_sum_float4' for 'sm_90'
 ptxas info    : Function properties for reduce_sum_float4
@@ -33,7 +33,7 @@ def test_parse_ptxas_report():
 
 BUILTIN = [
     (v, d)
-    for op in sorted(OPS)
+    for op in sorted(all_ops())
     for v in discover(op, [BUILTIN_KERNELS])[0]
     if v.kind == "cuda"
     for d in v.dtypes
@@ -41,7 +41,7 @@ BUILTIN = [
 
 
 def test_every_op_has_kernels_and_no_header_problems():
-    for op in OPS:
+    for op in all_ops():
         variants, problems = discover(op, [BUILTIN_KERNELS])
         assert variants and not problems, (op, problems)
 

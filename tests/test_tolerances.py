@@ -13,7 +13,7 @@ from cudabench.core.dtypes import get_dtype, output_tolerance
 from cudabench.core.paths import BUILTIN_KERNELS
 from cudabench.ops.discovery import discover
 from cudabench.ops.protocol import check_output
-from cudabench.ops.registry import OPS, get_op
+from cudabench.ops.registry import all_ops, get_op
 
 SHAPES = {
     "reduce": (64, 1000),
@@ -47,7 +47,7 @@ def _problem(op_name, dtype_name):
 def _cases():
     return [
         (name, d)
-        for name in OPS
+        for name in all_ops()
         for d in sorted({d for v in discover(name, [BUILTIN_KERNELS])[0] for d in v.dtypes})
     ]
 

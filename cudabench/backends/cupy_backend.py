@@ -170,7 +170,8 @@ class CupyBackend:
         if self._empty is None:
             kernel = cp.RawKernel(_EMPTY_SOURCE, "cudabench_empty")
             self._empty = lambda: kernel((1,), (1,), ())
-        return self._empty
+        empty: Callable[[], None] = self._empty
+        return empty
 
     def free_bytes(self) -> int:
         pool = cp.get_default_memory_pool()

@@ -190,7 +190,8 @@ class Samplers:
             kernel = cp.RawKernel(_FLUSH_SOURCE, "cudabench_flush")
             grid, count = (info.sm_count * FLUSH_BLOCKS_PER_SM,), np.int64(buffer.size // 4)
             self._flush = lambda: kernel(grid, (256,), (buffer, count, sink))
-        return self._flush
+        flush: Callable[[], None] = self._flush
+        return flush
 
 
 class Sampler:
@@ -236,7 +237,8 @@ class Sampler:
                         self.call()
             self.end.record(stream)
             self.end.synchronize()
-            return cp.cuda.get_elapsed_time(self.start, self.end) / self.batch
+            elapsed_ms: float = cp.cuda.get_elapsed_time(self.start, self.end)
+            return elapsed_ms / self.batch
         except CUDA_ERRORS as exc:
             raise crash_from(exc) from exc
 

@@ -135,7 +135,7 @@ app.add_typer(new_cmd.app, name="new", cls=_WholeSummaries)
 
 
 try:  # typer 0.2x vendors click; older typers use click itself
-    from typer._click import exceptions as click  # type: ignore[import-not-found]
+    from typer._click import exceptions as click  # type: ignore[import-not-found, unused-ignore]
 except ImportError:  # pragma: no cover - depends on the installed typer
     import click.exceptions as click  # type: ignore[no-redef]
 

@@ -11,6 +11,7 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
+from cudabench.core.errors import SweepError
 from cudabench.core.records import KernelVariant
 from cudabench.ops import registry
 from cudabench.ops.discovery import discover, unassigned
@@ -165,7 +166,7 @@ def kernel_roots(kernels: list[Path] | None) -> list[Path]:
     """The built-in kernels folder and the user's --kernels folders; exit 2 if one is bad."""
     try:
         return plan.kernel_roots(kernels)
-    except plan.SweepError as exc:
+    except SweepError as exc:
         fail_usage(str(exc))
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -97,12 +98,13 @@ def report_command(
         table.caption, table.caption_justify = fingerprint_caption(meta), "left"
         out.print(table)
         return
-    text = {
+    render: dict[str, Callable[[], str]] = {
         "markdown": lambda: report_markdown(rows, meta, label),
         "csv": lambda: report_frame(rows).to_csv(index=False),
         "json": lambda: json.dumps(results_document(meta, rows), indent=1),
         "html": lambda: report_html(rows, meta, label, str(plot) if plot else None),
-    }[format]()
+    }
+    text = render[format]()
     if output:
         try:
             output.write_text(text)

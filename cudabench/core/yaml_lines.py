@@ -4,12 +4,13 @@ exact line of a mistake (`configs/x.yaml:7: unknown key 'shape' (did you mean sh
 from __future__ import annotations
 
 import re
+from collections.abc import Hashable
 from typing import Any
 
 import yaml
 
 
-class Lines(dict):
+class Lines(dict[Hashable, Any]):
     """A mapping that remembers the line of each key (1-based)."""
 
     lines: dict[str, int]

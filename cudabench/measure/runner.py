@@ -33,7 +33,7 @@ import dataclasses
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from cudabench.backends.base import Backend, KernelCrash
 from cudabench.backends.nvtx import nvtx_range
@@ -55,6 +55,8 @@ from cudabench.measure.throughput import bytes_of, timed_fields
 from cudabench.ops import pyvariants, registry
 from cudabench.ops.protocol import Op
 from cudabench.ops.registry import get_op
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -218,7 +220,7 @@ class Runner:
             return dataclasses.replace(row, notes=join_notes(row.notes, f"no energy: {exc}"))
         return with_energy(row, energy)
 
-    def _guarded(self, case: Case, name: str, body: Callable[[], Any]) -> Any:
+    def _guarded(self, case: Case, name: str, body: Callable[[], T]) -> T | ResultRow:
         """body(), or the row its exception stands for."""
         try:
             return body()

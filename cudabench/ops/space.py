@@ -114,7 +114,8 @@ def _value(node: ast.AST, values: dict[str, int]) -> int | bool:
             raise SpaceError(f"power {left} ** {right} is too large for a constraint")
         if isinstance(node.op, (ast.FloorDiv, ast.Mod)) and right == 0:
             return False  # a configuration that divides by zero does not satisfy anything
-        return _BINARY[type(node.op)](left, right)
+        result: int = _BINARY[type(node.op)](left, right)
+        return result
     if isinstance(node, ast.Compare):
         left = _value(node.left, values)
         for op, comparator in zip(node.ops, node.comparators):

@@ -221,7 +221,6 @@ def profile_table(rows: list[ResultRow], meta: RunMeta, op_label: str) -> Table:
         occupancy = ""
         if n.achieved_occupancy_pct is not None:
             occupancy = f"{n.achieved_occupancy_pct:.0f}/{_num(n.theoretical_occupancy_pct, '.0f')}"
-        mb = lambda b: _num(None if b is None else b / 1e6, ",.1f")  # noqa: E731
         hot_hit = meta.timing_mode == "cold" and (n.l2_hit_pct or 0) > COLD_L2_HIT_PCT
         hit = _num(n.l2_hit_pct, ".0f") + (" ⚠" if hot_hit else "")
         table.add_row(
@@ -237,8 +236,8 @@ def profile_table(rows: list[ResultRow], meta: RunMeta, op_label: str) -> Table:
             occupancy,
             _num(n.registers, "d"),
             _num(n.shared_mem_bytes, ",d"),
-            mb(n.dram_read_bytes),
-            mb(n.dram_write_bytes),
+            _megabytes(n.dram_read_bytes),
+            _megabytes(n.dram_write_bytes),
             *([hit] if l2 else []),
             n.bound,
         )
@@ -283,7 +282,10 @@ def ceilings_table(c: Ceilings, device: DeviceInfo, rows: list[ResultRow] | None
             for r in rows or []
             if r.status is Status.OK and (r.op == op if mix == "fma" else mix_of(r, device) == mix)
         ]
-        value = (lambda r: r.gflops) if mix == "fma" else (lambda r: r.gbps)
+
+        def value(r: ResultRow, fma: bool = mix == "fma") -> float | None:
+            return r.gflops if fma else r.gbps
+
         best = [
             max((r for r in mine if r.is_baseline == library), key=lambda r: value(r) or 0.0, default=None)
             for library in (False, True)
@@ -351,7 +353,7 @@ def verdict_text(pair: Any) -> str:
         return f"{pair.a.status.value} -> {pair.b.status.value}"
     if pair.verdict.value == "NOT_COMPARABLE":
         return f"NOT COMPARABLE: {describe(pair.mismatch)}"
-    return pair.verdict.value + ("*" if pair.marked else "")
+    return str(pair.verdict.value) + ("*" if pair.marked else "")
 
 
 def compare_table(
@@ -494,7 +496,7 @@ def report_markdown(rows: list[ResultRow], meta: RunMeta, op_label: str) -> str:
         f"**{title(meta, op_label, rows)}**  \n`{meta.command}` ({meta.started}, "
         f"cudabench {meta.cudabench_version})  \n{fingerprint_caption(meta)}\n\n"
     )
-    return head + frame.to_markdown(index=False) + "\n"
+    return head + str(frame.to_markdown(index=False)) + "\n"
 
 
 def report_html(rows: list[ResultRow], meta: RunMeta, op_label: str, plot: str | None) -> str:
@@ -513,3 +515,8 @@ def report_html(rows: list[ResultRow], meta: RunMeta, op_label: str, plot: str |
         f"<p>{html.escape(fingerprint_caption(meta))}</p>"
         f"{body}{image}\n"
     )
+
+
+def _megabytes(count: float | None) -> str:
+    """A byte count in MB, blank when unknown."""
+    return _num(None if count is None else count / 1e6, ",.1f")

@@ -169,7 +169,9 @@ def gbps_at(c: Ceilings, read_fraction: float) -> float:
     """The ceiling of a mix that reads `read_fraction` of its bytes: linear between the two
     measured mixes around it."""
     lo, hi, w = _between(read_fraction)
-    return (1 - w) * getattr(c, f"{lo}_gbps") + w * getattr(c, f"{hi}_gbps")
+    low: float = getattr(c, f"{lo}_gbps")
+    high: float = getattr(c, f"{hi}_gbps")
+    return (1 - w) * low + w * high
 
 
 def spread_at(c: Ceilings, read_fraction: float) -> float:
