@@ -137,7 +137,11 @@ def compiled_catalogue(request: pytest.FixtureRequest) -> None:
 
     arch = f"sm_{cupy.cuda.Device(0).compute_capability}"  # "90" -> sm_90, as DeviceInfo.arch
     work = [
-        (v, d) for op in all_ops() for v in discover(op, [BUILTIN_KERNELS])[0] if v.kind == "cuda" for d in v.dtypes
+        (v, d)
+        for op in all_ops()
+        for v in discover(op, [BUILTIN_KERNELS])[0]
+        if v.kind == "cuda"
+        for d in v.dtypes
     ]
 
     def build(item):  # type: ignore[no-untyped-def]
