@@ -1,0 +1,84 @@
+"""The package's shape (docs/architecture.md): layered subpackages, no import circle between
+modules (function-local imports included), and only the faces directly in cudabench/.
+`lint-imports` (CI) checks the layers' order; this checks what a layers contract cannot."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import grimp
+import pytest
+
+import cudabench
+
+PACKAGE = Path(cudabench.__file__).parent
+FACES = {"__init__.py", "__main__.py", "api.py", "op.py", "profiled.py"}
+
+
+def _circles(graph: grimp.ImportGraph) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm)."""
+    modules = sorted(graph.modules)
+    edges = {m: sorted(set(graph.find_modules_directly_imported_by(m)) & set(modules)) for m in modules}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in edges[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for module in modules:
+        if module not in index:
+            visit(module)
+    return found
+
+
+@pytest.fixture(scope="module")
+def graph() -> grimp.ImportGraph:
+    # typing-only imports count too: a circle drawn only for the type checker is still one
+    return grimp.build_graph("cudabench", exclude_type_checking_imports=False)
+
+
+def test_no_import_circle(graph):
+    assert _circles(graph) == []
+
+
+def test_the_circle_finder_finds_one():
+    class Two:
+        modules = {"a", "b", "c"}
+
+        @staticmethod
+        def find_modules_directly_imported_by(module):
+            return {"a": {"b"}, "b": {"a"}, "c": {"a"}}[module]
+
+    assert _circles(Two()) == [["a", "b"]]
+
+
+def test_only_the_faces_sit_directly_in_the_package():
+    assert {p.name for p in PACKAGE.glob("*.py")} <= FACES
+    assert len(FACES) <= 6
+
+
+def test_every_subpackage_says_what_its_layer_owns():
+    for folder in sorted(p for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()):
+        doc = (folder / "__init__.py").read_text()
+        assert doc.startswith('"""') and len(doc) > 80, f"{folder.name}/__init__.py: no layer docstring"
