@@ -27,7 +27,7 @@ from cudabench.core.dtypes import get_dtype
 from cudabench.core.records import Case, DeviceInfo, KernelVariant, ResultRow, Status
 from cudabench.measure.problem import problem, seed_of
 from cudabench.ops import pyvariants
-from cudabench.ops.protocol import Check, Op, check_output, in_place_input
+from cudabench.ops.protocol import Check, OpProtocol, check_output, in_place_input
 
 NAN_POISON_BYTE = 0xFF  # 0xFFFFFFFF is a NaN in float32
 
@@ -82,7 +82,7 @@ class Preparer:
         return loaded
 
     def prepare(
-        self, op: Op, case: Case, item: KernelVariant | str, fill: str = "random"
+        self, op: OpProtocol, case: Case, item: KernelVariant | str, fill: str = "random"
     ) -> Prepared | ResultRow:
         """A variant (or a baseline, by name) of `case` made a validated call; a row instead
         when it cannot go on."""
@@ -91,7 +91,7 @@ class Preparer:
         return self._prepare_variant(op, case, item, seed_of(case, item.name), fill)
 
     def _prepare_variant(
-        self, op: Op, case: Case, variant: KernelVariant, seed: int, fill: str = "random"
+        self, op: OpProtocol, case: Case, variant: KernelVariant, seed: int, fill: str = "random"
     ) -> Prepared | ResultRow:
         label = variant.label
         reason = variant.unmet_on(self.device) or op.unmet(variant, case.shape)
@@ -185,7 +185,7 @@ class Preparer:
         return reset
 
     def _prepare_python(
-        self, op: Op, case: Case, variant: KernelVariant, seed: int, fill: str = "random"
+        self, op: OpProtocol, case: Case, variant: KernelVariant, seed: int, fill: str = "random"
     ) -> Prepared | ResultRow:
         """A Python variant (pyvariants.py): validated and timed like a kernel's launches."""
         label = variant.label
@@ -209,7 +209,7 @@ class Preparer:
         return Prepared(label, call, lambda: ranges(label, case), first, recheck=check, reset=reset)
 
     def _prepare_baseline(
-        self, op: Op, case: Case, name: str, seed: int, fill: str = "random"
+        self, op: OpProtocol, case: Case, name: str, seed: int, fill: str = "random"
     ) -> Prepared | ResultRow:
         xp = self.backend.xp
         inputs, ref, tol = problem(xp, op, case, seed, fill)

@@ -8,12 +8,14 @@ from typing import Any
 
 from cudabench.core.dtypes import get_dtype, output_tolerance
 from cudabench.core.records import Case
-from cudabench.ops.protocol import Op
+from cudabench.ops.protocol import OpProtocol
 
 FILLS = ("random", "zeros", "ones")
 
 
-def problem(xp: Any, op: Op, case: Case, seed: int, fill: str = "random") -> tuple[tuple[Any, ...], Any, Any]:
+def problem(
+    xp: Any, op: OpProtocol, case: Case, seed: int, fill: str = "random"
+) -> tuple[tuple[Any, ...], Any, Any]:
     """Fresh inputs in the case's dtype, and the float64 reference computed from them as
     stored, with the op's tolerance plus the rounding of each output to the dtype. `fill`
     zeros or ones: every floating-point input so filled instead (a zero fill draws less power

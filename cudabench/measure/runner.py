@@ -53,7 +53,7 @@ from cudabench.measure.sampling import measure, measure_interleaved
 from cudabench.measure.telemetry import cool_down, energy_per_call, join_notes, with_energy, with_telemetry
 from cudabench.measure.throughput import bytes_of, timed_fields
 from cudabench.ops import pyvariants, registry
-from cudabench.ops.protocol import Op
+from cudabench.ops.protocol import OpProtocol
 from cudabench.ops.registry import get_op
 
 T = TypeVar("T")
@@ -75,7 +75,7 @@ class CaseJob:
         if not self.op_file:
             object.__setattr__(self, "op_file", registry.op_file(self.case.op))
 
-    def op(self) -> Op:
+    def op(self) -> OpProtocol:
         """The job's op: loaded from its file, else found by name."""
         return registry.load_op_file(self.op_file) if self.op_file else get_op(self.case.op)
 
@@ -155,7 +155,9 @@ class Runner:
                     self.observer.finished(row)
         return [r for r in rows if r is not None]  # the sweep fills in the speedups
 
-    def _run_one(self, op: Op, job: CaseJob, index: int, name: str, time_now: bool) -> ResultRow | Prepared:
+    def _run_one(
+        self, op: OpProtocol, job: CaseJob, index: int, name: str, time_now: bool
+    ) -> ResultRow | Prepared:
         """Prepare one variant or baseline, then (time_now) time it and build its row."""
         item = job.variants[index] if index < len(job.variants) else name
         ready = self._guarded(
@@ -175,7 +177,7 @@ class Runner:
         return self._guarded(job.case, name, timed)
 
     def _interleaved(
-        self, op: Op, case: Case, prepared: list[tuple[int, Prepared]], timing: TimingOptions
+        self, op: OpProtocol, case: Case, prepared: list[tuple[int, Prepared]], timing: TimingOptions
     ) -> list[tuple[int, ResultRow]]:
         """Time the prepared calls of one shape with their samples taken in turn."""
         calls = [(p.call, p.scope, p.reset) for _, p in prepared]
@@ -235,7 +237,7 @@ class Runner:
                 return ResultRow.of(case, name, Status.SKIPPED, f"out of GPU memory: {exc}")
             return ResultRow.of(case, name, Status.ERROR, f"{type(exc).__name__}: {exc}")
 
-    def _profiled(self, op: Op, job: CaseJob, p: Prepared) -> ResultRow:
+    def _profiled(self, op: OpProtocol, job: CaseJob, p: Prepared) -> ResultRow:
         """Profile mode: warm-up outside the ranges, then exactly one call inside them."""
         for _ in range(job.timing.warmup):
             self.backend.run(p.call)
@@ -263,7 +265,7 @@ class Runner:
         )
 
     def _finish(
-        self, op: Op, case: Case, p: Prepared, measurement: Measurement, timing: TimingOptions
+        self, op: OpProtocol, case: Case, p: Prepared, measurement: Measurement, timing: TimingOptions
     ) -> ResultRow:
         """The row of a timed call, after checking the last timed output again."""
         self.backend.synchronize()
@@ -276,7 +278,7 @@ class Runner:
 
     def _timed_row(
         self,
-        op: Op,
+        op: OpProtocol,
         case: Case,
         name: str,
         m: Measurement,

@@ -8,11 +8,11 @@ from typing import Any
 
 from cudabench.core.dtypes import get_dtype
 from cudabench.core.records import Case, DeviceInfo, Measurement, TimingOptions, median
-from cudabench.ops.protocol import Op
+from cudabench.ops.protocol import OpProtocol
 
 
 def timed_fields(
-    op: Op,
+    op: OpProtocol,
     case: Case,
     m: Measurement,
     device: DeviceInfo,
@@ -53,7 +53,7 @@ def timed_fields(
     )
 
 
-def bytes_of(op: Op, case: Case) -> int:
+def bytes_of(op: OpProtocol, case: Case) -> int:
     """The bytes the op must move for the case, in its dtype."""
     return op.bytes_moved(case.shape, get_dtype(case.dtype).itemsize)
 

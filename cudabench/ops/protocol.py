@@ -69,7 +69,7 @@ class Check:
         )
 
 
-class Op(Protocol):
+class OpProtocol(Protocol):
     name: str
     about: str
 
@@ -134,7 +134,7 @@ class Op(Protocol):
     # grid rules ignore at a shape (tune holds them at their default there).
 
 
-def in_place_input(op: Op) -> int | None:
+def in_place_input(op: OpProtocol) -> int | None:
     """The input an in-place op's output overwrites (0 unless the op names another), or None
     for an op that writes a new array."""
     if not getattr(op, "in_place", False):
