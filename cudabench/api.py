@@ -25,11 +25,11 @@ from typing import TYPE_CHECKING, Any
 
 from cudabench.core.errors import SweepError
 from cudabench.core.records import Measurement, TimingOptions
+from cudabench.execution.plan import Plan, plan
+from cudabench.execution.pool import DEFAULT_TIMEOUT_S
+from cudabench.execution.session import Cluster, Local, Session, Where, parse_devices
 from cudabench.record.history import HistoryError
 from cudabench.record.results import rows_frame
-from cudabench.run.plan import Plan, plan
-from cudabench.run.pool import DEFAULT_TIMEOUT_S
-from cudabench.run.session import Cluster, Local, Session, Where, parse_devices
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -196,7 +196,7 @@ def tune(
     import pandas as pd
 
     from cudabench.record import tuning_file
-    from cudabench.tune import search, strategies
+    from cudabench.tuning import search, strategies
 
     _check_timing(timing, tune)
     work = _plan(target, shapes, variants, dtypes, kernels, params, False, timing, ops)

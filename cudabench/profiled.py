@@ -20,8 +20,8 @@ from pathlib import Path
 
 from cudabench.core.errors import UsageError
 from cudabench.core.records import TimingOptions
-from cudabench.run.plan import Plan
-from cudabench.run.session import InProcess, Session
+from cudabench.execution.plan import Plan
+from cudabench.execution.session import InProcess, Session
 
 
 @dataclass(frozen=True)

@@ -94,7 +94,7 @@ class StopAfter:
 def fake_session(backend=None):  # type: ignore[no-untyped-def]
     """A session in this process on the fake backend (what the session gives every door)."""
     from cudabench.backends.fake import FakeBackend
-    from cudabench.run.session import InProcess, Session
+    from cudabench.execution.session import InProcess, Session
 
     return Session.open(InProcess(backend=backend or FakeBackend()))
 

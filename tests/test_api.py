@@ -4,7 +4,7 @@ import pandas as pd
 import pytest
 
 import cudabench
-from cudabench.run.sweep import SweepError
+from cudabench.execution.sweep import SweepError
 
 QUICK = dict(min_samples=2, min_time_s=0.0, max_time_s=0.01, warmup=0)
 

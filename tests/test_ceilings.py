@@ -384,7 +384,7 @@ def test_rows_above_their_ceiling_are_noted_and_the_run_asks_once_to_recalibrate
 def test_rows_under_their_ceiling_leave_the_run_without_the_request(tmp_path, monkeypatch):
     """The sweep itself (no CLI): ceilings the rows stay under add no note, ceilings they beat
     add the run's note once however many rows beat them."""
-    from cudabench.run.plan import plan
+    from cudabench.execution.plan import plan
 
     monkeypatch.setenv("CUDABENCH_FAKE_L2", "65536")  # the sums are 4x and 8x the L2
 
@@ -512,8 +512,8 @@ def test_a_measurement_that_leaves_a_mix_without_a_correct_row_is_a_note(tmp_pat
     from cudabench.backends.fake import FakeBackend
     from cudabench.build.compile import CompileError
     from cudabench.core.records import TimingOptions
+    from cudabench.execution.calibration import use_ceilings
     from cudabench.ops.registry import get_op
-    from cudabench.run.calibration import use_ceilings
 
     class NoCopyKernel(FakeBackend):
         def load(self, variant, dtype="float32"):

@@ -368,7 +368,7 @@ def test_killing_the_tool_kills_its_workers_and_keeps_the_rows(tmp_path, kernel_
         p
         for p in workers
         if Path(f"/proc/{p}").exists()
-        and "cudabench.run.worker" in Path(f"/proc/{p}/cmdline").read_text(errors="replace")
+        and "cudabench.execution.worker" in Path(f"/proc/{p}/cmdline").read_text(errors="replace")
     ]
     assert workers and not alive  # the hanging worker went with its parent
     doc = json.loads(out.read_text())

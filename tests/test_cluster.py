@@ -15,7 +15,7 @@ from conftest import StopAfter  # noqa: E402
 
 from cudabench.backends.fake import FAKE_DEVICE  # noqa: E402
 from cudabench.cli import app  # noqa: E402
-from cudabench.run import cluster  # noqa: E402
+from cudabench.execution import cluster  # noqa: E402
 
 QUICK = ["--min-samples", "2", "--min-time", "0", "--max-time", "0.01", "--warmup", "0"]
 runner = CliRunner()
@@ -90,10 +90,10 @@ def test_a_cluster_of_two_gpu_models_is_refused():
 
 
 def test_ctrl_c_cancels_the_rest_and_keeps_the_finished_rows(tmp_path, monkeypatch):
+    from cudabench.execution import sweep
+    from cudabench.execution.plan import plan
+    from cudabench.execution.session import Cluster, Session
     from cudabench.record.results import read_results
-    from cudabench.run import sweep
-    from cudabench.run.plan import plan
-    from cudabench.run.session import Cluster, Session
 
     monkeypatch.setenv("CUDABENCH_BACKEND", "fake")
     monkeypatch.setenv("CUDABENCH_FAKE_DEVICES", "1")
@@ -237,8 +237,8 @@ def test_a_job_whose_task_raises_is_error_rows_at_once(monkeypatch, tmp_path):
     its job is ERROR rows, once."""
     from distributed import Client, LocalCluster
 
-    from cudabench.run import cluster
-    from cudabench.run.plan import plan
+    from cudabench.execution import cluster
+    from cudabench.execution.plan import plan
 
     calls = tmp_path / "calls"  # the task travels as a copy: it counts in a file
 
@@ -291,7 +291,7 @@ def test_a_rows_device_is_the_gpus_index_on_its_host(visible, device, monkeypatc
     """Two Dask workers on one host each see their GPU as device 0; the row records the
     host's index (dask-cuda puts it first in CUDA_VISIBLE_DEVICES), so rows from the two
     GPUs stay apart."""
-    from cudabench.run.cluster import physical_device
+    from cudabench.execution.cluster import physical_device
 
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", visible)
     assert physical_device() == device
@@ -302,7 +302,7 @@ def test_only_one_job_a_worker_is_in_flight(monkeypatch):
     restrictions to a worker when it is submitted, so submitting 16 jobs of unequal length
     at once split them 8 and 8 between two GPUs whatever their lengths. With two workers,
     the third job is handed out only after the first has ended."""
-    from cudabench.run.plan import plan
+    from cudabench.execution.plan import plan
 
     monkeypatch.setenv("CUDABENCH_BACKEND", "fake")
     monkeypatch.setenv("CUDABENCH_FAKE_DEVICES", "2")

@@ -5,7 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cudabench.core.records import Case, TimingOptions
-from cudabench.run.config import ConfigError, builtin_config, load_config
+from cudabench.execution.config import ConfigError, builtin_config, load_config
 
 
 def write(tmp_path: Path, text: str) -> Path:

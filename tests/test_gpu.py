@@ -509,7 +509,7 @@ def test_profile_profiles_one_launch_per_variant_and_counts_dram_bytes(tmp_path)
     import subprocess
     import sys
 
-    from cudabench.run.ncu import NcuError, find_ncu, import_command, parse_raw_csv
+    from cudabench.execution.ncu import NcuError, find_ncu, import_command, parse_raw_csv
 
     try:
         ncu = find_ncu()

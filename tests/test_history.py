@@ -16,10 +16,10 @@ from typer.testing import CliRunner
 from cudabench.backends.fake import FAKE_DEVICE, FakeBackend
 from cudabench.cli import app
 from cudabench.core.records import ResultRow, RowKey, RunMeta, Status, TimingOptions
+from cudabench.execution import sweep
+from cudabench.execution.plan import plan
 from cudabench.record.history import _MIGRATIONS, SCHEMA_VERSION, History, HistoryError
 from cudabench.record.results import write_results
-from cudabench.run import sweep
-from cudabench.run.plan import plan
 
 QUICK = dict(min_samples=2, min_time_s=0.0, max_time_s=0.01, warmup=0)
 QUICK_CLI = ["--min-samples", "2", "--min-time", "0", "--max-time", "0.01", "--warmup", "0"]

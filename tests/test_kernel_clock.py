@@ -17,11 +17,11 @@ from cudabench.backends.fake import FAKE_GAP_NS, FAKE_KERNEL_SHARE, FakeBackend
 from cudabench.cli import app
 from cudabench.core.paths import BUILTIN_KERNELS
 from cudabench.core.records import Case, Status, TimingOptions
+from cudabench.execution.config import ConfigError, load_config
 from cudabench.measure.runner import CaseJob, Runner
 from cudabench.measure.sampling import measure, measure_interleaved
 from cudabench.measure.throughput import MAX_KEPT_SAMPLES, kept_samples
 from cudabench.ops.discovery import discover
-from cudabench.run.config import ConfigError, load_config
 
 ONE = TimingOptions(warmup=0, min_samples=10, min_time_s=0.0, max_time_s=1.0, timer="cupti")
 runner = CliRunner()
@@ -286,7 +286,7 @@ def test_the_python_api_takes_the_clock(tmp_path, monkeypatch):
     fake = _backend("fake", 0)  # the process's one fake, made by whichever test came first
     assert m.timer == ("events" if fake.kernel_clock_error() else "cupti")
     assert len(m.samples_ms) >= 3
-    from cudabench.run.sweep import SweepError
+    from cudabench.execution.sweep import SweepError
 
     with pytest.raises(SweepError, match="timer 'ncu'"):
         cudabench.timeit(lambda: None, backend="fake", timer="ncu")

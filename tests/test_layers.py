@@ -82,3 +82,16 @@ def test_every_subpackage_says_what_its_layer_owns():
     for folder in sorted(p for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()):
         doc = (folder / "__init__.py").read_text()
         assert doc.startswith('"""') and len(doc) > 80, f"{folder.name}/__init__.py: no layer docstring"
+
+
+def test_no_subpackage_shadows_the_api():
+    """`cudabench.run(...)` and `cudabench.tune(...)` are functions: a subpackage of that name
+    would replace them as soon as it is imported."""
+    import importlib
+
+    for folder in PACKAGE.iterdir():
+        if (folder / "__init__.py").is_file():
+            importlib.import_module(f"cudabench.{folder.name}")
+    for name in cudabench.__all__:
+        assert not (PACKAGE / name).is_dir(), f"cudabench/{name}/ shadows cudabench.{name}"
+    assert callable(cudabench.run) and callable(cudabench.tune) and callable(cudabench.timeit)

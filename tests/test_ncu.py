@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from cudabench.core.records import ProfileMetrics, RowKey
-from cudabench.run.ncu import (
+from cudabench.execution.ncu import (
     COLD_L2_HIT_PCT,
     DURATION,
     L2_READ_HIT,

@@ -7,8 +7,8 @@ import time
 import pytest
 
 from cudabench.core.records import Case, KernelVariant, Launch, Status, TimingOptions
+from cudabench.execution.pool import PoolError, WorkerPool
 from cudabench.measure.runner import CaseJob
-from cudabench.run.pool import PoolError, WorkerPool
 
 QUICK = TimingOptions(warmup=0, min_samples=2, min_time_s=0.0, max_time_s=0.01)
 
@@ -138,7 +138,7 @@ def test_a_list_of_gpus_starts_their_workers_together(monkeypatch):
 
 
 def test_gpus_are_counted_without_a_cuda_context(monkeypatch):
-    from cudabench.run.pool import visible_gpu_count_list
+    from cudabench.execution.pool import visible_gpu_count_list
 
     assert visible_gpu_count_list() is None  # the fake backend (autouse fixture): ask a worker
     monkeypatch.setenv("CUDABENCH_BACKEND", "cupy")

@@ -40,7 +40,7 @@ def crash(grid, block, *args):
 
 
 def test_builtin_variants_all_ok_with_speedups():
-    from cudabench.run.sweep import with_speedups
+    from cudabench.execution.sweep import with_speedups
 
     variants, _ = discover("reduce", [BUILTIN_KERNELS])
     backend = FakeBackend()

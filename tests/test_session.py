@@ -1,4 +1,4 @@
-"""The session below every front door (cudabench/run/session.py): the set-up written once, and
+"""The session below every front door (cudabench/execution/session.py): the set-up written once, and
 no front door that builds its own."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from conftest import fake_session
 import cudabench
 from cudabench.backends.fake import FakeBackend
 from cudabench.core.errors import SweepError
+from cudabench.execution.plan import plan
+from cudabench.execution.session import InProcess, Session
 from cudabench.record.results import read_results
-from cudabench.run.plan import plan
-from cudabench.run.session import InProcess, Session
 
 QUICK = dict(min_samples=2, min_time_s=0.0, max_time_s=0.01, warmup=0)
 PACKAGE = Path(cudabench.__file__).parent
@@ -23,19 +23,19 @@ FRONT_DOORS = sorted([*(PACKAGE / "cli").glob("*.py"), PACKAGE / "api.py", PACKA
 # What only the session may touch: the executors, the sweep's constructor, the run's files
 # and metadata, the ceilings' measurement, the tuning file's application.
 SET_UP = {
-    "cudabench.run.pool": {"WorkerPool", "PoolError"},
-    "cudabench.run.executors": {"*"},
-    "cudabench.run.cluster": {"*"},
-    "cudabench.run.calibration": {"*"},
-    "cudabench.run.sweep": {"Sweep"},
+    "cudabench.execution.pool": {"WorkerPool", "PoolError"},
+    "cudabench.execution.executors": {"*"},
+    "cudabench.execution.cluster": {"*"},
+    "cudabench.execution.calibration": {"*"},
+    "cudabench.execution.sweep": {"Sweep"},
     "cudabench.record.results": {"result_stem", "check_writable"},
-    "cudabench.run.plan": {"apply_tuned"},
+    "cudabench.execution.plan": {"apply_tuned"},
 }
 # `history` and `compare --against` read the database; `cluster status` asks the cluster.
 READERS = {
     "history_cmd.py": {"cudabench.record.history"},
     "compare_cmd.py": {"cudabench.record.history"},
-    "cluster_cmd.py": {"cudabench.run.cluster"},
+    "cluster_cmd.py": {"cudabench.execution.cluster"},
 }
 
 
@@ -58,7 +58,7 @@ def test_no_front_door_builds_its_own_set_up(door):
             continue
         assert "*" not in banned and name not in banned, (
             f"{door.name} imports {name} from {module}: front doors reach the executor, the "
-            "results files and the ceilings only through cudabench.run.session"
+            "results files and the ceilings only through cudabench.execution.session"
         )
         if (
             module == "cudabench"
@@ -71,8 +71,8 @@ def test_no_front_door_builds_its_own_set_up(door):
 
 def test_the_check_above_catches_a_door_that_opens_workers(tmp_path):
     planted = tmp_path / "run_cmd.py"
-    planted.write_text("from cudabench.run.pool import WorkerPool\n")
-    with pytest.raises(AssertionError, match="only through cudabench.run.session"):
+    planted.write_text("from cudabench.execution.pool import WorkerPool\n")
+    with pytest.raises(AssertionError, match="only through cudabench.execution.session"):
         test_no_front_door_builds_its_own_set_up(planted)
 
 

@@ -1,4 +1,4 @@
-"""The sweep below the CLI (cudabench/run/sweep.py): plan, run in process through the fake
+"""The sweep below the CLI (cudabench/execution/sweep.py): plan, run in process through the fake
 backend, rows streamed and saved as they end, Ctrl-C kept; no typer, no printing."""
 
 import json
@@ -6,8 +6,8 @@ import json
 import pytest
 from conftest import StopAfter, run_in_process
 
-from cudabench.run import sweep
-from cudabench.run.plan import plan
+from cudabench.execution import sweep
+from cudabench.execution.plan import plan
 
 QUICK = dict(min_samples=2, min_time_s=0.0, max_time_s=0.01, warmup=0)
 

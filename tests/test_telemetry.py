@@ -237,7 +237,7 @@ def test_measure_without_a_gauge_has_no_telemetry():
 
 
 def run_notes(tmp_path, op, shape, variant, gauge, **timing):
-    from cudabench.run.plan import plan
+    from cudabench.execution.plan import plan
     from tests.conftest import fake_session
 
     work = plan(op, [shape], [variant], None, min_samples=3, min_time_s=0.0, warmup=1, **timing)
@@ -275,7 +275,7 @@ def test_no_nvml_is_one_note_when_energy_was_asked(tmp_path):
 
 
 def run_locked(tmp_path, monkeypatch, gauge, clocks="max", fail=False):
-    from cudabench.run.plan import plan
+    from cudabench.execution.plan import plan
     from tests.conftest import fake_session
 
     monkeypatch.setenv("CUDABENCH_STATE", str(tmp_path / "state"))
@@ -388,7 +388,7 @@ def test_bad_telemetry_options_are_one_line_and_exit_2(args, message):
 
 
 def test_a_config_may_set_the_telemetry_options(tmp_path):
-    from cudabench.run.config import timing_from
+    from cudabench.execution.config import timing_from
 
     timing = timing_from(
         {"clocks": 1755, "fill": "ones", "settle": "on", "drop_throttled": True, "cooldown_c": 45}, "c.yaml"
@@ -409,7 +409,7 @@ def test_the_table_shows_energy_only_where_measured(tmp_path):
     from tests.conftest import fake_session
 
     def table_text(gauge):
-        from cudabench.run.plan import plan
+        from cudabench.execution.plan import plan
 
         work = plan(
             "reduce", ["64x1024"], ["float4"], None, min_samples=3, min_time_s=0.0, warmup=1, energy=True

@@ -17,13 +17,13 @@ from cudabench.backends.fake import FAKE_DEVICE, FakeBackend
 from cudabench.cli import app
 from cudabench.core.paths import BUILTIN_KERNELS
 from cudabench.core.records import Case, Status, TimingOptions, row_label, split_label
+from cudabench.execution import sweep
+from cudabench.execution.plan import apply_tuned, plan
 from cudabench.ops.header import KernelHeaderError, parse_header
 from cudabench.ops.space import Space, SpaceError, grid, parse_constraint, parse_param_option
 from cudabench.record import tuning_file
 from cudabench.record.results import read_results
-from cudabench.run import sweep
-from cudabench.run.plan import apply_tuned, plan
-from cudabench.tune import search, strategies
+from cudabench.tuning import search, strategies
 
 QUICK = dict(min_samples=2, min_time_s=0.0, max_time_s=0.01, warmup=0)
 QUICK_CLI = ["--min-samples", "2", "--min-time", "0", "--max-time", "0.01", "--warmup", "0"]

@@ -20,11 +20,11 @@ from cudabench.cli.common import (
 )
 from cudabench.cli.render import command_line, error, note, progress_bar
 from cudabench.core.records import TimingOptions
+from cudabench.execution.pool import DEFAULT_TIMEOUT_S
+from cudabench.execution.session import Local, Session, parse_devices
 from cudabench.present.tables import ceilings_table
 from cudabench.record import ceilings
 from cudabench.record.results import stem_file
-from cudabench.run.pool import DEFAULT_TIMEOUT_S
-from cudabench.run.session import Local, Session, parse_devices
 
 
 def ceilings_command(

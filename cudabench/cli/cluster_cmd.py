@@ -6,7 +6,7 @@ import typer
 from rich.table import Table
 
 from cudabench.cli.common import fail_usage, out
-from cudabench.run.pool import DEFAULT_TIMEOUT_S
+from cudabench.execution.pool import DEFAULT_TIMEOUT_S
 
 app = typer.Typer(help="A Dask cluster for --cluster: see its workers.", no_args_is_help=True)
 
@@ -17,7 +17,7 @@ def status_command(
 ) -> None:
     """Each worker of the cluster: its host and GPU (model, SMs, memory), as cudabench's
     worker process on it sees them. Exit 2 when no scheduler answers."""
-    from cudabench.run import cluster as dask_cluster
+    from cudabench.execution import cluster as dask_cluster
 
     try:
         client = dask_cluster.connect(cluster, dask_cluster.fake_worker_count())

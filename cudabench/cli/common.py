@@ -13,9 +13,9 @@ from rich.text import Text
 
 from cudabench.core.errors import SweepError
 from cudabench.core.records import KernelVariant
+from cudabench.execution import plan
 from cudabench.ops import registry
 from cudabench.ops.discovery import discover, unassigned
-from cudabench.run import plan
 
 # Wide tables when piped (rich would use 80 columns); a terminal keeps its own width.
 out = Console(highlight=False, width=None if sys.stdout.isatty() else 160)

@@ -42,10 +42,7 @@ from cudabench.cli.render import (
     show_run_notes,
 )
 from cudabench.core.records import ProfileMetrics, ResultRow, RowKey, Status
-from cudabench.present.tables import profile_table
-from cudabench.profiled import ProfileRequest, for_profiling, write_request
-from cudabench.record.results import ResultsError, now_utc, read_results, stem_file, write_results
-from cudabench.run.ncu import (
+from cudabench.execution.ncu import (
     NcuError,
     cold_l2_note,
     find_ncu,
@@ -55,9 +52,12 @@ from cudabench.run.ncu import (
     parse_raw_csv,
     profile_command,
 )
-from cudabench.run.plan import Plan, plan
-from cudabench.run.pool import DEFAULT_TIMEOUT_S
-from cudabench.run.session import Local, Session, results_stem
+from cudabench.execution.plan import Plan, plan
+from cudabench.execution.pool import DEFAULT_TIMEOUT_S
+from cudabench.execution.session import Local, Session, results_stem
+from cudabench.present.tables import profile_table
+from cudabench.profiled import ProfileRequest, for_profiling, write_request
+from cudabench.record.results import ResultsError, now_utc, read_results, stem_file, write_results
 
 NO_KERNELS = "No kernels were profiled"
 

@@ -1,4 +1,4 @@
-"""How the commands render a session's sweep (cudabench/run/session.py does the work): the progress
+"""How the commands render a session's sweep (cudabench/execution/session.py does the work): the progress
 bar that follows the rows as they end, Ctrl-C as exit 130 with the finished rows kept, the
 notes, and the closing summary that exits 1 when a kernel row failed (2 when the history
 database failed). The command line as the user could type it again lives here too.
@@ -16,10 +16,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from cudabench.cli.common import err, error_line
 from cudabench.core.records import Case, ResultRow, RunMeta
+from cudabench.execution.plan import Plan
+from cudabench.execution.session import Session
+from cudabench.execution.sweep import Interrupted, SweepFailed
 from cudabench.present.tables import failure_summary
-from cudabench.run.plan import Plan
-from cudabench.run.session import Session
-from cudabench.run.sweep import Interrupted, SweepFailed
 
 SUMMARY_LINES = 20
 

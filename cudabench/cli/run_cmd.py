@@ -40,11 +40,11 @@ from cudabench.cli.render import (
     show_run_notes,
 )
 from cudabench.core.records import ResultRow
+from cudabench.execution.plan import plan
+from cudabench.execution.pool import DEFAULT_TIMEOUT_S
+from cudabench.execution.session import Cluster, Local, Session, parse_devices
 from cudabench.present.tables import results_table
 from cudabench.record.results import fastest_per_shape, results_document
-from cudabench.run.plan import plan
-from cudabench.run.pool import DEFAULT_TIMEOUT_S
-from cudabench.run.session import Cluster, Local, Session, parse_devices
 
 
 def run_command(

@@ -1,4 +1,4 @@
-"""`cudabench tune`: search launch parameters (cudabench/tune/search.py does the work), render the
+"""`cudabench tune`: search launch parameters (cudabench/tuning/search.py does the work), render the
 best configurations, save them to the tuning file `run` reads, and plot the search."""
 
 from __future__ import annotations
@@ -30,12 +30,12 @@ from cudabench.cli.render import (
     show_run_notes,
 )
 from cudabench.core.records import DeviceInfo, ResultRow, RunMeta, Status, parse_params
+from cudabench.execution.plan import Plan, plan
+from cudabench.execution.pool import DEFAULT_TIMEOUT_S
+from cudabench.execution.session import Cluster, Local, Session, parse_devices
 from cudabench.present.tables import title
 from cudabench.record import tuning_file
-from cudabench.run.plan import Plan, plan
-from cudabench.run.pool import DEFAULT_TIMEOUT_S
-from cudabench.run.session import Cluster, Local, Session, parse_devices
-from cudabench.tune import search, strategies
+from cudabench.tuning import search, strategies
 
 
 def _space_table(searches: list[tuple[int, strategies.SearchSpace]], work: Plan) -> Table:

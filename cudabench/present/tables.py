@@ -18,10 +18,10 @@ from cudabench.core.records import (
     Status,
     parse_params,
 )
+from cudabench.execution.ncu import COLD_L2_HIT_PCT
 from cudabench.record.ceilings import MIX_OPS, MIXES, mix_of
 from cudabench.record.fingerprint import describe, fingerprint, short_line
 from cudabench.record.results import case_labels, fastest_per_shape
-from cudabench.run.ncu import COLD_L2_HIT_PCT
 
 _STATUS_STYLE = {
     Status.OK: "green",

@@ -21,6 +21,7 @@ from cudabench.core.names import UnknownName, closest
 from cudabench.core.paths import BUILTIN_KERNELS
 from cudabench.core.records import Case, KernelVariant, TimingOptions
 from cudabench.core.shapes import ShapeError, parse_shape
+from cudabench.execution.config import BenchConfig, Benchmark, ConfigError, builtin_config, load_config
 from cudabench.measure.problem import FILLS
 from cudabench.measure.runner import CaseJob
 from cudabench.measure.telemetry import SETTLE
@@ -29,7 +30,6 @@ from cudabench.ops.discovery import discover, user_roots
 from cudabench.ops.registry import get_op
 from cudabench.ops.space import Space, SpaceError, grid, parse_param_option
 from cudabench.record import tuning_file
-from cudabench.run.config import BenchConfig, Benchmark, ConfigError, builtin_config, load_config
 
 
 @dataclass(frozen=True)

@@ -17,16 +17,16 @@ from typing import TYPE_CHECKING, Protocol
 
 from cudabench.core.errors import SweepError
 from cudabench.core.records import Case, ResultRow, RunMeta
+from cudabench.execution.pool import PoolError
 from cudabench.measure import telemetry
 from cudabench.measure.runner import CaseJob
 from cudabench.ops.protocol import in_place_input
 from cudabench.record import ceilings
 from cudabench.record.history import History, HistoryError
 from cudabench.record.results import stem_file, write_results
-from cudabench.run.pool import PoolError
 
 if TYPE_CHECKING:
-    from cudabench.run.executors import Executor, Ready
+    from cudabench.execution.executors import Executor, Ready
 
 __all__ = ["Interrupted", "Listener", "Sweep", "SweepError", "SweepFailed", "with_speedups"]
 

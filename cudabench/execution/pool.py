@@ -212,7 +212,7 @@ class WorkerPool:
         command = [
             sys.executable,
             "-m",
-            "cudabench.run.worker",
+            "cudabench.execution.worker",
             "--device",
             str(device),
             "--read",

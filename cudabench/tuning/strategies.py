@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from cudabench.core.records import KernelVariant
+from cudabench.execution.sweep import SweepError
 from cudabench.ops.registry import get_op
 from cudabench.ops.space import Space, SpaceError, check_overrides
-from cudabench.run.sweep import SweepError
 
 OPTUNA_ROUND = 8  # configurations an Optuna round asks for before hearing their times
 STRATEGIES = ("auto", "exhaustive", "random", "optuna")

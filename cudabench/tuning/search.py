@@ -39,10 +39,10 @@ from cudabench.core.records import (
     parse_params,
     split_label,
 )
+from cudabench.execution.sweep import Sweep
 from cudabench.measure.runner import CaseJob
 from cudabench.record.tuning_file import TunedEntry
-from cudabench.run.sweep import Sweep
-from cudabench.tune.strategies import SearchSpace, Strategy, TuneError, search_space
+from cudabench.tuning.strategies import SearchSpace, Strategy, TuneError, search_space
 
 # Search timing: enough samples to rank, short enough that 200 configurations take seconds.
 SEARCH_TIMING = {"warmup": 2, "min_samples": 5, "min_time_s": 0.02, "max_time_s": 0.5, "interleave": False}

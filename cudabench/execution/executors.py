@@ -22,8 +22,8 @@ from cudabench.backends.base import Backend, BackendUnavailable
 from cudabench.backends.cupti_clock import KernelClockUnavailable, resolve_timer
 from cudabench.core.errors import SweepError
 from cudabench.core.records import Case, DeviceInfo, ResultRow
+from cudabench.execution.pool import DEFAULT_TIMEOUT_S, PoolError, PoolEvents, WorkerPool
 from cudabench.measure.runner import CaseJob, Runner
-from cudabench.run.pool import DEFAULT_TIMEOUT_S, PoolError, PoolEvents, WorkerPool
 
 # Called before job i is dispatched; may block (tune: until nvcc has compiled its configurations).
 Ready = Callable[[int], None]
@@ -142,8 +142,8 @@ def open_executor(where: Where, timer: str = "events") -> Executor:
         except KernelClockUnavailable as exc:
             raise SweepError(str(exc)) from None
     if isinstance(where, Cluster):
-        from cudabench.run.cluster import Cluster as DaskCluster
-        from cudabench.run.cluster import ClusterError
+        from cudabench.execution.cluster import Cluster as DaskCluster
+        from cudabench.execution.cluster import ClusterError
 
         try:
             return DaskCluster(where.address, where.timeout_s, where.gpu_model)

@@ -32,8 +32,8 @@ from collections.abc import Callable
 from typing import Any
 
 from cudabench.core.records import DeviceInfo, ResultRow, Status
+from cudabench.execution.pool import PoolEvents, WorkerPool
 from cudabench.measure.runner import CaseJob, job_failed
-from cudabench.run.pool import PoolEvents, WorkerPool
 
 CONNECT_TIMEOUT_S = 10
 # How many workers a task may take down before the scheduler gives up on it (KilledWorker):

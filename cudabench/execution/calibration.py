@@ -20,12 +20,12 @@ from typing import Protocol
 
 from cudabench.core.errors import SweepError
 from cudabench.core.records import Ceilings, DeviceInfo, RunMeta, TimingOptions
+from cudabench.execution.plan import plan
+from cudabench.execution.sweep import Listener, Sweep
 from cudabench.ops.space import grid
 from cudabench.record import ceilings
 from cudabench.record.history import History, HistoryError
 from cudabench.record.results import stem_file
-from cudabench.run.plan import plan
-from cudabench.run.sweep import Listener, Sweep
 
 
 class SweepMaker(Protocol):

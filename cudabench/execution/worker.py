@@ -1,6 +1,6 @@
 """The worker process: runs jobs on one GPU for the parent (pool.py), over a pipe.
 
-    python -m cudabench.run.worker --device N --read FD --write FD [--timer auto|cupti|both]
+    python -m cudabench.execution.worker --device N --read FD --write FD [--timer auto|cupti|both]
 
 Messages are pickled tuples on `multiprocessing.connection` channels (not stdout: a kernel's
 printf or a library's warning must not corrupt them):
@@ -124,6 +124,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    from cudabench.run.worker import main as _main
+    from cudabench.execution.worker import main as _main
 
     _main()

@@ -35,17 +35,8 @@ from cudabench.build.compile import NVCC_FLAGS, nvcc_version
 from cudabench.core.errors import SweepError
 from cudabench.core.records import Ceilings, DeviceInfo, ResultRow, RunMeta, TimingOptions
 from cudabench.core.version import __version__
-from cudabench.record.history import History, HistoryError
-from cudabench.record.results import (
-    ResultsError,
-    check_writable,
-    git_sha,
-    now_utc,
-    refuse_overwrite_stem,
-    result_stem,
-)
-from cudabench.run.calibration import calibrate, use_ceilings
-from cudabench.run.executors import (
+from cudabench.execution.calibration import calibrate, use_ceilings
+from cudabench.execution.executors import (
     Cluster,
     Executor,
     InProcess,
@@ -55,9 +46,18 @@ from cudabench.run.executors import (
     open_executor,
     parse_devices,
 )
-from cudabench.run.plan import Plan, apply_tuned
-from cudabench.run.pool import WorkerPool
-from cudabench.run.sweep import Listener, Sweep
+from cudabench.execution.plan import Plan, apply_tuned
+from cudabench.execution.pool import WorkerPool
+from cudabench.execution.sweep import Listener, Sweep
+from cudabench.record.history import History, HistoryError
+from cudabench.record.results import (
+    ResultsError,
+    check_writable,
+    git_sha,
+    now_utc,
+    refuse_overwrite_stem,
+    result_stem,
+)
 
 __all__ = ["Cluster", "InProcess", "Local", "Session", "Where", "parse_devices", "results_stem"]
 
