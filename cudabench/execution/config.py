@@ -28,11 +28,11 @@ import yaml
 from cudabench.backends.cupti_clock import TIMERS
 from cudabench.core.dtypes import ALL, DTYPES
 from cudabench.core.names import closest
+from cudabench.core.paths import BUILTIN_CONFIGS
 from cudabench.core.records import Shape, TimingOptions
 from cudabench.core.shapes import ShapeError, parse_shape
 from cudabench.core.yaml_lines import LineLoader, Lines, line_at
 
-BUILTIN_CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 _TOP_KEYS = {"op", "shapes", "variants", "dtype", "dtypes", "params", "timing", "benchmarks"}
 _BENCH_KEYS = {"op", "shapes", "variants", "dtype", "dtypes", "params"}
 _TIMING_TYPES: dict[str, type] = {
