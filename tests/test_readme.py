@@ -41,7 +41,15 @@ README_LIMIT = 12 * 1024  # bytes: the README is a door, the manual is docs/
 
 GPU_COMMANDS = ("run", "profile", "ceilings", "tune", "compare", "report", "history", "import")
 GPU_FREE_FLAGS = ("--help", "-h", "--space")
-CI_PREFIXES = ("pip install ", "python3 -m pytest", "mkdocs ", "ruff check", "ruff format", "mypy", "lint-imports")
+CI_PREFIXES = (
+    "pip install ",
+    "python3 -m pytest",
+    "mkdocs ",
+    "ruff check",
+    "ruff format",
+    "mypy",
+    "lint-imports",
+)
 DRIVER_PREFIXES = ("nvidia-smi", "cat /proc/driver/nvidia/")
 SLOW = {"cudabench check"}  # GPU-free but long: its own test below
 
