@@ -285,6 +285,11 @@ class RowKey:
         return f"{self.op} {self.label} {self.shape} {self.dtype}"
 
 
+def join_notes(*notes: str) -> str:
+    """A row's notes, several in one field: the non-empty ones joined by "; "."""
+    return "; ".join(n for n in notes if n)
+
+
 @dataclass(frozen=True)
 class ResultRow:
     """One flat row per (case, variant), whatever happened to it."""
@@ -298,6 +303,9 @@ class ResultRow:
     error: str = ""
     max_abs_err: float | None = None
     tolerance: float | None = None
+    # accuracy: the worst |err| over that of the reference's formula evaluated in float32
+    # (and rounded to the dtype); 1 is as accurate as plain float32, blank where unknown
+    err_vs_f32: float | None = None
     time_us: float | None = None  # median
     min_us: float | None = None
     spread: float | None = None

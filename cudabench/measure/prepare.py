@@ -27,7 +27,7 @@ from cudabench.core.dtypes import get_dtype
 from cudabench.core.records import Case, DeviceInfo, KernelVariant, ResultRow, Status
 from cudabench.measure.problem import problem, seed_of
 from cudabench.ops import pyvariants
-from cudabench.ops.protocol import Check, OpProtocol, check_output, in_place_input
+from cudabench.ops.protocol import Check, OpProtocol, in_place_input
 
 NAN_POISON_BYTE = 0xFF  # 0xFFFFFFFF is a NaN in float32
 
@@ -56,6 +56,8 @@ def fail_row(case: Case, label: str, check: Check, *, when: str = "", **fields: 
         when + check.describe(),
         max_abs_err=check.max_abs_err,
         tolerance=check.tolerance,
+        err_vs_f32=check.vs_f32,
+        notes=check.note,
         **fields,
     )
 
@@ -123,7 +125,8 @@ class Preparer:
         except ValueError as exc:
             return ResultRow.of(case, label, Status.ERROR, str(exc))
         xp = self.backend.xp
-        inputs, ref, tol = problem(xp, op, case, seed, fill)
+        given = problem(xp, op, case, seed, fill)
+        inputs = given.inputs
         out = xp.empty(op.output_shape(case.shape), dtype=dtype.array_type())
         # one workspace for all launches of the variant: a multi-kernel variant's kernels
         # pass their partials through it (each name as large as any launch asks)
@@ -146,7 +149,7 @@ class Preparer:
         resources: dict[str, Any] = {"registers": loaded.registers, "spill_bytes": loaded.spill_bytes}
         in_place = in_place_input(op)
         reset = self._first_call(label, case, call, inputs, out, in_place)
-        first = check_output(xp, out, ref, tol)
+        first = given.check(out)
         if not first.ok:
             return fail_row(case, label, first, **resources)
         return Prepared(
@@ -154,7 +157,7 @@ class Preparer:
             call,
             lambda: ranges(label, case),
             first,
-            recheck=lambda: check_output(xp, out, ref, tol),
+            recheck=lambda: given.check(out),
             resources=resources,
             reset=reset,
             blocks=max(g.blocks for g in geometries),
@@ -194,14 +197,14 @@ class Preparer:
         if reason:
             return ResultRow.of(case, label, Status.N_A, reason)
         xp = self.backend.xp
-        inputs, ref, tol = problem(xp, op, case, seed, fill)
+        given = problem(xp, op, case, seed, fill)
         out = xp.empty(op.output_shape(case.shape), dtype=get_dtype(case.dtype).array_type())
         in_place = in_place_input(op)
-        call, produced = pyvariants.bind(fn, info, in_place, inputs, out)
-        reset = self._first_call(label, case, call, inputs, out, in_place)
+        call, produced = pyvariants.bind(fn, info, in_place, given.inputs, out)
+        reset = self._first_call(label, case, call, given.inputs, out, in_place)
 
         def check() -> Check:
-            return check_output(xp, pyvariants.as_output(produced(), out, label), ref, tol)
+            return given.check(pyvariants.as_output(produced(), out, label))
 
         first = check()
         if not first.ok:
@@ -212,17 +215,17 @@ class Preparer:
         self, op: OpProtocol, case: Case, name: str, seed: int, fill: str = "random"
     ) -> Prepared | ResultRow:
         xp = self.backend.xp
-        inputs, ref, tol = problem(xp, op, case, seed, fill)
+        given = problem(xp, op, case, seed, fill)
         library_call = op.baselines()[name]
         result: list[Any] = [None]
 
         def call() -> None:
-            result[0] = library_call(inputs)
+            result[0] = library_call(given.inputs)
 
         with self._validation_scope(name, case):
             self.backend.run(call)
             self.backend.synchronize()
-        first = check_output(xp, result[0], ref, tol)
+        first = given.check(result[0])
         if not first.ok:
             return fail_row(case, name, first, is_baseline=True)
         return Prepared(name, call, lambda: ranges(name, case), first, is_baseline=True)

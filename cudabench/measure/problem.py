@@ -1,21 +1,41 @@
 """A case's problem: fresh inputs in its dtype (or a fill), the float64 reference computed
-from them as stored, and the tolerance the output must meet."""
+from them as stored, the tolerance the output must meet, and the yardstick of a row's accuracy
+figure: how far the reference's own formula, evaluated in float32 and rounded to the dtype,
+lands from the float64 reference."""
 
 from __future__ import annotations
 
+import dataclasses
 import zlib
+from dataclasses import dataclass
 from typing import Any
 
-from cudabench.core.dtypes import get_dtype, output_tolerance
+from cudabench.core.dtypes import DType, get_dtype, output_tolerance
 from cudabench.core.records import Case
-from cudabench.ops.protocol import OpProtocol
+from cudabench.ops.protocol import Check, OpProtocol, check_output
 
 FILLS = ("random", "zeros", "ones")
 
 
-def problem(
-    xp: Any, op: OpProtocol, case: Case, seed: int, fill: str = "random"
-) -> tuple[tuple[Any, ...], Any, Any]:
+@dataclass(frozen=True)
+class Problem:
+    """One call's inputs and what its output must be (flat float64 reference and tolerance);
+    `yardstick`: the float32 evaluation's worst |error| (None where there is none)."""
+
+    xp: Any
+    inputs: tuple[Any, ...]
+    ref: Any
+    tol: Any
+    yardstick: float | None = None
+    note: str = ""  # the tolerance's rule, when the op's reference could not be traced
+
+    def check(self, out: Any) -> Check:
+        """The output against the reference (ops/protocol.py's check_output)."""
+        found = check_output(self.xp, out, self.ref, self.tol, self.yardstick)
+        return dataclasses.replace(found, note=self.note) if self.note else found
+
+
+def problem(xp: Any, op: OpProtocol, case: Case, seed: int, fill: str = "random") -> Problem:
     """Fresh inputs in the case's dtype, and the float64 reference computed from them as
     stored, with the op's tolerance plus the rounding of each output to the dtype. `fill`
     zeros or ones: every floating-point input so filled instead (a zero fill draws less power
@@ -28,7 +48,22 @@ def problem(
     if dtype.name != "float32":  # drawn in float32, then rounded once to the element type
         inputs = tuple(x.astype(dtype.array_type()) for x in inputs)
     ref, tol = op.expected(xp, inputs)
-    return inputs, ref, output_tolerance(xp, dtype, ref, tol)
+    rule = getattr(op, "tolerance_rule", lambda: "")()
+    note = f"tolerance: {rule}" if "could not be traced" in rule else ""
+    yardstick = _yardstick(xp, op, inputs, ref, dtype)
+    return Problem(xp, inputs, ref, output_tolerance(xp, dtype, ref, tol), yardstick, note)
+
+
+def _yardstick(xp: Any, op: OpProtocol, inputs: tuple[Any, ...], ref: Any, dtype: DType) -> float | None:
+    """The worst |error| of the op's reference evaluated in float32 on these inputs, its
+    output rounded to the dtype as a kernel's is; None when the op has no such evaluation."""
+    evaluate = getattr(op, "float32_evaluation", None)
+    found = evaluate(xp, inputs) if evaluate is not None else None
+    if found is None or found.size != ref.size:
+        return None
+    rounded = found.astype(dtype.array_type()).astype(xp.float64)
+    worst = float(xp.nanmax(xp.abs(rounded - ref))) if ref.size else 0.0
+    return worst if worst == worst else None  # NaN: the evaluation overflowed
 
 
 def seed_of(case: Case, name: str) -> int:

@@ -47,10 +47,11 @@ from cudabench.core.records import (
     ResultRow,
     Status,
     TimingOptions,
+    join_notes,
 )
 from cudabench.measure.prepare import Prepared, Preparer, fail_row
 from cudabench.measure.sampling import measure, measure_interleaved
-from cudabench.measure.telemetry import cool_down, energy_per_call, join_notes, with_energy, with_telemetry
+from cudabench.measure.telemetry import cool_down, energy_per_call, with_energy, with_telemetry
 from cudabench.measure.throughput import bytes_of, timed_fields
 from cudabench.ops import pyvariants, registry
 from cudabench.ops.protocol import OpProtocol
@@ -256,9 +257,11 @@ class Runner:
             Status.OK,
             max_abs_err=check.max_abs_err,
             tolerance=check.tolerance,
+            err_vs_f32=check.vs_f32,
             samples=1,
             batch=1,
             method="ncu",
+            notes=check.note,
             bytes_moved=bytes_of(op, job.case),
             is_baseline=p.is_baseline,
             **p.resources,
@@ -288,12 +291,14 @@ class Runner:
         blocks: int = 0,
     ) -> ResultRow:
         fields = timed_fields(op, case, m, self.device, timing, self._launch_floor_us(timing), blocks)
+        fields["notes"] = join_notes(fields.get("notes", ""), check.note)
         return ResultRow.of(
             case,
             name,
             Status.OK,
             max_abs_err=check.max_abs_err,
             tolerance=check.tolerance,
+            err_vs_f32=check.vs_f32,
             **fields,
             **resources,
         )

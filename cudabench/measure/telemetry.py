@@ -30,7 +30,15 @@ from dataclasses import dataclass
 
 from cudabench.backends.base import MAX_BATCH, Backend, Pending
 from cudabench.backends.nvml import Gauge, Reading
-from cudabench.core.records import Measurement, ResultRow, SampleTelemetry, Status, TimingOptions, median
+from cudabench.core.records import (
+    Measurement,
+    ResultRow,
+    SampleTelemetry,
+    Status,
+    TimingOptions,
+    join_notes,
+    median,
+)
 
 SETTLE = ("auto", "on", "off")  # --settle
 POLL_S = 0.002  # the watch reads the gauges at most this often
@@ -282,10 +290,6 @@ def missing_energy_note(row: ResultRow, timing: TimingOptions, in_place: bool) -
         "energy: some rows have none: the card reported neither its energy counter moving "
         "nor its power within the window"
     )
-
-
-def join_notes(*notes: str) -> str:
-    return "; ".join(n for n in notes if n)
 
 
 def with_telemetry(row: ResultRow, m: Measurement, cooldown_s: float | None = None) -> ResultRow:

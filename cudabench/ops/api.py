@@ -25,13 +25,14 @@ commands treat a user's op and a catalogue op the same way.
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any
 
 from cudabench.core.records import DeviceInfo, KernelVariant, Launch, Shape
-from cudabench.ops import torch_baselines
+from cudabench.ops import errorbound, torch_baselines
 from cudabench.ops.checks import check_definition
 from cudabench.ops.declarations import (
     CTYPES,
@@ -109,6 +110,7 @@ class Op:
     accumulate: str | int | None = None  # terms a float32 sum adds up per output (a dim name)
     ulps: float = 16.0  # the tolerance's fixed part, in float32 units of |reference|
     float64_inputs: bool = True  # reference() gets float64 copies of the inputs
+    _untraceable: str | None = None  # why the tracer refused reference(), once it has
     compute_bound: bool = False  # the table shows GFLOP/s and % of the fp32 peak
 
     # --- the runner's protocol (ops/base.py) ------------------------------------------
@@ -265,11 +267,46 @@ class Op:
         raise NotImplementedError
 
     def tolerance(self, xp: Any, ref: Any, *inputs: Any) -> Any:
-        """Per-element tolerance: (ulps + 2 sqrt(n)) float32 units of |reference|, n the
-        accumulation length (`accumulate`): a float32 sum of n like-signed terms is off by
-        about sqrt(n) units, doubled for the tails of many rows."""
+        """Per-element tolerance. By default it follows the problem's own sensitivity:
+        SAFETY (3) times a bound on the error of a float32 evaluation of `reference`'s formula
+        on these inputs (ops/errorbound.py: the reference run once more on traced arrays; a
+        sum of n terms allows for sqrt(n)-like rounding of its partial sums, never cancels),
+        plus `ulps` float32 units of |reference|. Where the reference uses what the tracer has
+        no rule for, the |reference|-relative rule (ulps + 2 sqrt(n)) u |reference|, n the
+        `accumulate` length, and `tolerance_rule()` says why. Override it to give your own.
+        `inputs` are what `reference` gets (float64 copies unless float64_inputs = False)."""
+        relative = self.ulps * UNIT_ROUNDOFF * xp.abs(ref)
+        if self._untraceable is None:
+            try:
+                bound = errorbound.bound(self.reference, xp, inputs, float64_inputs=False)
+                return errorbound.SAFETY * bound.reshape(ref.shape) + relative
+            except errorbound.UnsupportedReference as exc:
+                self._untraceable = str(exc)  # a property of the code: not traced again
         n = self._accumulation(inputs)
-        return (self.ulps + 2.0 * math.sqrt(n)) * UNIT_ROUNDOFF * xp.abs(ref)
+        return relative + 2.0 * math.sqrt(n) * UNIT_ROUNDOFF * xp.abs(ref)
+
+    def tolerance_rule(self) -> str:
+        """Which rule gave this op's tolerance, in one line: its own `tolerance()`, the
+        traced float32 error bound, or the |reference|-relative fallback and why."""
+        if type(self).tolerance is not Op.tolerance:
+            return "the op's own tolerance()"
+        if self._untraceable is not None:
+            return f"|reference|-relative (the reference could not be traced: {self._untraceable})"
+        return f"{errorbound.SAFETY:g} x the float32 error bound of the reference (traced)"
+
+    def float32_evaluation(self, xp: Any, inputs: tuple[Any, ...]) -> Any | None:
+        """The reference evaluated in float32 on the same inputs (flat), the yardstick of a
+        row's accuracy figure: None for an op without a plain `reference`, or whose
+        reference does not stay in float32 (it asks for float64 itself, or fails)."""
+        if type(self).reference is Op.reference:
+            return None
+        try:
+            given = tuple(x.astype(xp.float32) if x.dtype.kind == "f" else x for x in inputs)
+            with _quiet(xp):
+                out = xp.asarray(self.reference(xp, *given))
+        except Exception:  # the yardstick is a figure, not a verdict: without it, none
+            return None
+        return out.reshape(-1) if out.dtype == xp.float32 else None
 
     def flop_count(self, dims: Dims) -> int:
         """Floating-point operations of one case (the roofline's count); 0 unless declared."""
@@ -362,3 +399,10 @@ def _unpacking(fn: Callable[..., Any]) -> Callable[[tuple[Any, ...]], Any]:
         return fn(*inputs)
 
     return call
+
+
+def _quiet(xp: Any) -> Any:
+    """NumPy's overflow and invalid warnings silenced (a float32 evaluation may overflow)."""
+    import numpy as np
+
+    return np.errstate(all="ignore") if xp is np else contextlib.nullcontext()

@@ -51,21 +51,31 @@ class Geometry:
 
 @dataclass(frozen=True)
 class Check:
-    """Validation outcome: the worst element's error and tolerance, and how many were wrong."""
+    """Validation outcome: the worst element's error and tolerance, how many were wrong, and
+    the output's accuracy beside the float32 evaluation of the reference (`vs_f32`: its
+    worst |error| over that evaluation's worst |error|; 1 is as accurate as plain float32)."""
 
     ok: bool
     max_abs_err: float
     tolerance: float
     wrong: int
     total: int
-    where: int  # flat index of the worst element
+    where: int  # flat index of the worst element (the largest |err| / tol)
+    vs_f32: float | None = None
+    note: str = ""  # what the verdict rests on, when not the op's usual rule (a fallback)
+
+    @property
+    def ratio(self) -> float:
+        """The worst element's |err| over its tolerance: above 1 is wrong."""
+        return self.max_abs_err / self.tolerance if self.tolerance else math.inf
 
     def describe(self) -> str:
+        """What a FAIL says: how many outputs, where the worst is, and by how much."""
         if self.ok:
             return ""
         return (
             f"{self.wrong} of {self.total} outputs wrong; worst at {self.where}: "
-            f"|err| {self.max_abs_err:.4g} > tol {self.tolerance:.3g}"
+            f"|err| {self.max_abs_err:.4g} > tol {self.tolerance:.3g} ({self.ratio:.3g}x the tolerance)"
         )
 
 
@@ -167,8 +177,10 @@ def array_module(x: Any) -> Any:
     return cupy
 
 
-def check_output(xp: Any, out: Any, ref: Any, tol: Any) -> Check:
-    """Compare an output with the float64 reference; NaN (the poison) never passes."""
+def check_output(xp: Any, out: Any, ref: Any, tol: Any, yardstick: float | None = None) -> Check:
+    """Compare an output with the float64 reference; NaN (the poison) never passes.
+    `yardstick`: the worst |error| of the reference's formula evaluated in float32, against
+    which the output's own worst |error| is reported (`Check.vs_f32`)."""
     got = out.reshape(-1).astype(xp.float64)
     ref = ref.reshape(-1)
     tol = tol.reshape(-1)
@@ -181,6 +193,10 @@ def check_output(xp: Any, out: Any, ref: Any, tol: Any) -> Check:
     ratio = err / tol
     where = int(xp.argmax(ratio))
     wrong = int((ratio > 1.0).sum())
+    worst = float(err.max()) if err.size else 0.0
+    vs_f32 = None
+    if yardstick is not None and math.isfinite(worst):
+        vs_f32 = worst / yardstick if yardstick > 0 else (0.0 if worst == 0 else None)
     return Check(
         ok=wrong == 0,
         max_abs_err=float(err[where]),
@@ -188,4 +204,5 @@ def check_output(xp: Any, out: Any, ref: Any, tol: Any) -> Check:
         wrong=wrong,
         total=int(got.size),
         where=where,
+        vs_f32=vs_f32,
     )

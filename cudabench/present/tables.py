@@ -110,6 +110,8 @@ def results_table(rows: list[ResultRow], meta: RunMeta, op_label: str) -> Table:
     # energy per call, average power and work per joule: only where the card measured them
     energy = any(r.energy_mj is not None for r in rows)
     per_joule = "GFLOP/J" if flops else "GB/J"
+    # accuracy: the worst |err| over that of the reference's formula evaluated in float32
+    accuracy = any(r.err_vs_f32 is not None for r in rows)
     for name, justify in [
         ("shape", "left"),
         ("variant", "left"),
@@ -123,6 +125,7 @@ def results_table(rows: list[ResultRow], meta: RunMeta, op_label: str) -> Table:
         *([("% ceiling", "right")] if ceiling else []),
         *([("mJ", "right"), ("W", "right"), (per_joule, "right")] if energy else []),
         (vs, "right"),
+        *([("err ×f32", "right")] if accuracy else []),
         ("regs", "right"),
         ("timing", "left"),
     ]:
@@ -167,6 +170,7 @@ def results_table(rows: list[ResultRow], meta: RunMeta, op_label: str) -> Table:
                     else []
                 ),
                 _num(row.speedup, ".2f") + ("×" if row.speedup else ""),
+                *([_num(row.err_vs_f32, ".3g")] if accuracy else []),
                 _num(row.registers, "d"),
                 timing,
                 style=style,

@@ -1,0 +1,467 @@
+"""Traced arrays: a float64 value and a bound on a float32 evaluation's error, carried through
+every operation (the package docstring gives the rules); the registries the rules fill."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+U = 2.0**-24  # float32's unit roundoff
+LAMBDA = 1.0  # the probabilistic sum term's multiple (the module docstring's "The sums.")
+SAFETY = 3.0  # C: tolerance = C * bound + ulps u |ref| (calibrated: scratch/verdicts/RESULTS.md)
+AMBIGUITY = 4.0  # a comparison is too close to call when |lhs - rhs| <= this * (e_lhs + e_rhs)
+
+# allowance of each function's own rounding, in units of u|z| (1 ulp <= 2u|z|)
+ROUND_ADD = 1.0
+ROUND_MUL = 1.0
+ROUND_DIV = 2.0
+ROUND_SQRT = 2.0
+ROUND_EXP = 4.0  # + EXP_ARG |x| for the rounding of x * log2(e)
+EXP_ARG = 1.0  # 1: exp as exp2(x * log2 e) (__expf, Triton) is right; 0: only expf's 2 ulp
+ROUND_LOG = 2.0  # + 2u absolute
+ROUND_TRANSCENDENTAL = 4.0  # tanh, erf, sin, cos, exp2, expm1, log1p
+ROUND_POW = 8.0
+
+
+# The rules, registered by elementwise.py, sums.py and tracer.py (which imports both): a
+# Traced array's operators and methods, and numpy's protocols, dispatch through these.
+RULES: dict[str, Callable[..., Traced]] = {}  # add, multiply, sum, cumsum, ...: by name
+UFUNCS: dict[str, Callable[..., Any]] = {}  # np.exp(traced) and the like: ufunc name -> rule
+REDUCERS: dict[str, Callable[..., Any]] = {}  # np.add.reduce(traced): ufunc name -> reduction
+FUNCS: dict[str, Callable[..., Any]] = {}  # xp.<name>(traced), np.<name>(traced): name -> rule
+
+
+class UnsupportedReference(Exception):
+    """The reference does something the tracer has no rule for; the message says what.
+    The caller should fall back to another tolerance (and say so)."""
+
+
+class _Ctx:
+    """What every traced array of one trace shares: the array module and the unit roundoff."""
+
+    def __init__(self, xp: Any, u: float, lam: float) -> None:
+        self.xp = xp
+        self.u = u
+        self.lam = lam
+
+    def const_err(self, arr: Any) -> Any:
+        """The error of a constant as a float32 kernel holds it: |c - float32(c)|."""
+        xp = self.xp
+        kind = arr.dtype.kind
+        if kind == "b":
+            return xp.zeros(arr.shape, dtype=xp.float64)
+        if kind not in "iuf":
+            raise UnsupportedReference(f"a constant of dtype {arr.dtype} (only real numbers)")
+        c64 = arr.astype(xp.float64)
+        with _quiet(xp):
+            rounded = c64.astype(xp.float32).astype(xp.float64)
+            return xp.abs(rounded - c64)
+
+
+def _quiet(xp: Any) -> Any:
+    import contextlib
+
+    import numpy as np
+
+    return np.errstate(all="ignore") if xp is np else contextlib.nullcontext()
+
+
+class Mask:
+    """The result of comparing computed values where some elements are too close to call
+    (float32 could decide the other way): `b` the float64 decision, `amb` where it is
+    uncertain. Only `where` (and &, |, ~ between masks) may use it; anything else raises."""
+
+    __array_priority__ = 1000
+
+    def __init__(self, b: Any, amb: Any) -> None:
+        self.b = b
+        self.amb = amb
+
+    def _combine(self, other: Any, fn: Callable[[Any, Any], Any]) -> Mask:
+        ob, oamb = (other.b, other.amb) if isinstance(other, Mask) else (other, False)
+        return Mask(fn(self.b, ob), self.amb | oamb)
+
+    def __and__(self, other: Any) -> Mask:
+        return self._combine(other, lambda a, b: a & b)
+
+    __rand__ = __and__
+
+    def __or__(self, other: Any) -> Mask:
+        return self._combine(other, lambda a, b: a | b)
+
+    __ror__ = __or__
+
+    def __invert__(self) -> Mask:
+        return Mask(~self.b, self.amb)
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> Any:
+        raise UnsupportedReference(
+            "a comparison of computed values is too close to call in float32 and is used "
+            "other than as where()'s condition"
+        )
+
+    __array__ = _refuse
+    __bool__ = _refuse
+    __getitem__ = _refuse
+    __array_function__ = _refuse
+
+    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        if method == "__call__" and ufunc.__name__ in ("logical_and", "bitwise_and"):
+            return Mask(*_mask_parts(inputs, lambda a, b: a & b))
+        if method == "__call__" and ufunc.__name__ in ("logical_or", "bitwise_or"):
+            return Mask(*_mask_parts(inputs, lambda a, b: a | b))
+        if method == "__call__" and ufunc.__name__ in ("logical_not", "invert"):
+            return ~inputs[0]
+        return self._refuse()
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return self._refuse()
+
+
+def _mask_parts(inputs: Sequence[Any], fn: Callable[[Any, Any], Any]) -> tuple[Any, Any]:
+    a, b = inputs
+    ab, aamb = (a.b, a.amb) if isinstance(a, Mask) else (a, False)
+    bb, bamb = (b.b, b.amb) if isinstance(b, Mask) else (b, False)
+    return fn(ab, bb), aamb | bamb
+
+
+class Traced:
+    """A float64 value `v` and `e`, a bound on a float32 evaluation's error, elementwise.
+    Views (reshape, basic indexing, transpose) view both, so in-place updates through a view
+    reach the base as in NumPy."""
+
+    __array_priority__ = 1000  # cupy and numpy defer their operators to ours
+
+    def __init__(self, ctx: _Ctx, v: Any, e: Any) -> None:
+        self.ctx = ctx
+        self.v = v
+        self.e = e
+
+    # --- array attributes -------------------------------------------------------------
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self.v.shape)
+
+    @property
+    def ndim(self) -> int:
+        return int(self.v.ndim)
+
+    @property
+    def size(self) -> int:
+        return int(self.v.size)
+
+    @property
+    def dtype(self) -> Any:
+        return self.v.dtype
+
+    def __len__(self) -> int:
+        return len(self.v)
+
+    def __repr__(self) -> str:
+        return f"Traced(shape={self.shape}, max err={float(self.e.max()) if self.size else 0.0:.3g})"
+
+    # --- conversions: only exact values may leave the trace ---------------------------
+    def _exact(self, what: str) -> Any:
+        if bool((self.e != 0).any()):
+            raise UnsupportedReference(f"{what} of a computed value (its float32 error would be lost)")
+        return self.v
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
+        raise UnsupportedReference(
+            "a traced array converted to a plain array (np.asarray, np.vectorize, a function without a rule?)"
+        )
+
+    def __float__(self) -> float:
+        return float(self._exact("float()"))
+
+    def __int__(self) -> int:
+        return int(self._exact("int()"))
+
+    def __index__(self) -> int:
+        return int(self._exact("an index"))
+
+    def __bool__(self) -> bool:
+        return bool(self._exact("a branch (if/while)"))
+
+    def item(self, *args: Any) -> Any:
+        return self._exact(".item()").item(*args)
+
+    def tolist(self) -> Any:
+        return self._exact(".tolist()").tolist()
+
+    def get(self, *args: Any, **kwargs: Any) -> Any:
+        raise UnsupportedReference(".get() (a copy to the host) of a traced array")
+
+    def __iter__(self) -> Any:
+        for i in range(len(self)):
+            yield self[i]
+
+    # --- operators ---------------------------------------------------------------------
+    def __add__(self, o: Any) -> Any:
+        return RULES["add"](self, o)
+
+    def __radd__(self, o: Any) -> Any:
+        return RULES["add"](o, self)
+
+    def __sub__(self, o: Any) -> Any:
+        return RULES["subtract"](self, o)
+
+    def __rsub__(self, o: Any) -> Any:
+        return RULES["subtract"](o, self)
+
+    def __mul__(self, o: Any) -> Any:
+        return RULES["multiply"](self, o)
+
+    def __rmul__(self, o: Any) -> Any:
+        return RULES["multiply"](o, self)
+
+    def __truediv__(self, o: Any) -> Any:
+        return RULES["divide"](self, o)
+
+    def __rtruediv__(self, o: Any) -> Any:
+        return RULES["divide"](o, self)
+
+    def __pow__(self, o: Any) -> Any:
+        return RULES["power"](self, o)
+
+    def __rpow__(self, o: Any) -> Any:
+        return RULES["power"](o, self)
+
+    def __matmul__(self, o: Any) -> Any:
+        return RULES["matmul"](self, o)
+
+    def __rmatmul__(self, o: Any) -> Any:
+        return RULES["matmul"](o, self)
+
+    def __neg__(self) -> Traced:
+        return Traced(self.ctx, -self.v, self.e)
+
+    def __pos__(self) -> Traced:
+        return self
+
+    def __abs__(self) -> Traced:
+        return Traced(self.ctx, abs(self.v), self.e)
+
+    def __lt__(self, o: Any) -> Any:
+        return RULES["compare"](self, o, "less")
+
+    def __le__(self, o: Any) -> Any:
+        return RULES["compare"](self, o, "less_equal")
+
+    def __gt__(self, o: Any) -> Any:
+        return RULES["compare"](self, o, "greater")
+
+    def __ge__(self, o: Any) -> Any:
+        return RULES["compare"](self, o, "greater_equal")
+
+    def __eq__(self, o: Any) -> Any:
+        return RULES["compare"](self, o, "equal")
+
+    def __ne__(self, o: Any) -> Any:
+        return RULES["compare"](self, o, "not_equal")
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def _inplace(self, result: Any) -> Traced:
+        r = _lift(self.ctx, result)
+        self.v[...] = r.v
+        self.e[...] = r.e
+        return self
+
+    def __iadd__(self, o: Any) -> Traced:
+        return self._inplace(RULES["add"](self, o))
+
+    def __isub__(self, o: Any) -> Traced:
+        return self._inplace(RULES["subtract"](self, o))
+
+    def __imul__(self, o: Any) -> Traced:
+        return self._inplace(RULES["multiply"](self, o))
+
+    def __itruediv__(self, o: Any) -> Traced:
+        return self._inplace(RULES["divide"](self, o))
+
+    def __ipow__(self, o: Any) -> Traced:
+        return self._inplace(RULES["power"](self, o))
+
+    # --- indexing ----------------------------------------------------------------------
+    def __getitem__(self, idx: Any) -> Traced:
+        idx = _plain_index(idx)
+        return Traced(self.ctx, self.v[idx], self.e[idx])
+
+    def __setitem__(self, idx: Any, value: Any) -> None:
+        idx = _plain_index(idx)
+        r = _lift(self.ctx, value)
+        self.v[idx] = r.v
+        self.e[idx] = r.e
+
+    # --- methods ------------------------------------------------------------------------
+    def reshape(self, *shape: Any, **kw: Any) -> Traced:
+        return _both(self, lambda a: a.reshape(*shape, **kw))
+
+    def ravel(self, *a: Any) -> Traced:
+        return _both(self, lambda x: x.ravel(*a))
+
+    def flatten(self, *a: Any) -> Traced:
+        return _both(self, lambda x: x.flatten(*a))
+
+    def transpose(self, *axes: Any) -> Traced:
+        return _both(self, lambda x: x.transpose(*axes))
+
+    @property
+    def T(self) -> Traced:  # noqa: N802 - numpy's name
+        return _both(self, lambda x: x.T)
+
+    def swapaxes(self, a: int, b: int) -> Traced:
+        return _both(self, lambda x: x.swapaxes(a, b))
+
+    def squeeze(self, *a: Any, **kw: Any) -> Traced:
+        return _both(self, lambda x: x.squeeze(*a, **kw))
+
+    def copy(self, *a: Any, **kw: Any) -> Traced:
+        return Traced(self.ctx, self.v.copy(), self.e.copy())
+
+    def astype(self, dtype: Any, copy: bool = True, **kw: Any) -> Any:
+        return RULES["astype"](self, dtype)
+
+    def sum(self, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False) -> Traced:
+        _no_out(out)
+        return RULES["sum"](self, axis=axis, keepdims=keepdims)
+
+    def mean(self, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False) -> Traced:
+        _no_out(out)
+        return RULES["mean"](self, axis=axis, keepdims=keepdims)
+
+    def max(self, axis: Any = None, out: Any = None, keepdims: bool = False) -> Traced:
+        _no_out(out)
+        return RULES["max"](self, axis=axis, keepdims=keepdims)
+
+    def min(self, axis: Any = None, out: Any = None, keepdims: bool = False) -> Traced:
+        _no_out(out)
+        return RULES["min"](self, axis=axis, keepdims=keepdims)
+
+    def var(
+        self, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int = 0, keepdims: bool = False
+    ) -> Traced:
+        _no_out(out)
+        return RULES["var"](self, axis=axis, ddof=ddof, keepdims=keepdims)
+
+    def std(
+        self, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int = 0, keepdims: bool = False
+    ) -> Traced:
+        _no_out(out)
+        return RULES["std"](self, axis=axis, ddof=ddof, keepdims=keepdims)
+
+    def cumsum(self, axis: Any = None, dtype: Any = None, out: Any = None) -> Traced:
+        _no_out(out)
+        return RULES["cumsum"](self, axis=axis)
+
+    def clip(self, lo: Any = None, hi: Any = None, **kw: Any) -> Traced:
+        return RULES["clip"](self, lo, hi)
+
+    def dot(self, o: Any) -> Traced:
+        return RULES["dot"](self, o)
+
+    def argmax(self, *a: Any, **kw: Any) -> Any:
+        return self._exact("argmax").argmax(*a, **kw)
+
+    def argmin(self, *a: Any, **kw: Any) -> Any:
+        return self._exact("argmin").argmin(*a, **kw)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):  # protocols probed with hasattr (cupy, numpy)
+            raise AttributeError(name)
+        raise UnsupportedReference(f"the array method .{name} (no rule for it)")
+
+    # --- numpy's protocols: np.exp(traced), np.sum(traced), scipy.special.erf(traced) --------
+    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        out = kwargs.pop("out", None)
+        if kwargs.get("where", True) is not True:
+            raise UnsupportedReference(f"{ufunc.__name__}(where=...)")
+        kwargs.pop("where", None)
+        name = ufunc.__name__
+        if method == "__call__":
+            rule = UFUNCS.get(name)
+            if rule is None:
+                raise UnsupportedReference(f"the ufunc {name} (no rule for it)")
+            result = rule(*inputs, **kwargs)
+        elif method == "reduce" and name in ("add", "maximum", "minimum"):
+            (x,) = inputs
+            axis = kwargs.get("axis", 0)
+            keep = kwargs.get("keepdims", False)
+            result = REDUCERS[name](x, axis=axis, keepdims=keep)
+        elif method == "accumulate" and name == "add":
+            result = RULES["cumsum"](inputs[0], axis=kwargs.get("axis", 0))
+        else:
+            raise UnsupportedReference(f"{name}.{method}")
+        if out is not None:
+            (target,) = out
+            if not isinstance(target, Traced):
+                raise UnsupportedReference(f"{name}(out=) into a plain array")
+            return target._inplace(result)
+        return result
+
+    def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+        rule = FUNCS.get(func.__name__)
+        if rule is None:
+            raise UnsupportedReference(f"the function {func.__name__} (no rule for it)")
+        return rule(*args, **kwargs)
+
+
+# --- helpers -----------------------------------------------------------------------------
+
+
+def _no_out(out: Any) -> None:
+    if out is not None:
+        raise UnsupportedReference("out= in a reduction")
+
+
+def _ctx_of(*args: Any) -> _Ctx | None:
+    for a in args:
+        if isinstance(a, Traced):
+            return a.ctx
+        if isinstance(a, (list, tuple)):
+            c = _ctx_of(*a)
+            if c is not None:
+                return c
+    return None
+
+
+def _need(*args: Any) -> _Ctx:
+    ctx = _ctx_of(*args)
+    if ctx is None:
+        raise UnsupportedReference("a function of plain values inside the trace")
+    return ctx
+
+
+def _lift(ctx: _Ctx, a: Any) -> Traced:
+    """A traced array from anything: constants get their float32 rounding as error."""
+    if isinstance(a, Traced):
+        return a
+    if isinstance(a, Mask):
+        if bool(a.amb.any()):
+            a._refuse()
+        a = a.b
+    arr = ctx.xp.asarray(a)
+    if arr.dtype.kind == "c":
+        raise UnsupportedReference("complex values")
+    return Traced(ctx, arr.astype(ctx.xp.float64), ctx.const_err(arr))
+
+
+def _plain_index(idx: Any) -> Any:
+    def one(i: Any) -> Any:
+        if isinstance(i, Traced):
+            return i._exact("an index")
+        if isinstance(i, Mask):
+            if bool(i.amb.any()):
+                i._refuse()
+            return i.b
+        return i
+
+    return tuple(one(i) for i in idx) if isinstance(idx, tuple) else one(idx)
+
+
+def _both(x: Traced, fn: Callable[[Any], Any]) -> Traced:
+    """A structural operation (reshape, transpose, slicing...): the same on value and error."""
+    return Traced(x.ctx, fn(x.v), fn(x.e))

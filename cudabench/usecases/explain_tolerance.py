@@ -1,0 +1,127 @@
+"""`cudabench tolerance OP -s SHAPE`: how an op's tolerance is made at one shape, and whether
+a correct float32 kernel has room under it, without a GPU.
+
+The case's inputs are drawn as a run draws them (measure/problem.py, on NumPy), the float64
+reference and the tolerance computed the same way, and then measured against it: the op's
+own formula evaluated in float32 (the yardstick of a row's `err ×f32`: a correct kernel's
+error is about this size), and each Python variant of the op that runs on NumPy. A
+yardstick near or above the tolerance means the tolerance, not the kernels, would FAIL a
+correct row: the note a run prints when every library baseline FAILs points here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from cudabench.core.dtypes import DType, get_dtype
+from cudabench.core.errors import UsageError
+from cudabench.core.names import UnknownName
+from cudabench.core.records import Case, KernelVariant, Shape
+from cudabench.measure.problem import Problem, problem, seed_of
+from cudabench.ops import pyvariants, registry
+from cudabench.ops.discovery import discover
+from cudabench.ops.protocol import OpProtocol, check_output
+
+
+class ToleranceError(UsageError):
+    """Bad input to `tolerance` (an unknown op or dtype, a shape the op does not take)."""
+
+
+@dataclass(frozen=True)
+class Measured:
+    """One evaluation against the tolerance: its worst |err| over the tolerance there (below
+    1 passes), how many outputs were outside, and where the worst one is."""
+
+    name: str
+    ratio: float
+    wrong: int
+    where: int
+    note: str = ""  # why it was not measured (a variant that needs a GPU), or its error
+
+
+@dataclass(frozen=True)
+class ToleranceReport:
+    """The tolerance of one case: its rule, its range (absolute and relative to |reference|),
+    and the float32 evaluation and Python variants measured against it."""
+
+    op: str
+    shape: str
+    dtype: str
+    rule: str
+    outputs: int
+    tol_min: float
+    tol_median: float
+    tol_max: float
+    relative_median: float  # median of tol / |reference| over the nonzero references
+    measured: tuple[Measured, ...]
+
+    @property
+    def room(self) -> bool:
+        """Whether the float32 evaluation passes with room (under half the tolerance)."""
+        first = next((m for m in self.measured if m.name == "float32 evaluation" and not m.note), None)
+        return first is None or first.ratio < 0.5
+
+
+def explain_tolerance(
+    op_name: str, shape: Shape, dtype: str = "float32", ops: list[Path] | None = None
+) -> ToleranceReport:
+    """Draw the case's inputs as a run does (on NumPy), make its reference and tolerance,
+    and measure the float32 evaluation and the NumPy-capable Python variants against it."""
+    try:
+        registry.use_ops(ops)
+        op = registry.get_op(op_name)
+        get_dtype(dtype)
+        op.check_shape(shape)
+    except (UnknownName, registry.OpsFolderError, ValueError) as exc:
+        raise ToleranceError(str(exc)) from None
+    case = Case(op=op.name, shape=shape, dtype=dtype)
+    given = problem(np, op, case, seed_of(case, "tolerance"))
+    tol, ref = given.tol.reshape(-1), given.ref.reshape(-1)
+    nonzero = np.abs(ref) > 0
+    relative = float(np.median(tol[nonzero] / np.abs(ref[nonzero]))) if nonzero.any() else float("inf")
+    measured = [_float32(op, given, get_dtype(dtype))]
+    found, _ = discover(op.name, [])
+    for variant in (v for v in found if v.kind == "python" and dtype in v.dtypes):
+        measured.append(_variant(op, variant, given, case))
+    return ToleranceReport(
+        op=op.name,
+        shape=case.shape_text,
+        dtype=dtype,
+        rule=getattr(op, "tolerance_rule", lambda: "the op's own expected()")(),
+        outputs=int(ref.size),
+        tol_min=float(tol.min()) if tol.size else 0.0,
+        tol_median=float(np.median(tol)) if tol.size else 0.0,
+        tol_max=float(tol.max()) if tol.size else 0.0,
+        relative_median=relative,
+        measured=tuple(measured),
+    )
+
+
+def _float32(op: OpProtocol, given: Problem, dtype: DType) -> Measured:
+    """The op's own formula evaluated in float32, rounded to the dtype as a kernel's output."""
+    name = "float32 evaluation"
+    evaluate = getattr(op, "float32_evaluation", None)
+    found = evaluate(np, given.inputs) if evaluate is not None else None
+    if found is None:
+        return Measured(name, 0.0, 0, 0, "the op's reference does not evaluate in float32")
+    check = check_output(np, found.astype(dtype.array_type()), given.ref, given.tol)
+    return Measured(name, check.ratio, check.wrong, check.where)
+
+
+def _variant(op: OpProtocol, variant: KernelVariant, given: Problem, case: Case) -> Measured:
+    """A Python variant of the op called on the case's inputs, as a run calls it."""
+    try:
+        fn, info = pyvariants.load(variant)
+        reason = pyvariants.unavailable(info, "fake")
+        if reason:
+            return Measured(variant.name, 0.0, 0, 0, reason)
+        out = np.empty(op.output_shape(case.shape), dtype=given.inputs[0].dtype)
+        call, produced = pyvariants.bind(fn, info, None, given.inputs, out)
+        call()
+        check = given.check(pyvariants.as_output(produced(), out, variant.name))
+    except Exception as exc:  # a variant's own failure is its line, not the command's end
+        return Measured(variant.name, 0.0, 0, 0, f"{type(exc).__name__}: {exc}")
+    return Measured(variant.name, check.ratio, check.wrong, check.where)

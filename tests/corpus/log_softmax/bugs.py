@@ -1,0 +1,30 @@
+"""log_softmax, planted faults."""
+
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from cudabench.op import variant
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import _f32 as f  # noqa: E402
+
+
+@variant(name="bug_drop_last", dtypes=["float32", "float16", "bfloat16"],
+         about="the sum misses the last term")
+def bug_drop_last(x):
+    x32 = f.f32(x)
+    d = x32 - x32.max(axis=-1, keepdims=True)
+    e = np.exp(d)
+    if x.shape[-1] > 1:
+        e[..., -1] = 0
+    return f.out_as(d - np.log(f.blocked_sum(e))[..., None], x)
+
+
+@variant(name="bug_acc16", dtypes=["float16", "bfloat16"], about="the sum of exps in the element type")
+def bug_acc16(x):
+    x32 = f.f32(x)
+    d = x32 - x32.max(axis=-1, keepdims=True)
+    s = f.blocked_sum(np.exp(d).astype(x.dtype), x.dtype).astype(np.float32)
+    return f.out_as(d - np.log(s)[..., None], x)
