@@ -183,3 +183,20 @@ def test_the_accuracy_figure_is_the_float32_evaluation_s_multiple():
     blocked = next(v for v in _variants("rmsnorm") if v.name == "blocked")
     assert _verdict("rmsnorm", np32, (64, 1000), "float32").vs_f32 == pytest.approx(1.0, rel=0.5)
     assert _verdict("rmsnorm", blocked, (64, 1000), "float32").vs_f32 < 20
+
+
+def test_when_every_library_baseline_fails_the_note_blames_the_tolerance():
+    from cudabench.core.records import ResultRow, Status, TimingOptions
+    from cudabench.execution.sweep import baselines_fail_note
+    from cudabench.measure.runner import CaseJob
+
+    case = Case(op="layernorm", shape=(64, 1000), dtype="bfloat16")
+    job = CaseJob(case, (), ("torch",), TimingOptions(), op_file=str(CORPUS / "layernorm" / "op.py"))
+    row = ResultRow.of(case, "torch", Status.FAIL, "12 of 64000 outputs wrong", is_baseline=True)
+    kernel = ResultRow.of(case, "np32", Status.FAIL, "3 of 64000 outputs wrong")
+    note = baselines_fail_note([kernel, row], job)
+    assert "every library baseline FAILs too (torch)" in note
+    assert f"cudabench tolerance layernorm -s 64x1000 -d bfloat16 --ops {CORPUS.resolve()}" in note
+    passing = ResultRow.of(case, "torch", Status.OK, is_baseline=True)
+    assert baselines_fail_note([kernel, passing], job) == ""
+    assert baselines_fail_note([kernel], job) == ""  # no library baseline ran: no verdict on it

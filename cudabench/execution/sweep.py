@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import shlex
 import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from cudabench.core.errors import SweepError
-from cudabench.core.records import Case, ResultRow, RunMeta
+from cudabench.core.paths import BUILTIN_KERNELS
+from cudabench.core.records import Case, ResultRow, RunMeta, Status
 from cudabench.execution.pool import PoolError
 from cudabench.measure import telemetry
 from cudabench.measure.runner import CaseJob
@@ -56,6 +58,24 @@ def with_speedups(rows: list[ResultRow], baselines: tuple[str, ...]) -> list[Res
         dataclasses.replace(r, speedup=base.time_us / r.time_us) if r.time_us else r  # type: ignore[operator]
         for r in rows
     ]
+
+
+def baselines_fail_note(rows: list[ResultRow], job: CaseJob) -> str:
+    """When every library baseline of a case FAILs, the tolerance is the likely culprit, not
+    the kernels: the run's note says so and gives the command that shows how it was made."""
+    library = [r for r in rows if r.is_baseline]
+    if not library or any(r.status is not Status.FAIL for r in library):
+        return ""
+    case = job.case
+    ops = ""
+    if job.op_file and Path(job.op_file).resolve().parent.parent != BUILTIN_KERNELS.resolve():
+        ops = f" --ops {shlex.quote(str(Path(job.op_file).resolve().parent.parent))}"
+    dtype = f" -d {case.dtype}" if case.dtype != "float32" else ""
+    return (
+        f"{case.op} {case.shape_text} {case.dtype}: every library baseline FAILs too "
+        f"({', '.join(r.variant for r in library)}): the tolerance is the likely culprit, not the "
+        f"kernels; see how it is made: cudabench tolerance {case.op} -s {case.shape_text}{dtype}{ops}"
+    )
 
 
 class Listener(Protocol):
@@ -130,6 +150,7 @@ class Sweep:
         kernel row's speedup over the job's baseline, and each row's `% ceiling` (with its
         note when above the ceiling: `with_ceiling`)."""
         rows = with_speedups(rows, job.baselines)
+        self._note(baselines_fail_note(rows, job))
         return [self.with_ceiling(r) for r in rows]
 
     def with_ceiling(self, row: ResultRow) -> ResultRow:
