@@ -200,3 +200,17 @@ def test_when_every_library_baseline_fails_the_note_blames_the_tolerance():
     passing = ResultRow.of(case, "torch", Status.OK, is_baseline=True)
     assert baselines_fail_note([kernel, passing], job) == ""
     assert baselines_fail_note([kernel], job) == ""  # no library baseline ran: no verdict on it
+
+
+def test_the_tolerance_command_explains_a_case_without_a_gpu():
+    from typer.testing import CliRunner
+
+    from cudabench.cli import app
+
+    runner = CliRunner()
+    result = runner.invoke(app, ["tolerance", "layernorm", "-s", "7x33", "--ops", str(CORPUS)])
+    assert result.exit_code == 0, result.output
+    assert "rule: 3 x the float32 error bound of the reference (traced)" in result.output
+    assert "float32 evaluation" in result.output and "bug_var_n1" in result.output
+    bad = runner.invoke(app, ["tolerance", "layernrm", "-s", "7x33", "--ops", str(CORPUS)])
+    assert bad.exit_code == 2 and "did you mean layernorm" in bad.output

@@ -37,6 +37,7 @@ try:  # a Ctrl-C while typer, rich, pandas and the commands load is no traceback
         profile_cmd,
         report_cmd,
         run_cmd,
+        tolerance_cmd,
         tune_cmd,
     )
     from cudabench.cli.common import err, error_line, fail_usage
@@ -127,6 +128,7 @@ _COMMANDS: list[tuple[str, Callable[..., None]]] = [
     ("report", report_cmd.report_command),
     ("history", history_cmd.history_command),
     ("import", history_cmd.import_command),
+    ("tolerance", tolerance_cmd.tolerance_command),
 ]
 for name, command in _COMMANDS:
     app.command(name)(one_line(command))
