@@ -11,8 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from cudabench.op import Dims, Op, Scalar, Tensor, elements, uniform
-from cudabench.core.records import Shape
+from cudabench.op import Dims, Op, Scalar, Shape, Tensor, elements, uniform
 
 UNIT_ROUNDOFF = 2.0**-24
 FMA_ITERS = 1024  # dependent FMAs a thread: 2048 flops for 8 bytes, far past any ridge point

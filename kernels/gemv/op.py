@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from cudabench.op import Dims, Op, Scalar, Tensor, torch_call, warp_rows
+from cudabench.op import Dims, Op, Scalar, Shape, Tensor, torch_call, warp_rows
 from cudabench.ops.matrix import dot_tolerance, uniform
-from cudabench.core.records import Shape
 
 
 class Gemv(Op):

@@ -12,9 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from cudabench.op import torch_call
+from cudabench.op import Shape, torch_call
 from cudabench.ops.reductions import RowReduction
-from cudabench.core.records import Shape
 
 NEGATIVE_EVERY = 3  # rows r with r % 3 == 1 are all negative
 MINUS_INF_EVERY = 7  # rows r with r % 7 == 2 hold a -inf

@@ -17,6 +17,7 @@ from cudabench.op import (
     Dims,
     Op,
     Scalar,
+    Shape,
     Tensor,
     block_rows,
     torch_call,
@@ -24,7 +25,6 @@ from cudabench.op import (
     warp_rows,
     xp_of,
 )
-from cudabench.core.records import Shape
 
 UNIT_ROUNDOFF = 2.0**-24
 

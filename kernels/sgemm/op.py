@@ -15,9 +15,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from cudabench.op import Geometry, Launching, check_grid, torch_call
+from cudabench.op import Geometry, Launching, Shape, check_grid, torch_call
 from cudabench.ops.matrix import Product
-from cudabench.core.records import Shape
 
 RULES = {"tile16": (16, 16, 16), "tile32": (32, 32, 32), "tile128": (128, 16, 16)}
 # rule -> (tile edge of C a block covers, block x, block y)

@@ -31,9 +31,11 @@ from cudabench.op import (
     Dims,
     Geometry,
     GridRule,
+    KernelVariant,
     Launching,
     Op,
     Scalar,
+    Shape,
     Tensor,
     block_rows,
     check_grid,
@@ -43,7 +45,6 @@ from cudabench.op import (
     xp_of,
 )
 from cudabench.ops.protocol import tiles_grid
-from cudabench.core.records import KernelVariant, Shape
 
 UNIT_ROUNDOFF = 2.0**-24
 SHIFT = 100.0

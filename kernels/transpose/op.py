@@ -17,13 +17,13 @@ from cudabench.op import (
     Launching,
     Op,
     Scalar,
+    Shape,
     Tensor,
     check_grid,
     torch_call,
     uniform,
     xp_of,
 )
-from cudabench.core.records import Shape
 
 
 def _tiles(side: int) -> Any:
