@@ -100,6 +100,12 @@ def _shapes(shapes: Iterable[ShapeLike] | ShapeLike | None) -> tuple[Shape, ...]
         raise SweepError(str(exc)) from None
 
 
+def _shape(shape: ShapeLike) -> Shape:
+    """One shape as a tuple (text read as --shape reads it)."""
+    (found,) = _shapes([shape]) or ()
+    return found
+
+
 def _names(names: Iterable[Any] | Any | None) -> tuple[Any, ...] | None:
     """Variant, dtype or folder names; one given alone is one name."""
     if names is None:
@@ -415,7 +421,7 @@ def history(
     query = HistoryQuery(
         op,
         variant,
-        None if shape is None else (_shapes(shape) or [None])[0],
+        None if shape is None else _shape(shape),
         dtype.name if isinstance(dtype, DType) else dtype,
         gpu,
         last,
