@@ -8,12 +8,24 @@ command actually runs kernels. docs/architecture.md maps the subpackages.
 from cudabench.core.errors import SweepError, UsageError
 from cudabench.core.version import __version__
 
-__all__ = ["SweepError", "UsageError", "__version__", "run", "timeit", "tune"]
-_API = ("run", "timeit", "tune")
+__all__ = [
+    "SweepError",
+    "UsageError",
+    "__version__",
+    "ceilings",
+    "compare",
+    "history",
+    "profile",
+    "run",
+    "timeit",
+    "tune",
+]
+_API = ("ceilings", "compare", "history", "profile", "run", "timeit", "tune")
 
 
 def __getattr__(name: str) -> object:
-    """`cudabench.run`, `cudabench.tune` and `cudabench.timeit` (api.py), imported on first use."""
+    """The Python API (api.py) under the package's own name, imported on first use:
+    `cudabench.run`, `cudabench.tune`, `cudabench.timeit`, `cudabench.profile`, ..."""
     if name in _API:
         from cudabench import api
 

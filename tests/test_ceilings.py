@@ -389,7 +389,14 @@ def test_rows_under_their_ceiling_leave_the_run_without_the_request(tmp_path, mo
     monkeypatch.setenv("CUDABENCH_FAKE_L2", "65536")  # the sums are 4x and 8x the L2
 
     work = plan(
-        "reduce", ["2^16", "2^17"], ["float4"], None, min_samples=2, min_time_s=0.0, max_time_s=0.01, warmup=0
+        "reduce",
+        [(65536,), (131072,)],
+        ["float4"],
+        None,
+        min_samples=2,
+        min_time_s=0.0,
+        max_time_s=0.01,
+        warmup=0,
     )
     for kept, expected in ((C, 0), (dataclasses.replace(C, read_gbps=1.0), 1)):
         with fake_session() as session:

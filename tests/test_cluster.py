@@ -99,7 +99,7 @@ def test_ctrl_c_cancels_the_rest_and_keeps_the_finished_rows(tmp_path, monkeypat
     monkeypatch.setenv("CUDABENCH_FAKE_DEVICES", "1")
     work = plan(
         "reduce",
-        ["64x129", "1000", "7", "33"],
+        [(64, 129), (1000,), (7,), (33,)],
         ["float4"],
         None,
         None,
@@ -249,7 +249,7 @@ def test_a_job_whose_task_raises_is_error_rows_at_once(monkeypatch, tmp_path):
 
     monkeypatch.setattr(cluster, "run_job", raises)
     jobs = plan(
-        "reduce", ["7"], ["float4"], None, None, min_samples=2, min_time_s=0.0, max_time_s=0.01, warmup=0
+        "reduce", [(7,)], ["float4"], None, None, min_samples=2, min_time_s=0.0, max_time_s=0.01, warmup=0
     ).jobs
     done = {}
 
@@ -308,7 +308,7 @@ def test_only_one_job_a_worker_is_in_flight(monkeypatch):
     monkeypatch.setenv("CUDABENCH_FAKE_DEVICES", "2")
     jobs = plan(
         "reduce",
-        ["7", "64", "1000", "64x129", "33", "5"],
+        [(7,), (64,), (1000,), (64, 129), (33,), (5,)],
         ["float4"],
         None,
         min_samples=2,

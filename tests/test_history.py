@@ -60,7 +60,7 @@ def timed(variant: str, median_us: float, seed: int, shape: str = "16777216") ->
 
 
 def test_rows_land_as_they_end_and_the_run_completes(tmp_path):
-    work = plan("reduce", ["64x129", "7"], ["float4"], None, None, **QUICK)
+    work = plan("reduce", [(64, 129), (7,)], ["float4"], None, None, **QUICK)
     backend = FakeBackend()
     history = History(tmp_path / "h.db").open()
     seen = []
@@ -94,7 +94,7 @@ def test_rows_land_as_they_end_and_the_run_completes(tmp_path):
 
 
 def test_interrupted_run_keeps_its_rows(tmp_path):
-    work = plan("reduce", ["64x129", "7"], ["float4"], None, None, **QUICK)
+    work = plan("reduce", [(64, 129), (7,)], ["float4"], None, None, **QUICK)
     history = History(tmp_path / "h.db").open()
 
     with pytest.raises(sweep.Interrupted):

@@ -538,12 +538,13 @@ def test_19_ctrl_c_while_the_cli_loads_is_one_line_and_130():
 
 
 def test_19_ctrl_c_at_the_start_of_run_is_one_line_and_130(monkeypatch, capsys):
-    from cudabench.cli import main, run_cmd
+    from cudabench.cli import main
+    from cudabench.usecases import flow
 
     def interrupt(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(run_cmd, "plan", interrupt)
+    monkeypatch.setattr(flow, "plan", interrupt)
     monkeypatch.setenv("CUDABENCH_BACKEND", "fake")
     with pytest.raises(SystemExit) as info:
         main(["run", "reduce", "-s", "7"])

@@ -79,7 +79,7 @@ def test_the_check_above_catches_a_door_that_opens_workers(tmp_path):
 def test_prepare_puts_the_resolved_clock_into_every_job(tmp_path):
     backend = FakeBackend()
     backend.no_cupti = "no CUPTI here"
-    work = plan("reduce", ["64x129", "7"], ["float4"], None, None, timer="auto", **QUICK)
+    work = plan("reduce", [(64, 129), (7,)], ["float4"], None, None, timer="auto", **QUICK)
     with Session.open(InProcess(backend=backend), timer="auto") as session:
         ready = session.prepare(work, tuned=False)
         sweep = session.start(ready.op_label, ready.timing, "t", record=False, output=tmp_path)
@@ -98,7 +98,7 @@ def test_cupti_asked_where_it_cannot_start_is_one_line():
 def test_an_unwritable_output_is_refused_before_anything_runs(tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("x")
-    work = plan("reduce", ["7"], ["float4"], None, None, **QUICK)
+    work = plan("reduce", [(7,)], ["float4"], None, None, **QUICK)
     with fake_session() as session, pytest.raises(SweepError):
         session.start(work.op_label, work.timing, "t", output=blocker / "sub" / "x.json", record=False)
     assert blocker.read_text() == "x"
@@ -107,7 +107,7 @@ def test_an_unwritable_output_is_refused_before_anything_runs(tmp_path):
 def test_a_database_that_cannot_open_is_said_and_the_run_goes_on(tmp_path):
     bad = tmp_path / "db"
     bad.write_text("not a database")
-    work = plan("reduce", ["7"], ["float4"], None, None, **QUICK)
+    work = plan("reduce", [(7,)], ["float4"], None, None, **QUICK)
     with fake_session() as session:
         sweep = session.run(work, "t", output=tmp_path / "out", db=bad)
         paths = session.finish()
@@ -119,7 +119,7 @@ def test_a_database_that_cannot_open_is_said_and_the_run_goes_on(tmp_path):
 
 
 def test_the_sweep_fills_the_speedups_once_a_job_is_done(tmp_path):
-    work = plan("reduce", ["64x129"], ["float4"], None, None, **QUICK)
+    work = plan("reduce", [(64, 129)], ["float4"], None, None, **QUICK)
     with fake_session() as session:
         sweep = session.run(work, "t", output=tmp_path, record=False)
     kernel, library = sweep.rows

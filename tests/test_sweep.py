@@ -6,6 +6,7 @@ import json
 import pytest
 from conftest import StopAfter, run_in_process
 
+from cudabench.core.shapes import parse_shape
 from cudabench.execution import sweep
 from cudabench.execution.plan import plan
 
@@ -13,7 +14,7 @@ QUICK = dict(min_samples=2, min_time_s=0.0, max_time_s=0.01, warmup=0)
 
 
 def test_plan_is_one_job_per_dtype_and_shape():
-    work = plan("reduce", ["64x129", "1000"], ["float4", "atomic"], None, ["float32", "bfloat16"], **QUICK)
+    work = plan("reduce", [(64, 129), (1000,)], ["float4", "atomic"], None, ["float32", "bfloat16"], **QUICK)
     assert [(j.case.dtype, j.case.shape_text) for j in work.jobs] == [
         ("float32", "64x129"),
         ("float32", "1000"),
@@ -27,9 +28,9 @@ def test_plan_is_one_job_per_dtype_and_shape():
 @pytest.mark.parametrize(
     "args, message",
     [
-        (("nosuch", ["8"], None, None), "unknown op 'nosuch'"),
-        (("reduce", ["8"], ["flaot4"], None), "did you mean float4"),
-        (("reduce", ["8"], ["atomic"], None, ["float16"]), "no chosen variant of reduce runs in float16"),
+        (("nosuch", [(8,)], None, None), "unknown op 'nosuch'"),
+        (("reduce", [(8,)], ["flaot4"], None), "did you mean float4"),
+        (("reduce", [(8,)], ["atomic"], None, ["float16"]), "no chosen variant of reduce runs in float16"),
     ],
 )
 def test_bad_usage_is_a_sweep_error(args, message):
@@ -43,7 +44,7 @@ def _run(tmp_path, work, listener=None):
 
 
 def test_rows_stream_to_the_listener_and_the_files_as_they_end(tmp_path):
-    work = plan("reduce", ["64x129", "7"], ["float4"], None, None, **QUICK)
+    work = plan("reduce", [(64, 129), (7,)], ["float4"], None, None, **QUICK)
     seen = []
 
     class Listener:
@@ -60,7 +61,7 @@ def test_rows_stream_to_the_listener_and_the_files_as_they_end(tmp_path):
 
 
 def test_ctrl_c_keeps_the_finished_rows(tmp_path):
-    work = plan("reduce", ["64x129", "7"], ["float4"], None, None, **QUICK)
+    work = plan("reduce", [(64, 129), (7,)], ["float4"], None, None, **QUICK)
 
     with pytest.raises(sweep.Interrupted) as info:
         _run(tmp_path, work, StopAfter(2))
@@ -69,5 +70,7 @@ def test_ctrl_c_keeps_the_finished_rows(tmp_path):
 
 
 def test_one_shape_in_two_spellings_runs_once():
-    work = plan("reduce", ["1024", "2^10", "1e3", "1000"], ["float4"], None, None, **QUICK)
+    work = plan(
+        "reduce", [parse_shape(s) for s in ("1024", "2^10", "1e3", "1000")], ["float4"], None, None, **QUICK
+    )
     assert [j.case.shape_text for j in work.jobs] == ["1024", "1000"]

@@ -237,10 +237,11 @@ def test_measure_without_a_gauge_has_no_telemetry():
 
 
 def run_notes(tmp_path, op, shape, variant, gauge, **timing):
+    from cudabench.core.shapes import parse_shape
     from cudabench.execution.plan import plan
     from tests.conftest import fake_session
 
-    work = plan(op, [shape], [variant], None, min_samples=3, min_time_s=0.0, warmup=1, **timing)
+    work = plan(op, [parse_shape(shape)], [variant], None, min_samples=3, min_time_s=0.0, warmup=1, **timing)
     with fake_session(FakeBackend(gauge=gauge)) as session:
         sweep = session.start(work.op_label, work.timing, "test", output=tmp_path / "out", record=False)
         (rows,) = sweep.run(work.jobs)
@@ -280,7 +281,7 @@ def run_locked(tmp_path, monkeypatch, gauge, clocks="max", fail=False):
 
     monkeypatch.setenv("CUDABENCH_STATE", str(tmp_path / "state"))
     work = plan(
-        "reduce", ["64x1024"], ["float4"], None, min_samples=3, min_time_s=0.0, warmup=1, clocks=clocks
+        "reduce", [(64, 1024)], ["float4"], None, min_samples=3, min_time_s=0.0, warmup=1, clocks=clocks
     )
     with fake_session(FakeBackend(gauge=gauge)) as session:
         sweep = session.start(work.op_label, work.timing, "test", output=tmp_path / "out", record=False)
@@ -412,7 +413,7 @@ def test_the_table_shows_energy_only_where_measured(tmp_path):
         from cudabench.execution.plan import plan
 
         work = plan(
-            "reduce", ["64x1024"], ["float4"], None, min_samples=3, min_time_s=0.0, warmup=1, energy=True
+            "reduce", [(64, 1024)], ["float4"], None, min_samples=3, min_time_s=0.0, warmup=1, energy=True
         )
         with fake_session(FakeBackend(gauge=gauge)) as session:
             sweep = session.start(

@@ -556,7 +556,7 @@ def test_a_tuned_configuration_the_header_no_longer_allows_is_not_used(tmp_path)
         ),
         path,
     )  # 32768: now too many
-    work = plan("reduce", ["7"], ["t"], [tmp_path / "k"], **QUICK)
+    work = plan("reduce", [(7,)], ["t"], [tmp_path / "k"], **QUICK)
     tuned = apply_tuned(work, FAKE_DEVICE.name, path)
     assert tuned.jobs[0].variants[0].params_text == "BLOCK=256,ITEMS=64"
     assert any("not used" in n and "BLOCK * ITEMS <= 16384" in n for n in tuned.notes)

@@ -1,10 +1,10 @@
-"""`cudabench ceilings`: measure what this GPU can actually move and compute (ceilings.py)."""
+"""`cudabench ceilings`: measure what this GPU can actually move and compute (the ceilings use
+case, usecases/measure_ceilings.py)."""
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Optional
 
 import typer
 
@@ -18,13 +18,10 @@ from cudabench.cli.common import (
     fail_usage,
     out,
 )
-from cudabench.cli.render import command_line, error, note, progress_bar
-from cudabench.core.records import TimingOptions
-from cudabench.execution.pool import DEFAULT_TIMEOUT_S
-from cudabench.execution.session import Local, Session, parse_devices
+from cudabench.cli.render import Terminal, command_line, exit_failed
 from cudabench.present.tables import ceilings_table
-from cudabench.record import ceilings
-from cudabench.record.results import stem_file
+from cudabench.usecases.flow import DEFAULT_TIMEOUT_S, Failed, parse_devices
+from cudabench.usecases.measure_ceilings import CeilingsRequest, measure_ceilings
 
 
 def ceilings_command(
@@ -73,36 +70,27 @@ def ceilings_command(
     clock are shown without measuring unless --recalibrate. Exit status: 0, 1 if a mix got no
     correct row, 2 bad usage.
     """
-    given = dict(min_samples=min_samples, min_time_s=min_time, max_time_s=max_time, warmup=warmup)
-    changes: dict[str, Any] = {k: v for k, v in given.items() if v is not None}
-    timing = dataclasses.replace(TimingOptions(), **changes)
     chosen = parse_devices(devices)
     if chosen is None or len(chosen) != 1:
         fail_usage(f"--devices {devices!r}: give one GPU index (the ceilings are one GPU's)")
-    path = ceilings.cache_path()
-    if path is None:
-        fail_usage("CUDABENCH_CEILINGS is off: nowhere to keep the ceilings (unset it, or give a file)")
+    request = CeilingsRequest(
+        device=chosen[0],
+        timeout_s=timeout,
+        recalibrate=recalibrate,
+        size=size,
+        timing=dict(min_samples=min_samples, min_time_s=min_time, max_time_s=max_time, warmup=warmup),
+        output=output,
+        force=force,
+        command=command_line(ctx),
+    )
     try:
-        kept = ceilings.load(path)
-    except ceilings.CeilingsError as exc:
-        fail_usage(f"{exc} (move it away, or set CUDABENCH_CEILINGS to another file)")
-    with Session.open(Local(chosen, timeout)) as session:
-        entry = ceilings.lookup(kept, session.info)
-        rows = None
-        if entry is None or recalibrate or size is not None:
-            why = ceilings.stale(kept, session.info)
-            if why:
-                note(f"{why}: measuring again")
-            with progress_bar(None) as bar:
-                try:
-                    entry, done = session.calibrate(size, output, bar, command_line(ctx), timing, force=force)
-                except ceilings.CeilingsError as exc:  # a mix without a correct row
-                    error(str(exc))
-                    raise typer.Exit(1) from None
-            rows = done.rows
-            err.print(
-                f"results: {stem_file(done.stem, '.csv')}  {stem_file(done.stem, '.json')}\nkept in {path}",
-                soft_wrap=True,
-                markup=False,
-            )
-    out.print(ceilings_table(entry, session.info, rows))
+        done = measure_ceilings(request, Terminal())
+    except Failed as exc:
+        exit_failed(exc)
+    if done.measured:
+        err.print(
+            f"results: {done.csv_path}  {done.json_path}\nkept in {done.kept_in}",
+            soft_wrap=True,
+            markup=False,
+        )
+    out.print(ceilings_table(done.entry, done.info, done.rows))

@@ -34,7 +34,6 @@ from cudabench.build.compile import (
 from cudabench.cli.common import (
     KERNELS_OPTION_HELP,
     OpsOption,
-    catalogue,
     err,
     error_line,
     fail_usage,
@@ -44,6 +43,7 @@ from cudabench.cli.common import (
 from cudabench.core.names import UnknownName
 from cudabench.core.records import KernelVariant
 from cudabench.ops.registry import all_ops, get_op
+from cudabench.usecases.catalogue import catalogue
 
 DEFAULT_ARCHS = ["sm_80", "sm_90"]
 

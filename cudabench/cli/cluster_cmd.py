@@ -6,7 +6,8 @@ import typer
 from rich.table import Table
 
 from cudabench.cli.common import fail_usage, out
-from cudabench.execution.pool import DEFAULT_TIMEOUT_S
+from cudabench.core.errors import UsageError
+from cudabench.usecases.cluster_status import cluster_workers
 
 app = typer.Typer(help="A Dask cluster for --cluster: see its workers.", no_args_is_help=True)
 
@@ -17,19 +18,10 @@ def status_command(
 ) -> None:
     """Each worker of the cluster: its host and GPU (model, SMs, memory), as cudabench's
     worker process on it sees them. Exit 2 when no scheduler answers."""
-    from cudabench.execution import cluster as dask_cluster
-
-    try:
-        client = dask_cluster.connect(cluster, dask_cluster.fake_worker_count())
-    except dask_cluster.ClusterError as exc:
+    try:  # a subcommand: the top level's one-line wrapper (cli/__init__.py) is not around it
+        found = [(w.address, w.host, w.info) for w in cluster_workers(cluster)]
+    except UsageError as exc:
         fail_usage(str(exc))
-    try:
-        found = dask_cluster.workers(client, DEFAULT_TIMEOUT_S)
-    finally:
-        local = getattr(client, "cluster", None)
-        client.close()
-        if local is not None:
-            local.close()
     table = Table(
         title=f"cluster {cluster}: {len(found)} worker(s)", title_justify="left", header_style="bold"
     )

@@ -1,21 +1,22 @@
-"""What the commands share: consoles, the one-line usage error, kernel discovery for a CLI
-call."""
+"""What the commands share: consoles, the one-line usage error, the options several take,
+and reading their text into the use cases' typed input (shapes, launch parameters, devices)."""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Any, NoReturn, Optional
+from typing import Annotated, NoReturn, Optional
 
 import typer
 from rich.console import Console
 from rich.text import Text
 
 from cudabench.core.errors import SweepError
-from cudabench.core.records import KernelVariant
-from cudabench.execution import plan
+from cudabench.core.records import Shape
+from cudabench.core.shapes import ShapeError, parse_shape
 from cudabench.ops import registry
-from cudabench.ops.discovery import discover, unassigned
+from cudabench.ops.space import SpaceError, parse_param_option
+from cudabench.usecases.flow import Placement, Selection, parse_devices
 
 # Wide tables when piped (rich would use 80 columns); a terminal keeps its own width.
 out = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
@@ -162,34 +163,57 @@ def use_ops(folders: list[Path] | None) -> None:
         fail_usage(str(exc))
 
 
-def kernel_roots(kernels: list[Path] | None) -> list[Path]:
-    """The built-in kernels folder and the user's --kernels folders; exit 2 if one is bad."""
+def parse_shapes(texts: list[str] | None) -> tuple[Shape, ...] | None:
+    """`--shape` texts (442368x128, 2^30, 1e6) as tuples; SweepError (one line) for one
+    that does not read."""
+    if not texts:
+        return None
     try:
-        return plan.kernel_roots(kernels)
-    except SweepError as exc:
-        fail_usage(str(exc))
+        return tuple(parse_shape(text) for text in texts)
+    except ShapeError as exc:
+        raise SweepError(str(exc)) from None
 
 
-def catalogue(
-    ops: list[Any], kernels: list[Path] | None, every_op: bool
-) -> tuple[list[tuple[Any, list[KernelVariant]]], list[str]]:
-    """Each op with its variants, and the problems, each once. Over every op (`every_op`), a
-    file directly in a --kernels folder with no `op:` in its header belongs to none of them:
-    it is a problem line, not a variant of all ten."""
-    roots = kernel_roots(kernels)
-    loose = [str(p) for p in unassigned(roots)] if every_op else []
-    found, problems = [], []
-    for operation in ops:
-        variants, bad = discover(operation.name, roots)
-        variants = [v for v in variants if v.path not in loose]
-        bad = [b for b in bad if not any(b.startswith(f"{p}:") for p in loose)]
-        found.append((operation, variants))
-        problems += bad
-    problems += [
-        f"{p}: no 'op:' in its header, so it is no op's variant (add e.g. 'op: reduce', "
-        "or name the op on the command line)"
-        for p in loose
-    ]
-    if every_op:  # op files that did not load, clashes (one asked for by name: its own error)
-        problems = registry.problems() + problems
-    return found, list(dict.fromkeys(problems))
+def parse_params(texts: list[str] | None) -> dict[str, tuple[int, ...]]:
+    """`--param BLOCK=128,256` options -> {"BLOCK": (128, 256)} (a name given twice: its
+    values joined); SweepError (one line) if one is malformed."""
+    found: dict[str, tuple[int, ...]] = {}
+    for text in texts or []:
+        try:
+            name, values = parse_param_option(text)
+        except SpaceError as exc:
+            raise SweepError(str(exc)) from None
+        found[name] = tuple(dict.fromkeys(found.get(name, ()) + values))
+    return found
+
+
+def selection(
+    target: str,
+    shape: list[str] | None,
+    variant: list[str] | None,
+    dtype: list[str] | None,
+    param: list[str] | None,
+    kernels: list[Path] | None,
+    ops: list[Path] | None,
+    **timing: object,
+) -> Selection:
+    """A command's target and options as the use cases take them (text read here)."""
+    return Selection(
+        target,
+        shapes=parse_shapes(shape),
+        variants=tuple(variant) if variant else None,
+        dtypes=tuple(dtype) if dtype else None,
+        params=parse_params(param),
+        kernels=tuple(kernels or ()),
+        ops=tuple(ops or ()),
+        timing=timing,
+    )
+
+
+def placement(
+    devices: str, timeout: float, cluster: str | None = None, gpu_model: str | None = None
+) -> Placement:
+    """`--devices 0,1` (or all), --timeout, --cluster and --gpu-model as a Placement."""
+    if cluster:
+        return Placement(timeout_s=timeout, cluster=cluster, gpu_model=gpu_model)
+    return Placement(parse_devices(devices), timeout)

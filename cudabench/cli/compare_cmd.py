@@ -1,33 +1,19 @@
-"""`cudabench compare`: A/B verdicts between two runs, or the speedup matrix inside one."""
+"""`cudabench compare`: A/B verdicts between two runs and the CI gate, or the speedup matrix
+inside one (the compare use case, usecases/compare_runs.py, judges; this renders)."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
 from pathlib import Path
-from typing import Annotated, Any, Optional, cast
+from typing import Annotated, Optional
 
 import typer
 from rich.text import Text
 
 from cudabench.cli.common import DbOption, err, fail_usage, out
-from cudabench.core.records import ResultRow
 from cudabench.present.tables import compare_table, matrix_table
-from cudabench.record.compare import (
-    DEFAULT_THRESHOLD,
-    CompareError,
-    Pair,
-    Verdict,
-    compare_rows,
-    find_pair,
-    find_run,
-    load,
-    run_differences,
-    speedup_matrix,
-)
-from cudabench.record.fingerprint import ALL, describe
-from cudabench.record.history import History, HistoryError
-from cudabench.record.results import RESULTS_DIR, ResultsError
+from cudabench.usecases.compare_runs import DEFAULT_THRESHOLD, CompareRequest, compare_runs, variant_matrix
 
 
 def parse_threshold(text: str, option: str = "--threshold") -> float:
@@ -131,49 +117,39 @@ def compare_command(
         value, fail_on_regression = parse_threshold(fail_above, "--fail-above"), True
     else:
         value = parse_threshold(threshold)
-    try:
-        if by is not None:
-            if by != "variant":
-                fail_usage(f"--by {by!r}: only 'variant' is supported")
-            if run_b is not None:
-                fail_usage("--by variant takes one run")
-            meta, rows = load(run_a or find_run(RESULTS_DIR))
-            matrix = speedup_matrix(rows, against)
-            if as_json:
-                out.print_json(
-                    json.dumps(
-                        {
-                            "against": matrix.against,
-                            "speedup": [
-                                {"shape": s, "variant": v, "speedup": x, "best": (s, v) in matrix.best}
-                                for (s, v), x in matrix.speedup.items()
-                            ],
-                        }
-                    )
+    if by is not None:
+        if by != "variant":
+            fail_usage(f"--by {by!r}: only 'variant' is supported")
+        if run_b is not None:
+            fail_usage("--by variant takes one run")
+        meta, matrix = variant_matrix(run_a, against)
+        if as_json:
+            out.print_json(
+                json.dumps(
+                    {
+                        "against": matrix.against,
+                        "speedup": [
+                            {"shape": s, "variant": v, "speedup": x, "best": (s, v) in matrix.best}
+                            for (s, v), x in matrix.speedup.items()
+                        ],
+                    }
                 )
-            else:
-                out.print(matrix_table(matrix, meta))
-            return
-        path_a: str | Path
-        path_b: str | Path
-        if against is not None:
-            if run_b is not None:
-                fail_usage("--against judges one run (RUN_A, or the newest in the history)")
-            (path_a, (meta_a, rows_a)), (path_b, (meta_b, rows_b)) = _from_history(against, run_a, db)
+            )
         else:
-            if run_a is None and run_b is None:
-                file_a, file_b = find_pair(RESULTS_DIR)
-            else:
-                file_a = find_run(run_a) if run_a else find_pair(RESULTS_DIR)[0]
-                file_b = find_run(run_b) if run_b else find_run(RESULTS_DIR)
-            (meta_a, rows_a), (meta_b, rows_b) = load(file_a), load(file_b)
-            path_a, path_b = file_a, file_b
-    except (ResultsError, CompareError, HistoryError) as exc:
-        fail_usage(str(exc))
-    same_run = _same_run(path_a, path_b, (meta_a, rows_a), (meta_b, rows_b))
-    mismatch = run_differences(meta_a, meta_b)
-    allow = {ALL} if allow_mismatch or ignore_device else {"timer"} if allow_mixed_timers else set()
-    pairs = compare_rows(rows_a, rows_b, value, mismatch, allow)
+            out.print(matrix_table(matrix, meta))
+        return
+    request = CompareRequest(
+        run_a,
+        run_b,
+        against,
+        db,
+        value,
+        allow_mismatch=allow_mismatch or ignore_device,
+        allow_mixed_timers=allow_mixed_timers,
+        allow_missing=allow_missing,
+    )
+    found = compare_runs(request)
+    pairs = found.pairs
     if as_json:
         out.print_json(
             json.dumps(
@@ -196,140 +172,22 @@ def compare_command(
             )
         )
     else:
-        err.print(f"A: {path_a}\nB: {path_b}", soft_wrap=True, markup=False)
-        out.print(compare_table(pairs, meta_a, meta_b, value, mismatch))
-    counts = {v: sum(p.verdict is v for p in pairs) for v in Verdict}
-    err.print(", ".join(f"{n} {v.value}" for v, n in counts.items() if n), markup=False)
-    for line in mismatch_lines(pairs):
+        err.print(f"A: {found.shown_a}\nB: {found.shown_b}", soft_wrap=True, markup=False)
+        out.print(compare_table(pairs, found.meta_a, found.meta_b, value, found.mismatch))
+    err.print(", ".join(f"{n} {v.value}" for v, n in found.counts.items()), markup=False)
+    for line in found.mismatch_lines:
         err.print(Text(line, style="yellow"), soft_wrap=True)
-    if same_run:
+    if found.same_run:
         err.print(
-            f"note: A and B are the same run ({same_run}): a run compared with itself shows nothing",
+            f"note: A and B are the same run ({found.same_run}): a run compared with itself shows nothing",
             soft_wrap=True,
             markup=False,
         )
     if fail_on_regression:
-        unjudged = gate_unjudged(pairs)
-        if unjudged:
-            err.print(Text.assemble(("gate:", "bold yellow"), " ", unjudged), soft_wrap=True)
-        reasons = gate_failures(pairs, allow_missing)
-        if same_run:
-            reasons.insert(0, ("same run", "A and B are one run; compare it with another"))
-        for reason in reasons:
-            err.print(Text.assemble((f"{reason[0]}:", "bold red"), " ", reason[1]), soft_wrap=True)
-        if reasons:
-            raise typer.Exit(1)
-        if unjudged:  # neither pass nor fail: the machine changed under these rows
-            raise typer.Exit(NO_VERDICT)
-
-
-def _same_run(path_a: Any, path_b: Any, a: Any, b: Any) -> str:
-    """Why A and B are one run ('' when they are not): the same file (or a run's .csv and
-    its .json), or two files with the same metadata and rows (a copy)."""
-    if isinstance(path_a, Path) and isinstance(path_b, Path):
-        try:
-            if path_a.with_suffix(".json").resolve() == path_b.with_suffix(".json").resolve():
-                return f"both {path_a.with_suffix('.json')}"
-        except OSError:
-            pass
-    if a == b:
-        return f"a copy: the same metadata, started {a[0].started}, and rows"
-    return ""
-
-
-def _from_history(ref: str, run: Path | None, db: Path | None) -> tuple[tuple[str, Any], tuple[str, Any]]:
-    """(A, B) for --against: B the given results file or the newest run in the database, A
-    the run `ref` names among the others. Each as (where it came from, (meta, rows))."""
-    with History(db, readonly=True).open() as history:
-        if run is not None:
-            path_b = find_run(run)
-            b = load(path_b)
-            newest = history.find(b[0])  # the same run's own record, if any
-            shown_b = str(path_b)
-        else:
-            runs = history.runs(limit=1)
-            if not runs:
-                raise HistoryError(f"history database {history.path} has no runs yet")
-            newest = runs[0].id
-            b = history.load(newest)
-            shown_b = f"{history.path} run {newest} (the newest)"
-        a_id = history.resolve(ref, exclude=newest)
-        a = history.load(a_id)
-        info = next(r for r in history.runs() if r.id == a_id)
-        shown_a = f"{history.path} run {a_id}" + (f" [{info.tag}]" if info.tag else "")
-    return (shown_a, a), (shown_b, b)
-
-
-def gate_failures(pairs: list[Pair], allow_missing: bool) -> list[tuple[str, str]]:
-    """Why a --fail-on-regression gate fails: (label, detail) lines, none when it passes. A
-    gate that matched nothing, or lost rows of A, has not shown that nothing regressed."""
-    reasons = []
-    if not any(p.a is not None and p.b is not None for p in pairs):
-        reasons.append(
-            ("no rows matched", "A and B share no (op, variant, shape, dtype); nothing was compared")
-        )
-    # a library baseline (cupy, torch) is the yardstick, not the code under test: its time
-    # moves with the host (torch's loop-timed 2^24 sum read 64 and 118 us in two runs of the
-    # same code, 2026-11-23), and that is shown in the table but fails no gate
-    # a pair has a row on at least one side
-    regressed = [p for p in pairs if p.regressed and not cast(ResultRow, p.a or p.b).is_baseline]
-    if regressed:
-        reasons.append(
-            ("regression", "; ".join(f"{p.key} {p.verdict.value}{'*' * p.marked}" for p in regressed))
-        )
-    missing = [p for p in pairs if p.verdict is Verdict.ONLY_A]
-    if missing and not allow_missing:
-        shown = "; ".join(str(p.key) for p in missing[:10])
-        more = f" and {len(missing) - 10} more" if len(missing) > 10 else ""
-        reasons.append(
-            ("missing from B", f"{len(missing)} row(s) of A: {shown}{more} (--allow-missing to accept)")
-        )
-    return reasons
-
-
-def _reasons(pairs: list[Pair]) -> str:
-    """The distinct differences behind the pairs, `driver 580.95 != 575.57; timer ...`."""
-    return "; ".join(dict.fromkeys(describe(p.mismatch) for p in pairs))
-
-
-def mismatch_lines(pairs: list[Pair]) -> list[str]:
-    """What the fingerprint rule did: the rows that got no verdict, and the footnote of the
-    verdicts marked * (given across differing fingerprints with --allow-mismatch)."""
-    lines = []
-    unjudged = [p for p in pairs if p.verdict is Verdict.NOT_COMPARABLE]
-    if unjudged:
-        lines.append(
-            f"NOT COMPARABLE: {len(unjudged)} row(s) got no verdict, the runs differ "
-            f"in what moves times: {_reasons(unjudged)} (--allow-mismatch to judge "
-            "them anyway, marked *)"
-        )
-    marked = [p for p in pairs if p.marked]
-    if marked:
-        lines.append(
-            f"*: {len(marked)} verdict(s) given although the runs differ: "
-            f"{_reasons(marked)} (--allow-mismatch); a change may be the machine's"
-        )
-    return lines
-
-
-NO_VERDICT = 3  # the gate's exit status when the runs could not be judged (fingerprints differ)
-
-
-def gate_unjudged(pairs: list[Pair]) -> str:
-    """The gate's own line about kernel rows it could not judge ('' when none): they fail
-    nothing and pass nothing. When no kernel row was judged at all, the exit status says
-    nothing about regressions, and the line says so."""
-    kernel = [p for p in pairs if p.a is not None and p.b is not None and not p.a.is_baseline]
-    unjudged = [p for p in kernel if p.verdict is Verdict.NOT_COMPARABLE]
-    if not unjudged:
-        return ""
-    if len(unjudged) == len(kernel):
-        return (
-            f"no kernel row was judged: all {len(kernel)} are NOT COMPARABLE "
-            f"({_reasons(unjudged)}): no verdict (exit 3). Record a new baseline on this "
-            "machine, or pass --allow-mismatch"
-        )
-    return (
-        f"{len(unjudged)} of {len(kernel)} kernel rows NOT COMPARABLE ({_reasons(unjudged)}) "
-        "were not judged: they neither fail nor pass this gate (exit 3 unless another row fails)"
-    )
+        gate = found.gate
+        if gate.unjudged:
+            err.print(Text.assemble(("gate:", "bold yellow"), " ", gate.unjudged), soft_wrap=True)
+        for label, detail in gate.reasons:
+            err.print(Text.assemble((f"{label}:", "bold red"), " ", detail), soft_wrap=True)
+        if gate.exit_status:  # 3: neither pass nor fail, the machine changed under these rows
+            raise typer.Exit(gate.exit_status)

@@ -9,10 +9,11 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from cudabench.cli.common import KERNELS_OPTION_HELP, OpsOption, catalogue, err, fail_usage, out, use_ops
+from cudabench.cli.common import KERNELS_OPTION_HELP, OpsOption, err, fail_usage, out, use_ops
 from cudabench.core.names import UnknownName
 from cudabench.ops import torch_baselines
 from cudabench.ops.registry import all_ops, get_op
+from cudabench.usecases.catalogue import catalogue
 
 SHORT = {"float32": "f32", "float16": "f16", "bfloat16": "bf16"}
 

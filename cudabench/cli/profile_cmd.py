@@ -1,21 +1,10 @@
 """`cudabench profile`: run the asked cases under Nsight Compute, one launch each, and table
-ncu's metrics beside cudabench's own time.
-
-Steps: plan the cases as `run` does; hand the plan to a child as data and run `ncu ... python
--m cudabench.profiled REQUEST` (ncu.profile_command, profiled.py); read the report's raw page
-back (ncu.parse_raw_csv) and join its kernels to the rows by NVTX range; time the same cases
-normally (unless --no-time); write the results files (rows with their `ncu` metrics) and the
-report `<stem>.ncu-rep` side by side.
-"""
+ncu's metrics beside cudabench's own time (the profile use case, usecases/profile_ncu.py,
+does the work: the child ncu profiles, the report read back and joined, the timed run)."""
 
 from __future__ import annotations
 
-import dataclasses
 import shlex
-import shutil
-import subprocess
-import sys
-import tempfile
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -28,99 +17,20 @@ from cudabench.cli.common import (
     OpsOption,
     TimerOption,
     err,
-    fail_usage,
     out,
+    selection,
 )
 from cudabench.cli.render import (
+    Terminal,
     command_line,
-    error,
+    exit_failed,
     exit_with_summary,
     note,
-    progress_bar,
-    show_history_error,
-    show_plan,
     show_run_notes,
 )
-from cudabench.core.records import ProfileMetrics, ResultRow, RowKey, Status
-from cudabench.execution.ncu import (
-    NcuError,
-    cold_l2_note,
-    find_ncu,
-    import_command,
-    metrics_by_case,
-    ncu_messages,
-    parse_raw_csv,
-    profile_command,
-)
-from cudabench.execution.plan import Plan, plan
-from cudabench.execution.pool import DEFAULT_TIMEOUT_S
-from cudabench.execution.session import Local, Session, results_stem
 from cudabench.present.tables import profile_table
-from cudabench.profiled import ProfileRequest, for_profiling, write_request
-from cudabench.record.results import ResultsError, now_utc, read_results, stem_file, write_results
-
-NO_KERNELS = "No kernels were profiled"
-
-
-def _cases(work: Plan) -> list[tuple[str, str, str, str]]:
-    return [
-        (job.case.op, name, job.case.shape_text, job.case.dtype)
-        for job in work.jobs
-        for name in [*(v.label for v in job.variants), *job.baselines]
-    ]
-
-
-def _run_ncu(command: list[str], report: Path) -> None:
-    """Run ncu; exit 1 with its own message if it fails or profiles nothing."""
-    with err.status(f"profiling under ncu ({len(command)} arguments) ..."):
-        try:
-            proc = subprocess.run(command, capture_output=True, text=True)
-        except OSError as exc:
-            fail_usage(f"cannot start {command[0]}: {exc.strerror}")
-    output = proc.stdout + proc.stderr
-    messages = ncu_messages(output)
-    # the exit status is cudabench's own (1 when a row failed; the rows say which)
-    refused = any(m.startswith("==ERROR==") for m in messages)
-    if refused or not report.exists() or NO_KERNELS in output:
-        lines = messages or output.strip().splitlines()[-10:] or [f"exit status {proc.returncode}"]
-        error(f"ncu did not profile the cases (exit status {proc.returncode}):")
-        for line in lines:
-            err.print(f"  {line}", markup=False, soft_wrap=True)
-        raise typer.Exit(1)
-
-
-def _read_report(ncu: str, report: Path, extra: list[str]) -> dict[RowKey, ProfileMetrics]:
-    proc = subprocess.run(import_command(ncu, report), capture_output=True, text=True)
-    if proc.returncode != 0:
-        error(
-            f"ncu could not read {report}: "
-            f"{' '.join(ncu_messages(proc.stdout + proc.stderr)) or proc.stderr.strip()}"
-        )
-        raise typer.Exit(1)
-    try:
-        return metrics_by_case(parse_raw_csv(proc.stdout, extra), extra)
-    except NcuError as exc:
-        error(str(exc))
-        raise typer.Exit(1) from None
-
-
-def _join(
-    rows: list[ResultRow], metrics: dict[RowKey, ProfileMetrics], launches: dict[str, int], cold: bool = False
-) -> list[ResultRow]:
-    """Each row with its range's metrics; a note where ncu saw no kernel, or an unexpected
-    number of them (a variant's header says how many launches a call makes), and for a
-    `cold` profile where the launch's reads hit L2 heavily (ncu.cold_l2_note)."""
-    joined = []
-    for row in rows:
-        found = metrics.get(row.key)
-        note = ""
-        if found is None and row.status is Status.OK:
-            note = "ncu profiled no kernel in this row's range"
-        elif found and row.label in launches and found.kernels != launches[row.label]:
-            note = f"ncu saw {found.kernels} kernels, the variant launches {launches[row.label]}"
-        notes = "; ".join(n for n in (row.notes, note, cold_l2_note(found) if cold else "") if n)
-        joined.append(dataclasses.replace(row, ncu=found, notes=notes))
-    return joined
+from cudabench.usecases.flow import DEFAULT_TIMEOUT_S, Failed, Recording
+from cudabench.usecases.profile_ncu import Profiling, ncu_command, profile_cases
 
 
 def profile_command_cli(
@@ -232,100 +142,36 @@ def profile_command_cli(
     --clock-control none: the GPU's own clocks, as cudabench times. Exit status: 0, 1 if ncu
     failed or a row failed, 2 bad usage.
     """
-    extra = [m.strip() for m in (metrics or "").split(",") if m.strip()]
-    work = plan(target, shape, variant, kernels, dtype, param, cold=cold, timer=timer, ops=ops)
-    show_plan(work, notes=False)
-    show_plan(work)
-    started = now_utc()
-    try:
-        ncu_path = find_ncu(ncu)
-    except NcuError as exc:
-        if not print_command:
-            fail_usage(str(exc))
-        ncu_path = ncu or "ncu"
-    stem = results_stem(output, work.op_label, started, force)
-    report = stem_file(stem, ".ncu-rep")
-    scratch = Path(tempfile.gettempdir()) / f"cudabench-profile-{stem.name}"
-    request = scratch / "request.pickle"
-    child = [sys.executable, "-m", "cudabench.profiled", str(request)]
-    cases = _cases(work)
-    command = profile_command(
-        ncu_path,
-        cases,
-        report,
-        child,
-        cold=cold,
+    profiling = Profiling(
+        selection(target, shape, variant, dtype, param, kernels, ops, timer=timer),
+        device=device,
+        timeout_s=timeout,
+        recording=Recording(output, db, tag, force),
+        ncu=ncu,
         section_set=section_set,
-        sections=section or [],
-        metrics=extra,
+        sections=tuple(section or ()),
+        metrics=tuple(m.strip() for m in (metrics or "").split(",") if m.strip()),
+        cold=cold,
+        time_it=time_it,
+        warmup=warmup,
+        command=command_line(ctx),
     )
+    terminal = Terminal()
     if print_command:
-        write_request(
-            ProfileRequest(for_profiling(work, warmup), device, scratch / "profiled.json", command_line(ctx)),
-            request,
-        )
-        out.print(shlex.join(command), markup=False, soft_wrap=True)
+        out.print(shlex.join(ncu_command(profiling, terminal)), markup=False, soft_wrap=True)
         return
-
-    err.print(
-        f"ncu: {len(cases)} cases, one launch each; --clock-control none (the GPU's own "
-        f"clocks, as cudabench times), --cache-control {'all' if cold else 'none'} "
-        f"({'caches flushed before each kernel' if cold else 'hot caches'})",
-        soft_wrap=True,
-        markup=False,
-    )
-    report.unlink(missing_ok=True)
-    write_request(
-        ProfileRequest(for_profiling(work, warmup), device, scratch / "profiled.json", command_line(ctx)),
-        request,
-    )
     try:
-        _run_ncu(command, report)
-        metrics_found = _read_report(ncu_path, report, extra)
-        child_meta, child_rows = read_results(scratch / "profiled.json")
-    except ResultsError as exc:
-        error(f"the profiled run left no results: {exc}")
-        raise typer.Exit(1) from None
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-
-    launches = {
-        v.label: len(v.launches) for job in work.jobs for v in job.variants if v.kind == "cuda"
-    }  # a Python variant's kernel count is its own
-    history_error = ""
-    if time_it:
-        with Session.open(Local((device,), timeout), work.timing.timer) as session:
-            work = session.prepare(work, tuned=False)
-            sweep = session.start(
-                work.op_label,
-                work.timing,
-                command_line(ctx),
-                output=stem_file(stem, ".json"),
-                db=db,
-                tag=tag,
-                force=True,
-                started=started,
-            )
-            show_history_error(session)
-            with progress_bar(work.rows_expected) as bar:
-                sweep.listener = bar
-                sweep.run(work.jobs)
-            rows = _join(sweep.rows, metrics_found, launches, cold)
-            csv_path, json_path = session.finish(rows)  # recorded with ncu's metrics
-        meta, history_error = sweep.meta, session.problems
-    else:  # ncu's rows only: nothing timed, nothing for the history
-        meta = dataclasses.replace(child_meta, command=command_line(ctx), started=started, complete=True)
-        rows = _join(child_rows, metrics_found, launches, cold)
-        csv_path, json_path = write_results(stem, meta, rows)
-    out.print(profile_table(rows, meta, work.op_label))
-    show_run_notes(meta)
-    for row in rows if cold else []:  # the table cuts notes short: this one whole
-        if warning := cold_l2_note(row.ncu):
-            note(f"{row.key}: {warning}")
+        done = profile_cases(profiling, terminal)
+    except Failed as exc:
+        exit_failed(exc)
+    out.print(profile_table(done.rows, done.meta, done.work.op_label))
+    show_run_notes(done.meta.notes)
+    for key, warning in done.l2_warnings:  # the table cuts notes short: this one whole
+        note(f"{key}: {warning}")
     err.print(
-        f"results: {csv_path}  {json_path}\nncu report: {report} (open with ncu-ui, or "
-        f"ncu --import {report} --page details)",
+        f"results: {done.csv_path}  {done.json_path}\nncu report: {done.report} (open with ncu-ui, or "
+        f"ncu --import {done.report} --page details)",
         soft_wrap=True,
         markup=False,
     )
-    exit_with_summary(rows, work.problems, history_error)
+    exit_with_summary(done.rows, done.work.problems, done.history_error)

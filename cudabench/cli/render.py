@@ -1,5 +1,6 @@
-"""How the commands render a session's sweep (cudabench/execution/session.py does the work): the progress
-bar that follows the rows as they end, Ctrl-C as exit 130 with the finished rows kept, the
+"""How the commands render a use case as it works and what it gave (cudabench/usecases/ does
+the work): `Terminal`, the observer the CLI passes (notes and errors on stderr, the progress
+bar that follows the rows as they end, Ctrl-C as exit 130 with the finished rows kept), the
 notes, and the closing summary that exits 1 when a kernel row failed (2 when the history
 database failed). The command line as the user could type it again lives here too.
 """
@@ -8,18 +9,16 @@ from __future__ import annotations
 
 import contextlib
 import shlex
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any, NoReturn
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from cudabench.cli.common import err, error_line
-from cudabench.core.records import Case, ResultRow, RunMeta
-from cudabench.execution.plan import Plan
-from cudabench.execution.session import Session
-from cudabench.execution.sweep import Interrupted, SweepFailed
+from cudabench.core.records import Case, ResultRow
 from cudabench.present.tables import failure_summary
+from cudabench.usecases.flow import Failed, Interrupted, SweepFailed
 
 SUMMARY_LINES = 20
 
@@ -34,25 +33,38 @@ def error(text: str) -> None:
     err.print(error_line(text), soft_wrap=True)
 
 
-def show_plan(work: Plan, notes: bool = True) -> None:
-    """The kernel files that could not be loaded, and (`notes`) what the plan left out and
-    why and the tuned configurations it took (said once the session prepared it)."""
-    for problem in [] if notes else work.problems:
-        error(problem)
-    for line in work.notes if notes else []:
-        note(line)
-
-
-def show_history_error(session: Session) -> None:
-    """Say at once when the history database could not be opened (the run goes on)."""
-    if session.history_error:
-        error(f"{session.history_error}; the results files are still written")
-
-
-def show_run_notes(meta: RunMeta, session: Session | None = None) -> None:
+def show_run_notes(notes: Iterable[str]) -> None:
     """What the run could not do as asked (the clock it fell back to, lost workers)."""
-    for line in [*meta.notes, *(session.notes if session is not None else [])]:
+    for line in notes:
         note(line)
+
+
+class Terminal:
+    """The CLI's observer of a use case (usecases/observe.py): notes and errors as lines on
+    stderr, the rows on a progress bar, a long step behind a spinner."""
+
+    def note(self, text: str) -> None:
+        note(text)
+
+    def error(self, text: str) -> None:
+        error(text)
+
+    def say(self, text: str) -> None:
+        err.print(text, soft_wrap=True, markup=False)
+
+    def progress(self, total: int | None, devices: int) -> contextlib.AbstractContextManager[Bar]:
+        return progress_bar(total, devices > 1)
+
+    def working(self, text: str) -> contextlib.AbstractContextManager[Any]:
+        return err.status(text)
+
+
+def exit_failed(exc: Failed) -> NoReturn:
+    """A use case that ran but could not give its answer: its line, its details, exit 1."""
+    error(exc.message)
+    for line in exc.details:
+        err.print(f"  {line}", markup=False, soft_wrap=True)
+    raise typer.Exit(1)
 
 
 def command_line(ctx: typer.Context) -> str:

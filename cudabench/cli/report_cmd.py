@@ -17,13 +17,8 @@ from cudabench.present.tables import (
     report_markdown,
     results_table,
 )
-from cudabench.record.compare import find_run, load
-from cudabench.record.results import (
-    RESULTS_DIR,
-    ResultsError,
-    refuse_overwrite,
-    results_document,
-)
+from cudabench.record.results import ResultsError, refuse_overwrite, results_document
+from cudabench.usecases.compare_runs import load_run
 
 FORMATS = ("table", "markdown", "csv", "json", "html")
 
@@ -69,13 +64,12 @@ def report_command(
         fail_usage(f"--format {format!r} is not one of {', '.join(FORMATS)}")
     if format == "table" and output:
         fail_usage("--output needs a file format (markdown, csv, json or html)")
-    try:
-        path = find_run(run) if run else find_run(RESULTS_DIR)
-        meta, rows = load(path)
-        if output is not None:
+    _, meta, rows = load_run(run)
+    if output is not None:
+        try:
             check_output(output, force)
-    except ResultsError as exc:
-        fail_usage(str(exc))
+        except ResultsError as exc:
+            fail_usage(str(exc))
     label = "+".join(dict.fromkeys(r.op for r in rows)) or "run"
     if plot is not None:
         try:

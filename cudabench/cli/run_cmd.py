@@ -1,4 +1,5 @@
-"""`cudabench run`: compile, validate, time and table the variants of an op over shapes."""
+"""`cudabench run`: compile, validate, time and table the variants of an op over shapes (the
+run use case, usecases/run_benchmarks.py)."""
 
 from __future__ import annotations
 
@@ -30,21 +31,15 @@ from cudabench.cli.common import (
     WarmupOption,
     err,
     out,
+    placement,
+    selection,
 )
-from cudabench.cli.render import (
-    command_line,
-    exit_with_summary,
-    progress_bar,
-    show_history_error,
-    show_plan,
-    show_run_notes,
-)
+from cudabench.cli.render import Terminal, command_line, exit_with_summary, show_run_notes
 from cudabench.core.records import ResultRow
-from cudabench.execution.plan import plan
-from cudabench.execution.pool import DEFAULT_TIMEOUT_S
-from cudabench.execution.session import Cluster, Local, Session, parse_devices
 from cudabench.present.tables import results_table
 from cudabench.record.results import fastest_per_shape, results_document
+from cudabench.usecases import run_benchmarks
+from cudabench.usecases.flow import DEFAULT_TIMEOUT_S, Recording
 
 
 def run_command(
@@ -184,13 +179,14 @@ def run_command(
     1 some row failed (FAIL, COMPILE_ERROR, CRASH, ERROR), 2 bad usage, 130 interrupted
     (the results file keeps the finished rows).
     """
-    work = plan(
+    chosen = selection(
         target,
         shape,
         variant,
-        kernels,
         dtype,
         param,
+        kernels,
+        ops,
         cold=cold,
         interleave=interleave,
         min_samples=min_samples,
@@ -198,7 +194,6 @@ def run_command(
         max_time_s=max_time,
         warmup=warmup,
         timer=timer,
-        ops=ops,
         drop_throttled=drop_throttled,
         settle=settle,
         cooldown_c=cooldown,
@@ -206,42 +201,28 @@ def run_command(
         fill=fill,
         energy=energy,
     )
-    show_plan(work, notes=False)
-    where = Cluster(cluster, timeout, gpu_model) if cluster else Local(parse_devices(devices), timeout)
-    with Session.open(where, work.timing.timer) as session:
-        work = session.prepare(work, tuned)
-        show_plan(work)
-        with progress_bar(None) as bar:  # the ceilings, when they are measured first
-            sweep = session.start(
-                work.op_label,
-                work.timing,
-                command_line(ctx),
-                output=output,
-                db=db,
-                tag=tag,
-                ceilings=with_ceilings,
-                force=force,
-                recalibrate=recalibrate,
-                listener=bar,
-                announce=bar.announce,
-            )
-        show_history_error(session)
-        with progress_bar(work.rows_expected, len(session.devices) > 1) as bar:
-            sweep.listener = bar
-            sweep.run(work.jobs)
-        csv_path, json_path = session.finish()
-    rows, meta = sweep.rows, sweep.meta
+    request = run_benchmarks.RunRequest(
+        chosen,
+        placement(devices, timeout, cluster, gpu_model),
+        Recording(output, db, tag, force),
+        command_line(ctx),
+        tuned=tuned,
+        ceilings=with_ceilings,
+        recalibrate=recalibrate,
+    )
+    done = run_benchmarks.run_benchmarks(request, Terminal())
+    rows, meta = done.rows, done.meta
 
-    table = results_table(rows, meta, work.op_label)
+    table = results_table(rows, meta, done.work.op_label)
     (err if as_json else out).print(table)
-    show_run_notes(meta, session)
+    show_run_notes(done.notes)
     if as_json:
         out.print_json(json.dumps(results_document(meta, rows)))
-    err.print(f"results: {csv_path.resolve()}  {json_path.resolve()}", soft_wrap=True, markup=False)
+    err.print(f"results: {done.csv_path.resolve()}  {done.json_path.resolve()}", soft_wrap=True, markup=False)
     hint = profile_hint(target, rows, meta.command)
     if hint:
         err.print(hint, soft_wrap=True, markup=False)
-    exit_with_summary(rows, work.problems, session.problems)
+    exit_with_summary(rows, done.work.problems, done.history_error)
 
 
 def profile_hint(target: str, rows: list[ResultRow], command: str) -> str:

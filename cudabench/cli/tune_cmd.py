@@ -1,5 +1,6 @@
-"""`cudabench tune`: search launch parameters (cudabench/tuning/search.py does the work), render the
-best configurations, save them to the tuning file `run` reads, and plot the search."""
+"""`cudabench tune`: search launch parameters and save the best configurations to the tuning
+file `run` reads (the tune use case, usecases/tune_params.py), render them, and plot the
+search."""
 
 from __future__ import annotations
 
@@ -18,27 +19,26 @@ from cudabench.cli.common import (
     OpsOption,
     TimerOption,
     err,
-    fail_usage,
     out,
+    placement,
+    selection,
 )
-from cudabench.cli.render import (
-    command_line,
-    error,
-    progress_bar,
-    show_history_error,
-    show_plan,
-    show_run_notes,
-)
-from cudabench.core.records import DeviceInfo, ResultRow, RunMeta, Status, parse_params
-from cudabench.execution.plan import Plan, plan
-from cudabench.execution.pool import DEFAULT_TIMEOUT_S
-from cudabench.execution.session import Cluster, Local, Session, parse_devices
+from cudabench.cli.render import Terminal, command_line, error, show_run_notes
+from cudabench.core.records import Case, ResultRow, RunMeta, Status, parse_params
 from cudabench.present.tables import title
-from cudabench.record import tuning_file
-from cudabench.tuning import search, strategies
+from cudabench.usecases.flow import DEFAULT_TIMEOUT_S, Recording
+from cudabench.usecases.tune_params import (
+    FINAL_TOP,
+    Outcome,
+    Saved,
+    SearchSpace,
+    TuneRequest,
+    plan_tuning,
+    tune_params,
+)
 
 
-def _space_table(searches: list[tuple[int, strategies.SearchSpace]], work: Plan) -> Table:
+def _space_table(spaces: list[tuple[Case, SearchSpace]]) -> Table:
     table = Table(title="tunable spaces (no GPU needed)", title_justify="left", header_style="bold")
     for name in (
         "op",
@@ -52,8 +52,7 @@ def _space_table(searches: list[tuple[int, strategies.SearchSpace]], work: Plan)
         "held at default",
     ):
         table.add_column(name, justify="right" if name in ("valid", "of") else "left")
-    for index, space in searches:
-        case = work.jobs[index].case
+    for case, space in spaces:
         params = "; ".join(f"{n}={','.join(map(str, v))}" for n, v in space.space.params)
         table.add_row(
             case.op,
@@ -69,7 +68,7 @@ def _space_table(searches: list[tuple[int, strategies.SearchSpace]], work: Plan)
     return table
 
 
-def _mark(outcome: search.Outcome, row: ResultRow) -> str:
+def _mark(outcome: Outcome, row: ResultRow) -> str:
     """★ best, ≈ tie (within the noise of the best), and which row is the default."""
     tie = next(
         (f"{'★ best' if i == 0 else '≈ tie'}" for i, r in enumerate(outcome.ties) if r.label == row.label), ""
@@ -78,14 +77,14 @@ def _mark(outcome: search.Outcome, row: ResultRow) -> str:
     return f"{tie} (default)" if tie and is_default else tie or ("default" if is_default else "")
 
 
-def _outcome_table(outcome: search.Outcome) -> Table:
+def _outcome_table(outcome: Outcome) -> Table:
     """The final round: each row's varying parameters, mark, time and speedups."""
     case = outcome.case
     varying = [n for n, values in outcome.space.space.params if len(values) > 1]
     shown = varying or [n for n, _ in outcome.space.variant.params]
     table = Table(
         title=f"{case.op} {outcome.space.variant.name} {case.shape_text} {case.dtype}: final "
-        f"round, interleaved (the top {search.FINAL_TOP}, the default, the library)",
+        f"round, interleaved (the top {FINAL_TOP}, the default, the library)",
         title_justify="left",
         header_style="bold",
     )
@@ -126,7 +125,7 @@ def _outcome_table(outcome: search.Outcome) -> Table:
     return table
 
 
-def _summary(outcome: search.Outcome) -> str:
+def _summary(outcome: Outcome) -> str:
     space = outcome.space
     held = f"; held at default for this shape: {', '.join(space.held)}" if space.held else ""
     line = (
@@ -265,60 +264,44 @@ def tune_command(
     float4 -s 2^24 --space`. Exit status: 0 a best configuration found for every search,
     1 a search found none, 2 bad usage, 130 interrupted (every measured row is kept).
     """
-    if strategy not in strategies.STRATEGIES:
-        fail_usage(f"--strategy {strategy!r}: not one of {', '.join(strategies.STRATEGIES)}")
-    work = plan(target, shape, variant, kernels, dtype, param, expand=False, cold=cold, timer=timer, ops=ops)
-    show_plan(work, notes=False)
-    try:
-        searches = search.plan_searches(work.jobs, work.narrowing, named=bool(variant))
-        walkers = [strategies.make_strategy(strategy, space, budget, seed) for _, space in searches]
-    except strategies.TuneError as exc:
-        fail_usage(str(exc))
-    if space_only:
-        out.print(_space_table(searches, work))
-        return
-    where = Cluster(cluster, timeout, gpu_model) if cluster else Local(parse_devices(devices), timeout)
-    label = f"tune_{work.op_label}"
-    final = search.FINAL_TOP + 1  # the final round: the best few and the default, re-timed
-    total = sum(
-        min(budget, s.size) + min(final, s.size + 1) + len(work.jobs[i].baselines) for i, s in searches
+    request = TuneRequest(
+        selection(target, shape, variant, dtype, param, kernels, ops, cold=cold, timer=timer),
+        strategy=strategy,
+        budget=budget,
+        seed=seed,
+        save=save,
+        placement=placement(devices, timeout, cluster, gpu_model),
+        recording=Recording(output, db, tag, force),
+        command=command_line(ctx),
     )
-    with Session.open(where, work.timing.timer) as session:
-        work = session.prepare(work, tuned=False)
-        show_plan(work)
-        sweep = session.start(
-            label, work.timing, command_line(ctx), output=output, db=db, tag=tag, force=force
-        )
-        show_history_error(session)
-        with progress_bar(total, len(session.devices) > 1) as bar:
-            sweep.listener = bar
-            outcomes = search.run_searches(
-                work.jobs, searches, walkers, budget, work.timing, sweep, session.compile_arch
-            )
-        csv_path, json_path = session.finish([r for o in outcomes for r in o.rows])
-    meta, info = sweep.meta, session.info
-    out.print(title(meta, label, [r for o in outcomes for r in o.rows]))
-    show_run_notes(meta, session)
-    for outcome in outcomes:
+    terminal = Terminal()
+    if space_only:
+        out.print(_space_table(plan_tuning(request, terminal).spaces))
+        return
+    tuned = tune_params(request, terminal)
+    done, outcomes = tuned.run, tuned.outcomes
+    meta = done.meta
+    out.print(title(meta, tuned.label, [r for o in outcomes for r in o.rows]))
+    show_run_notes(done.notes)
+    for outcome, saved in zip(outcomes, tuned.saved):
         out.print(_outcome_table(outcome))
         err.print(_summary(outcome), soft_wrap=True, markup=False)
         if plot:
-            _plot(outcome, sweep.stem, meta)
-        if save and outcome.best is not None:
-            _save(outcome, info, json_path)
+            _plot(outcome, done.stem, meta)
+        if saved is not None:
+            _saved(outcome, saved)
     err.print(
-        f"results (every configuration): {csv_path.resolve()}  {json_path.resolve()}",
+        f"results (every configuration): {done.csv_path.resolve()}  {done.json_path.resolve()}",
         soft_wrap=True,
         markup=False,
     )
-    if session.problems:
-        error(session.problems)
-        raise typer.Exit(2)
-    if any(o.best is None for o in outcomes):
-        raise typer.Exit(1)
+    if done.history_error:
+        error(done.history_error)
+    if tuned.exit_status:
+        raise typer.Exit(tuned.exit_status)
 
 
-def _plot(outcome: search.Outcome, stem: Path, meta: RunMeta) -> None:
+def _plot(outcome: Outcome, stem: Path, meta: RunMeta) -> None:
     from cudabench.present.plots import plot_tuning
 
     case = outcome.case
@@ -341,16 +324,14 @@ def _plot(outcome: search.Outcome, stem: Path, meta: RunMeta) -> None:
     err.print(f"plot ({drew}): {path.resolve()}", soft_wrap=True, markup=False)
 
 
-def _save(outcome: search.Outcome, info: DeviceInfo, results: Path) -> None:
+def _saved(outcome: Outcome, saved: Saved) -> None:
+    """Where a best configuration was saved, or why it was not."""
     best = outcome.best
-    assert best is not None
-    try:
-        path = tuning_file.save(search.entry_of(outcome, info.name, str(results.resolve())))
-    except tuning_file.TuningError as exc:
-        error(str(exc))
+    if saved.path is None or best is None:
+        error(saved.error)
         return
     err.print(
-        f"saved to {path.resolve()}: `cudabench run {best.op} -s {best.shape}` now runs "
+        f"saved to {saved.path.resolve()}: `cudabench run {best.op} -s {best.shape}` now runs "
         f"{best.variant} at {best.params} on this GPU model",
         soft_wrap=True,
         markup=False,

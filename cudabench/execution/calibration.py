@@ -70,8 +70,8 @@ def calibrate(
     options = dataclasses.asdict(
         dataclasses.replace(timing or TimingOptions(), cold=False, timer="events", interleave=False)
     )
-    jobs = [job for op in ceilings.MIX_OPS.values() for job in plan(op, [str(n)], None, None, **options).jobs]
-    jobs += plan("fma", [str(ceilings.FMA_THREADS)], None, None, **options).jobs
+    jobs = [job for op in ceilings.MIX_OPS.values() for job in plan(op, [(n,)], None, None, **options).jobs]
+    jobs += plan("fma", [(ceilings.FMA_THREADS,)], None, None, **options).jobs
     # each variant at every configuration of its grid (ceilings.STREAM_GRIDS, FMA_GRID)
     jobs = [
         dataclasses.replace(
@@ -83,7 +83,7 @@ def calibrate(
     jobs += [
         dataclasses.replace(job, variants=())
         for op in ceilings.MIX_REFERENCES.values()
-        for job in plan(op, [str(n)], None, None, **options).jobs
+        for job in plan(op, [(n,)], None, None, **options).jobs
         if job.baselines
     ]
     done = session.new_sweep(

@@ -1,12 +1,17 @@
-"""Planning: a target (op name or config file) and the command's options -> the jobs of one
-command (`CaseJob`s: one case, its variants and baselines, its timing), before any GPU is
+"""Planning: a target (op name or config file) and the command's typed options -> the jobs of
+one command (`CaseJob`s: one case, its variants and baselines, its timing), before any GPU is
 touched. The tuning file's configurations are applied later, once the GPU model is known
 (`apply_tuned`, called by the session). Bad usage is a `SweepError` (one line).
+
+`plan()` takes values, not text: shapes as tuples, launch parameters as
+{"BLOCK": (128, 256)}, dtypes as `DType` records or their names. Text is read at the edges:
+the CLI (`--shape 2^24`, `--param BLOCK=128,256`), the Python API and config files.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,12 +20,11 @@ from cudabench.backends import backend_name
 from cudabench.backends.clocklock import parse_clocks
 from cudabench.backends.cupti_clock import TIMERS
 from cudabench.build.compile import ToolchainError, nvcc_path
-from cudabench.core.dtypes import ALL, DTYPES, UnknownDType, get_dtype
+from cudabench.core.dtypes import ALL, DTYPES, DType, UnknownDType, get_dtype
 from cudabench.core.errors import SweepError
 from cudabench.core.names import UnknownName, closest
 from cudabench.core.paths import BUILTIN_KERNELS
-from cudabench.core.records import Case, KernelVariant, TimingOptions
-from cudabench.core.shapes import ShapeError, parse_shape
+from cudabench.core.records import Case, KernelVariant, Shape, TimingOptions
 from cudabench.execution.config import BenchConfig, Benchmark, ConfigError, builtin_config, load_config
 from cudabench.measure.problem import FILLS
 from cudabench.measure.runner import CaseJob
@@ -28,7 +32,7 @@ from cudabench.measure.telemetry import SETTLE
 from cudabench.ops import registry
 from cudabench.ops.discovery import discover, user_roots
 from cudabench.ops.registry import get_op
-from cudabench.ops.space import Space, SpaceError, grid, parse_param_option
+from cudabench.ops.space import Space, SpaceError, grid
 from cudabench.record import tuning_file
 
 
@@ -54,10 +58,10 @@ class Plan:
         return sum(len(job.variants) + len(job.baselines) for job in self.jobs)
 
 
-def kernel_roots(kernels: list[Path] | None) -> list[Path]:
+def kernel_roots(kernels: Sequence[Path] | None) -> list[Path]:
     """The built-in kernels folder and the user's --kernels folders."""
     try:
-        return [BUILTIN_KERNELS, *user_roots(kernels or [])]
+        return [BUILTIN_KERNELS, *user_roots(list(kernels or []))]
     except FileNotFoundError as exc:
         raise SweepError(str(exc)) from None
 
@@ -76,7 +80,7 @@ def choose(
     return [known[n] for n in dict.fromkeys(names) if n in known], baselines
 
 
-def _config_for(target: str, shapes: list[str] | None) -> BenchConfig:
+def _config_for(target: str, shapes: Sequence[Shape] | None) -> BenchConfig:
     """A config file, or an op name with --shape (default: configs/<op>.yaml's shapes)."""
     path = Path(target)
     if target.endswith((".yaml", ".yml")) or path.is_file():
@@ -98,31 +102,27 @@ def _config_for(target: str, shapes: list[str] | None) -> BenchConfig:
     return config
 
 
-def _dtype_names(asked: list[str], chosen: list[KernelVariant]) -> list[str]:
-    """The dtypes to run: the asked ones, `all` standing for every dtype the chosen variants
-    declare (float32 first); an unknown name is a SweepError with a did-you-mean."""
-    names: list[str] = []
-    for name in asked:
-        if name == ALL:
-            names += [d for d in DTYPES if any(d in v.dtypes for v in chosen)]
-            continue
-        try:
-            names.append(get_dtype(name).name)
-        except UnknownDType as exc:
-            raise SweepError(f"--dtype: {exc}") from exc
-    return list(dict.fromkeys(names))
+def _dtypes(asked: Sequence[str | DType], chosen: list[KernelVariant]) -> list[DType]:
+    """The dtypes to run: the asked ones (records, or names), `all` standing for every dtype
+    the chosen variants declare (float32 first); an unknown name is a SweepError with a
+    did-you-mean."""
+    found: list[DType] = []
+    for asked_one in asked:
+        if isinstance(asked_one, DType):
+            found.append(asked_one)
+        elif asked_one == ALL:
+            found += [d for name, d in DTYPES.items() if any(name in v.dtypes for v in chosen)]
+        else:
+            try:
+                found.append(get_dtype(asked_one))
+            except UnknownDType as exc:
+                raise SweepError(f"--dtype: {exc}") from exc
+    return list(dict.fromkeys(found))
 
 
-def _overrides(params: list[str] | None) -> dict[str, tuple[int, ...]]:
-    """`--param BLOCK=128,256` options -> {"BLOCK": (128, 256)}; SweepError if malformed."""
-    found: dict[str, tuple[int, ...]] = {}
-    for text in params or []:
-        try:
-            name, values = parse_param_option(text)
-        except SpaceError as exc:
-            raise SweepError(str(exc)) from None
-        found[name] = tuple(dict.fromkeys(found.get(name, ()) + values))
-    return found
+def _grid(params: Mapping[str, Sequence[int]] | None) -> dict[str, tuple[int, ...]]:
+    """{"BLOCK": [128, 256]} -> {"BLOCK": (128, 256)}, each value once, in the order given."""
+    return {name: tuple(dict.fromkeys(int(v) for v in values)) for name, values in (params or {}).items()}
 
 
 def _configure(
@@ -160,32 +160,34 @@ def _configure(
 
 def plan(
     target: str,
-    shapes: list[str] | None,
-    variants: list[str] | None,
-    kernels: list[Path] | None,
-    dtypes: list[str] | None = None,
-    params: list[str] | None = None,
+    shapes: Sequence[Shape] | None,
+    variants: Sequence[str] | None,
+    kernels: Sequence[Path] | None,
+    dtypes: Sequence[str | DType] | None = None,
+    params: Mapping[str, Sequence[int]] | None = None,
     expand: bool = True,
-    ops: list[Path] | None = None,
+    ops: Sequence[Path] | None = None,
     **timing: object,
 ) -> Plan:
     """Jobs for a target (op name or config file), one per (benchmark, dtype, shape), each
-    with the chosen variants that declare the dtype; `dtypes` (None: the config's) and
-    `timing` override the config (None keeps it). `params` (`--param BLOCK=128,256`) makes
-    each variant that declares the names one variant per configuration of that grid. Bad
-    usage is a SweepError, as is a dtype that no chosen variant of any benchmark supports.
-    `expand=False` (tune) leaves the variants unconfigured and puts the grid in `narrowing`.
-    `ops`: the user's op folders (--ops), beside $CUDABENCH_OPS and the catalogue; each job
-    carries its op's file, so a worker (or the process profile runs) loads the same op."""
+    with the chosen variants that declare the dtype; `shapes` (tuples), `dtypes` (DType
+    records or names, `all` among them; None: the config's) and `timing` (TimingOptions
+    fields; None keeps the config's) override the config. `params` ({"BLOCK": (128, 256)})
+    makes each variant that declares the names one variant per configuration of that grid.
+    Bad usage is a SweepError, as is a dtype that no chosen variant of any benchmark
+    supports. `expand=False` (tune) leaves the variants unconfigured and puts the grid in
+    `narrowing`. `ops`: the user's op folders (--ops), beside $CUDABENCH_OPS and the
+    catalogue; each job carries its op's file, so a worker (or the process profile runs)
+    loads the same op."""
     try:
-        registry.use_ops(ops)
+        registry.use_ops(list(ops) if ops else None)
     except registry.OpsFolderError as exc:
         raise SweepError(str(exc)) from None
     try:
         config = _config_for(target, shapes)
-        parsed = tuple(parse_shape(s) for s in shapes) if shapes else None
-    except (ConfigError, ShapeError) as exc:
+    except ConfigError as exc:
         raise SweepError(str(exc)) from exc
+    parsed = tuple(tuple(shape) for shape in shapes) if shapes else None
     # field name -> value, as the CLI and the API typed them (mypy cannot match ** to the fields)
     changes: dict[str, Any] = {k: v for k, v in timing.items() if v is not None}
     options = dataclasses.replace(config.timing, **changes)
@@ -205,7 +207,7 @@ def plan(
     unsupported: list[str] = []
     notes: list[str] = []
     narrowing: list[dict[str, tuple[int, ...]]] = []
-    overrides = _overrides(params)
+    overrides = _grid(params)
     for bench in config.benchmarks:
         try:
             op = get_op(bench.op)
@@ -217,18 +219,18 @@ def plan(
         grid_values = {**bench.params, **overrides}
         if expand:
             chosen = _configure(chosen, grid_values, notes)
-        for dtype in _dtype_names(list(dtypes or bench.dtypes), chosen):
-            in_dtype = [v for v in chosen if dtype in v.dtypes]
+        for dtype in _dtypes(list(dtypes or bench.dtypes), chosen):
+            in_dtype = [v for v in chosen if dtype.name in v.dtypes]
             if chosen and not in_dtype:  # a variant that lacks the dtype is not in its rows
                 have = "; ".join(f"{v.name}: {', '.join(v.dtypes)}" for v in chosen)
-                unsupported.append(f"no chosen variant of {op.name} runs in {dtype} ({have})")
+                unsupported.append(f"no chosen variant of {op.name} runs in {dtype.name} ({have})")
                 continue
             for shape in dict.fromkeys(parsed or bench.shapes):  # 1024 and 2^10 run once
                 try:
                     op.check_shape(shape)
                 except ValueError as exc:
                     raise SweepError(f"shape {'x'.join(map(str, shape))}: {exc}") from exc
-                case = Case(op=op.name, shape=shape, dtype=dtype)
+                case = Case(op=op.name, shape=shape, dtype=dtype.name)
                 jobs.append(CaseJob(case, tuple(in_dtype), tuple(baselines), options))
                 narrowing.append(grid_values)
     if unsupported and not jobs:

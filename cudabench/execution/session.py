@@ -3,7 +3,7 @@
 `cudabench run`, `tune`, `profile`, `ceilings`, `cudabench.run`, `cudabench.tune`, the Dask
 cluster path and the process `profile` runs under ncu all go through it:
 
-    work = plan("reduce", ["2^24"], ...)                           # plan.py, no GPU yet
+    work = plan("reduce", [(1 << 24,)], ...)                       # plan.py, no GPU yet
     with Session.open(Local((0,)), work.timing.timer) as session:  # the executor
         work = session.prepare(work, tuned=True)                   # this GPU's plan
         sweep = session.start(work.op_label, work.timing, command, # results stem, metadata,
@@ -13,7 +13,8 @@ cluster path and the process `profile` runs under ncu all go through it:
 
 Opening: the executor (executors.py: a worker pool, a cluster or this process). Preparing: the
 clock the executor resolved (`--timer auto` becomes cupti or events once, here, into every
-job) and the tuning file's configurations for this GPU model. Starting: where the files go
+job and the plan's timing, which the run's metadata then records as it is) and the tuning
+file's configurations for this GPU model. Starting: where the files go
 (refused before anything runs when that folder cannot be written), the run's metadata, the
 history database (a database that cannot be opened is `history_error`: the run goes on, the
 command then fails), and the `% ceiling` column's ceilings (measured first on this executor
@@ -255,9 +256,9 @@ class Session:
         return calibrate(self, size, output, listener, command, timing, force=force)
 
     def _meta(self, timing: TimingOptions, command: str, started: str) -> RunMeta:
-        """The run's metadata, marked incomplete until the last row is in; the clock is the
-        one the executor resolved, with its note if it fell back."""
-        timing = dataclasses.replace(timing, timer=self.versions.get("timer", timing.timer))
+        """The run's metadata, marked incomplete until the last row is in; `timing` as given
+        (its clock decided once, by `prepare`), with the executor's note if the clock it was
+        asked for fell back."""
         note = self.versions.get("timer_note", "")
         return RunMeta(
             device=self.info,

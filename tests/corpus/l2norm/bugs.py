@@ -11,8 +11,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import _f32 as f  # noqa: E402
 
 
-@variant(name="bug_tail", dtypes=["float32", "float16", "bfloat16"],
-         about="the norm skips the cols % 32 tail")
+@variant(
+    name="bug_tail", dtypes=["float32", "float16", "bfloat16"], about="the norm skips the cols % 32 tail"
+)
 def bug_tail(x):
     x32 = f.f32(x)
     n = x.shape[-1]

@@ -17,8 +17,11 @@ def np32(x):
     return f.out_as(x32 / np.maximum(np.linalg.norm(x32, axis=-1, keepdims=True), np.float32(1e-12)), x)
 
 
-@variant(name="blocked_rsqrt", dtypes=["float32", "float16", "bfloat16"],
-         about="per-thread sums then a tree; x * rsqrt(sum)")
+@variant(
+    name="blocked_rsqrt",
+    dtypes=["float32", "float16", "bfloat16"],
+    about="per-thread sums then a tree; x * rsqrt(sum)",
+)
 def blocked_rsqrt(x):
     x32 = f.f32(x)
     s = f.blocked_sum(x32 * x32)

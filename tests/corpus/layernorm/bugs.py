@@ -30,8 +30,11 @@ def bug_var_n1(x, w, b):
     return _norm(x, w, b, ddof=1)
 
 
-@variant(name="bug_eps_outside", dtypes=["float32", "float16", "bfloat16"],
-         about="sqrt(var) + eps instead of sqrt(var + eps)")
+@variant(
+    name="bug_eps_outside",
+    dtypes=["float32", "float16", "bfloat16"],
+    about="sqrt(var) + eps instead of sqrt(var + eps)",
+)
 def bug_eps_outside(x, w, b):
     return _norm(x, w, b, eps_outside=True)
 

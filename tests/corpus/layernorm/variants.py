@@ -22,8 +22,11 @@ def np32(x, w, b):
     return f.out_as((x32 - mean) / np.sqrt(var + EPS) * f.f32(w) + f.f32(b), x)
 
 
-@variant(name="blocked", dtypes=["float32", "float16", "bfloat16"],
-         about="a block per row: per-thread sums then a tree, rsqrt, x * rstd * w + b")
+@variant(
+    name="blocked",
+    dtypes=["float32", "float16", "bfloat16"],
+    about="a block per row: per-thread sums then a tree, rsqrt, x * rstd * w + b",
+)
 def blocked(x, w, b):
     x32 = f.f32(x)
     n = np.float32(x.shape[-1])
@@ -33,8 +36,11 @@ def blocked(x, w, b):
     return f.out_as(d * rstd[..., None] * f.f32(w) + f.f32(b), x)
 
 
-@variant(name="welford", dtypes=["float32", "float16", "bfloat16"],
-         about="torch's way: Welford per thread, Chan's combination, one pass")
+@variant(
+    name="welford",
+    dtypes=["float32", "float16", "bfloat16"],
+    about="torch's way: Welford per thread, Chan's combination, one pass",
+)
 def welford(x, w, b):
     x32 = f.f32(x)
     mean, m2 = f.blocked_welford(x32)

@@ -11,8 +11,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import _f32 as f  # noqa: E402
 
 
-@variant(name="bug_drop_last", dtypes=["float32", "float16", "bfloat16"],
-         about="the sum misses the last term")
+@variant(
+    name="bug_drop_last", dtypes=["float32", "float16", "bfloat16"], about="the sum misses the last term"
+)
 def bug_drop_last(x):
     x32 = f.f32(x)
     d = x32 - x32.max(axis=-1, keepdims=True)

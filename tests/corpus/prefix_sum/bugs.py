@@ -17,8 +17,11 @@ def bug_exclusive(x):
     return f.out_as(s - f.f32(x), x)
 
 
-@variant(name="bug_drop_last", dtypes=["float32", "float16", "bfloat16"],
-         about="the last element of each row is left out (the last output repeats the one before)")
+@variant(
+    name="bug_drop_last",
+    dtypes=["float32", "float16", "bfloat16"],
+    about="the last element of each row is left out (the last output repeats the one before)",
+)
 def bug_drop_last(x):
     s = f.blocked_scan(f.f32(x))
     s[..., -1] = s[..., -2] if x.shape[-1] > 1 else 0

@@ -16,7 +16,10 @@ def np32(x):
     return f.out_as(np.cumsum(f.f32(x), axis=-1, dtype=np.float32), x)
 
 
-@variant(name="blocked", dtypes=["float32", "float16", "bfloat16"],
-         about="tiles of 256 (Hillis-Steele), then a look-back over the tiles' totals")
+@variant(
+    name="blocked",
+    dtypes=["float32", "float16", "bfloat16"],
+    about="tiles of 256 (Hillis-Steele), then a look-back over the tiles' totals",
+)
 def blocked(x):
     return f.out_as(f.blocked_scan(f.f32(x)), x)

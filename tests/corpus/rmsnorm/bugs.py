@@ -13,8 +13,11 @@ import _f32 as f  # noqa: E402
 EPS = np.float32(1e-6)
 
 
-@variant(name="bug_tail", dtypes=["float32", "float16", "bfloat16"],
-         about="the sum of squares skips the cols % 32 tail (a vector loop without its remainder)")
+@variant(
+    name="bug_tail",
+    dtypes=["float32", "float16", "bfloat16"],
+    about="the sum of squares skips the cols % 32 tail (a vector loop without its remainder)",
+)
 def bug_tail(x, w):
     x32 = f.f32(x)
     n = x.shape[-1]

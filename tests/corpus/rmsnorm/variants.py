@@ -27,8 +27,11 @@ def blocked(x, w):
     return f.out_as(x32 / np.sqrt(ms + EPS)[..., None] * f.f32(w), x)
 
 
-@variant(name="sequential", dtypes=["float32", "float16", "bfloat16"],
-         about="the sum of squares one element after another (a single thread)")
+@variant(
+    name="sequential",
+    dtypes=["float32", "float16", "bfloat16"],
+    about="the sum of squares one element after another (a single thread)",
+)
 def sequential(x, w):
     x32 = f.f32(x)
     ms = f.sequential_sum(x32 * x32) / np.float32(x.shape[-1])

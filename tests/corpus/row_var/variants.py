@@ -16,8 +16,11 @@ def np32(x):
     return f.out_as(f.f32(x).var(axis=-1), x)
 
 
-@variant(name="blocked", dtypes=["float32", "float16", "bfloat16"],
-         about="two passes of per-thread sums and a tree")
+@variant(
+    name="blocked",
+    dtypes=["float32", "float16", "bfloat16"],
+    about="two passes of per-thread sums and a tree",
+)
 def blocked(x):
     x32 = f.f32(x)
     n = np.float32(x.shape[-1])
