@@ -1,5 +1,5 @@
 """Ceilings: what this GPU can actually move in each traffic mix and its fp32 FMA rate,
-measured (run/calibration.py) or the kept ones shown, for `run`'s `% ceiling` column.
+measured (execution/calibration.py) or the kept ones shown, for `run`'s `% ceiling` column.
 `cudabench ceilings` and `cudabench.api.ceilings` are this call."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Tune: search each variant's launch parameters for its fastest correct configuration, and
 save each best one to the tuning file `run` reads. `cudabench tune` and `cudabench.tune` are
-this call; the search itself is tune/search.py, run here in one session."""
+this call; the search itself is tuning/search.py, run here in one session."""
 
 from __future__ import annotations
 
