@@ -74,3 +74,64 @@ def test_one_shape_in_two_spellings_runs_once():
         "reduce", [parse_shape(s) for s in ("1024", "2^10", "1e3", "1000")], ["float4"], None, None, **QUICK
     )
     assert [j.case.shape_text for j in work.jobs] == ["1024", "1000"]
+
+
+def test_a_sweep_writes_to_its_sinks_alike(tmp_path):
+    """Every sink hears each row once as it ends, each job's rows with their speedups, and the
+    final rows: the results files, the database and the progress are three such sinks, and a
+    fourth (here a list) needs no change to the sweep."""
+    from conftest import fake_session
+
+    work = plan("reduce", [(64, 129), (7,)], ["float4"], None, None, **QUICK)
+
+    class Collect:
+        problem = ""
+
+        def __init__(self):
+            self.rows, self.jobs, self.final, self.started_ = [], [], None, 0
+
+        def started(self, case, name, device):
+            self.started_ += 1
+
+        def row(self, meta, rows, row):
+            self.rows.append(row.variant)
+
+        def job_done(self, meta, rows, finished):
+            self.jobs.append([r.speedup is not None for r in finished if not r.is_baseline])
+
+        def finish(self, meta, rows):
+            self.final = (meta.complete, len(rows))
+
+        def cut_short(self, meta, rows):
+            pass
+
+    collect = Collect()
+    with fake_session() as session:
+        run = session.start(work.op_label, work.timing, "test", output=tmp_path, record=False)
+        assert [type(s).__name__ for s in run.sinks] == ["ResultsFiles", "Progress"]
+        run.sinks.append(collect)
+        run.run(work.jobs)
+        csv_path, json_path = run.finish()
+    assert collect.rows == ["float4", "cupy", "float4", "cupy"] and collect.started_ == 4
+    assert collect.jobs == [[True], [True]]  # the speedups were in when the job was handed over
+    assert collect.final == (True, 4)
+    assert json.loads(json_path.read_text())["meta"]["complete"] is True
+
+
+def test_a_database_that_fails_mid_run_is_a_problem_not_the_end(tmp_path):
+    from cudabench.execution.sinks import HistoryRecord
+
+    class Broken:
+        path = tmp_path / "history.db"
+
+        def add_run(self, meta, tag):
+            import sqlite3
+
+            raise sqlite3.OperationalError("disk I/O error")
+
+        def close(self):
+            pass
+
+    sink = HistoryRecord(Broken(), "tag")  # type: ignore[arg-type]
+    sink.row(None, [], None)  # type: ignore[arg-type]
+    assert "disk I/O error; the run goes on" in sink.problem and sink.history is None

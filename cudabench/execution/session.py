@@ -186,7 +186,7 @@ class Session:
         meta = self._meta(timing, command, started)
         if ceilings is not None:
             meta = dataclasses.replace(meta, ceilings=ceilings)
-        return Sweep(self.executor, stem, meta, listener, history, tag)
+        return Sweep.recorded(self.executor, stem, meta, listener, history, tag)
 
     def start(
         self,
@@ -222,7 +222,7 @@ class Session:
         meta = dataclasses.replace(meta, notes=(*meta.notes, *self.clock_notes, *notes))
         if ceilings:
             meta = use_ceilings(self, meta, recalibrate, announce, listener, stem.parent, self.history)
-        self.sweep = Sweep(self.executor, stem, meta, listener, self.history, tag)
+        self.sweep = Sweep.recorded(self.executor, stem, meta, listener, self.history, tag)
         return self.sweep
 
     def run(self, work: Plan, command: str, **start: object) -> Sweep:

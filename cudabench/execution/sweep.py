@@ -1,7 +1,8 @@
 """A sweep: jobs run on an executor in one round (`run`, `profile`, the API) or several
-(`tune`'s rounds), every row saved as it ends: derived columns filled in (the speedups over the
-job's baselines, `% ceiling`), the results files rewritten, the row written to the history
-database; the finished rows kept when the sweep is cut short.
+(`tune`'s rounds), every row handed to the sweep's sinks as it ends (sinks.py: the results
+files rewritten, the row written to the history database, progress told), after the derived
+columns are filled in here (the speedups over the job's baselines, `% ceiling`); the finished
+rows kept when the sweep is cut short.
 
 The session (session.py) makes the one Sweep of a command; nothing here prints or exits: a
 sweep cut short raises `Interrupted` or `SweepFailed` after saving.
@@ -12,25 +13,25 @@ from __future__ import annotations
 import collections
 import dataclasses
 import shlex
-import sqlite3
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from cudabench.core.errors import SweepError
 from cudabench.core.paths import BUILTIN_KERNELS
 from cudabench.core.records import Case, ResultRow, RunMeta, Status
 from cudabench.execution.pool import PoolError
+from cudabench.execution.sinks import HistoryRecord, Listener, Progress, ResultsFiles, Sink
 from cudabench.measure import telemetry
 from cudabench.measure.runner import CaseJob
 from cudabench.ops.protocol import in_place_input
 from cudabench.record import ceilings
-from cudabench.record.history import History, HistoryError
-from cudabench.record.results import stem_file, write_results
+from cudabench.record.history import History
+from cudabench.record.results import stem_file
 
 if TYPE_CHECKING:
     from cudabench.execution.executors import Executor, Ready
 
-__all__ = ["Interrupted", "Listener", "Sweep", "SweepError", "SweepFailed", "with_speedups"]
+__all__ = ["Interrupted", "Listener", "Sink", "Sweep", "SweepError", "SweepFailed", "with_speedups"]
 
 
 class Interrupted(Exception):
@@ -78,38 +79,55 @@ def baselines_fail_note(rows: list[ResultRow], job: CaseJob) -> str:
     )
 
 
-class Listener(Protocol):
-    """What a sweep tells its caller besides saving: a case started, a row ended."""
-
-    def started(self, case: Case, name: str, device: int) -> None: ...
-
-    def finished(self, row: ResultRow) -> None: ...
-
-
 class Sweep:
     """Jobs run on one executor in one round (`run`, `profile`, the API) or several (`tune`:
-    its strategy asks for more after each), every row saved as it ends: the results files
-    rewritten, and the row written to the history database (when one is given). Ctrl-C saves
-    the finished rows (marked incomplete) and raises Interrupted; a pool that cannot go on,
-    SweepFailed. `finish()` marks the run complete. A database that fails mid-run is closed
-    and its error kept in `history_error`; the files go on being written."""
+    its strategy asks for more after each), every row handed to the sweep's sinks as it ends
+    (sinks.py: the results files, the history database, progress). Ctrl-C hands the
+    finished rows over (marked incomplete) and raises Interrupted; a pool that cannot go on,
+    SweepFailed. `finish()` marks the run complete. The derived columns (speedups, `% ceiling`)
+    are filled here and nowhere else."""
 
-    def __init__(
-        self,
+    def __init__(self, executor: Executor, stem: Path, meta: RunMeta, sinks: list[Sink]) -> None:
+        self.executor, self.stem, self.meta, self.sinks = executor, stem, meta, sinks
+        self.jobs: list[CaseJob] = []
+        self._done: dict[int, list[ResultRow]] = {}  # finished jobs, derived columns filled in
+        self._pending: dict[int, list[ResultRow]] = collections.defaultdict(list)
+        self._progress = next((s for s in sinks if isinstance(s, Progress)), None)
+
+    @classmethod
+    def recorded(
+        cls,
         executor: Executor,
         stem: Path,
         meta: RunMeta,
         listener: Listener | None = None,
         history: History | None = None,
         tag: str = "",
-    ) -> None:
-        self.executor, self.stem, self.meta, self.listener = executor, stem, meta, listener
-        self.history, self.tag = history, tag
-        self.history_error = ""
-        self.run_id: int | None = None
-        self.jobs: list[CaseJob] = []
-        self._done: dict[int, list[ResultRow]] = {}  # finished jobs, derived columns filled in
-        self._pending: dict[int, list[ResultRow]] = collections.defaultdict(list)
+    ) -> Sweep:
+        """A sweep whose rows go to the results files at `stem`, the history database (when
+        one is given, under `tag`) and `listener`."""
+        sinks: list[Sink] = [ResultsFiles(stem)]
+        if history is not None:
+            sinks.append(HistoryRecord(history, tag))
+        sinks.append(Progress(listener))
+        return cls(executor, stem, meta, sinks)
+
+    @property
+    def listener(self) -> Listener | None:
+        """Who hears of each case started and row ended (the Progress sink's listener)."""
+        return self._progress.listener if self._progress is not None else None
+
+    @listener.setter
+    def listener(self, listener: Listener | None) -> None:
+        if self._progress is None:
+            self._progress = Progress()
+            self.sinks.append(self._progress)
+        self._progress.listener = listener
+
+    @property
+    def history_error(self) -> str:
+        """A sink's trouble that did not end the run (the history database's), '' if none."""
+        return "; ".join(s.problem for s in self.sinks if s.problem)
 
     @property
     def rows(self) -> list[ResultRow]:
@@ -117,33 +135,18 @@ class Sweep:
         return [r for i in range(len(self.jobs)) for r in self._done.get(i, self._pending.get(i, []))]
 
     def save(self) -> None:
-        """The results files as they stand (the run not yet complete)."""
-        write_results(self.stem, self.meta, self.rows)
-
-    def _record(self, rows: list[ResultRow], meta: RunMeta | None = None) -> None:
-        """Write rows (and, with `meta`, the run's final metadata) to the history database."""
-        if self.history is None:
-            return
-        try:
-            if self.run_id is None:
-                self.run_id = self.history.add_run(self.meta, self.tag)
-            for row in rows:
-                self.history.add_row(self.run_id, row)
-            if meta is not None:
-                self.history.finish_run(self.run_id, meta)
-        except (sqlite3.Error, HistoryError) as exc:
-            self.history_error = f"history database {self.history.path}: {exc}; the run goes on"
-            self.history.close()
-            self.history = None
+        """Hand the rows as they stand to the sinks (the run not yet complete)."""
+        for sink in self.sinks:
+            sink.cut_short(self.meta, self.rows)
 
     def finish(self, rows: list[ResultRow] | None = None) -> tuple[Path, Path]:
-        """Mark the run complete: the files rewritten (with `rows`, e.g. after ncu's metrics
-        were joined), the database's rows and run updated. Returns the CSV and JSON paths."""
+        """Mark the run complete: the sinks get the final rows (with `rows`, e.g. after ncu's
+        metrics were joined). Returns the CSV and JSON paths."""
         self.meta = dataclasses.replace(self.meta, complete=True)
         rows = self.rows if rows is None else [self.with_ceiling(r) for r in rows]
-        paths = write_results(self.stem, self.meta, rows)
-        self._record(rows, self.meta)
-        return paths
+        for sink in self.sinks:
+            sink.finish(self.meta, rows)
+        return stem_file(self.stem, ".csv"), stem_file(self.stem, ".json")
 
     def derive(self, rows: list[ResultRow], job: CaseJob) -> list[ResultRow]:
         """The derived columns of a finished job's rows, filled here and nowhere else: each
@@ -182,24 +185,24 @@ class Sweep:
 
         class Events:
             def started(self, case: Case, name: str, device: int) -> None:
-                if outer.listener is not None:
-                    outer.listener.started(case, name, device)
+                for sink in outer.sinks:
+                    sink.started(case, name, device)
 
             def row(self, job_index: int, row: ResultRow) -> None:
                 row = outer.with_ceiling(row)
                 outer.note_energy(row, outer.jobs[offset + job_index])
                 outer._pending[offset + job_index].append(row)
-                outer.save()  # every row saved as it ends
-                outer._record([row])
-                if outer.listener is not None:
-                    outer.listener.finished(row)
+                rows = outer.rows
+                for sink in outer.sinks:  # every row kept as it ends
+                    sink.row(outer.meta, rows, row)
 
             def job_done(self, job_index: int, finished: list[ResultRow]) -> None:
                 finished = outer.derive(finished, outer.jobs[offset + job_index])
                 outer._done[offset + job_index] = finished
                 outer._pending.pop(offset + job_index, None)
-                outer.save()
-                outer._record(finished)  # with their speedups now
+                rows = outer.rows
+                for sink in outer.sinks:
+                    sink.job_done(outer.meta, rows, finished)
 
         try:
             self.executor.execute(jobs, Events(), ready)
