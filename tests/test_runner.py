@@ -149,6 +149,7 @@ def test_nvtx_ranges_hold_the_variants_launches_and_nothing_else(monkeypatch):
     import contextlib
 
     import cudabench.measure.prepare as prepare_module
+    import cudabench.measure.problem as problem_module
     import cudabench.measure.runner as runner_module
 
     path: list[str] = []
@@ -160,7 +161,7 @@ def test_nvtx_ranges_hold_the_variants_launches_and_nothing_else(monkeypatch):
         yield
         path.pop()
 
-    real_check = prepare_module.check_output
+    real_check = problem_module.check_output
 
     def check(*args):
         seen["check"].add(tuple(path))
@@ -173,7 +174,7 @@ def test_nvtx_ranges_hold_the_variants_launches_and_nothing_else(monkeypatch):
 
     for module in (runner_module, prepare_module):  # the op's range, the variant's ranges
         monkeypatch.setattr(module, "nvtx_range", fake_range)
-    monkeypatch.setattr(prepare_module, "check_output", check)
+    monkeypatch.setattr(problem_module, "check_output", check)
     Runner(Recording()).run_job(job((8, 129), variant("float4", "reduce_sum_float4")))
     assert seen["launch"] == {("reduce", "float4", "8x129", "float32")}
     assert seen["check"] == {("reduce",)}

@@ -362,6 +362,11 @@ class ResultRow:
             **fields,
         )
 
+    def ran_on(self, device: int | None, host: str | None = None) -> ResultRow:
+        """The row stamped with where it ran: the GPU's index (and the machine), the one way
+        every executor says it (the worker pool, this process, a Dask worker)."""
+        return dataclasses.replace(self, device=device, host=self.host if host is None else host)
+
     @property
     def key(self) -> RowKey:
         return RowKey(self.op, self.variant, self.shape, self.dtype, self.params)

@@ -91,7 +91,7 @@ def run_job(job: CaseJob, timeout_s: float) -> list[ResultRow]:
 
     pool.run([job], Collect())
     device = physical_device()
-    return [dataclasses.replace(r, device=device) for r in rows] if device else rows
+    return [r.ran_on(device) for r in rows] if device else rows
 
 
 def physical_device() -> int:

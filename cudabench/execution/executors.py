@@ -13,7 +13,6 @@ stamped by the executor, every derived column by the sweep.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
@@ -110,7 +109,7 @@ class InProcessExecutor:
                 events.started(case, name, device)
 
             def finished(self, row: ResultRow) -> None:
-                events.row(self.index, dataclasses.replace(row, device=device))
+                events.row(self.index, row.ran_on(device))
 
         forward = Forward()
         self.runner.observer = forward
@@ -119,7 +118,7 @@ class InProcessExecutor:
                 ready(index)
             forward.index = index
             rows = self.runner.run_job(job)
-            events.job_done(index, [dataclasses.replace(r, device=device) for r in rows])
+            events.job_done(index, [r.ran_on(device) for r in rows])
 
     def close(self, graceful: bool = True) -> None:
         pass

@@ -326,7 +326,7 @@ class WorkerPool:
 
         def record(worker: _Worker, row: ResultRow) -> None:
             state = states[worker.job]  # type: ignore[index]
-            row = dataclasses.replace(row, device=worker.device, host=HOST)
+            row = row.ran_on(worker.device, HOST)
             state.rows[row.label] = row
             if worker.current == row.label:
                 worker.current = None

@@ -22,7 +22,6 @@ starts a fresh worker for the rest of the job.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import os
 import signal
 import sys
@@ -48,7 +47,7 @@ class _Reporter:
         self.channel.send(("started", self.job_id, name))
 
     def finished(self, row: ResultRow) -> None:
-        self.channel.send(("row", self.job_id, dataclasses.replace(row, device=self.device)))
+        self.channel.send(("row", self.job_id, row))  # the pool stamps where it ran
         if row.status is Status.CRASH:
             raise _ContextLost(row.error)
 

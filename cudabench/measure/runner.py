@@ -33,7 +33,7 @@ import dataclasses
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
+from typing import Protocol, TypeVar
 
 from cudabench.backends.base import Backend, KernelCrash
 from cudabench.backends.nvtx import nvtx_range
@@ -51,7 +51,7 @@ from cudabench.core.records import (
 )
 from cudabench.measure.prepare import Prepared, Preparer, fail_row
 from cudabench.measure.sampling import measure, measure_interleaved
-from cudabench.measure.telemetry import cool_down, energy_per_call, with_energy, with_telemetry
+from cudabench.measure.telemetry import Energy, cool_down, energy_fields, energy_per_call, telemetry_fields
 from cudabench.measure.throughput import bytes_of, timed_fields
 from cudabench.ops import pyvariants, registry
 from cudabench.ops.protocol import OpProtocol
@@ -172,8 +172,7 @@ class Runner:
         def timed() -> ResultRow:
             waited = self._cool_down(job.timing)
             measurement = measure(self.backend, ready.call, job.timing, ready.scope, ready.reset)
-            row = self._finish(op, job.case, ready, measurement, job.timing)
-            return self._with_energy(with_telemetry(row, measurement, waited), ready, measurement, job.timing)
+            return self._timed_row(op, job.case, ready, measurement, job.timing, waited)
 
         return self._guarded(job.case, name, timed)
 
@@ -192,11 +191,8 @@ class Runner:
             return [(i, ResultRow.of(case, p.name, Status.ERROR, error)) for i, p in prepared]
         rows = []
         for (i, p), m in zip(prepared, measurements):
-            row = self._guarded(case, p.name, functools.partial(self._finish, op, case, p, m, timing))
-            measured = with_telemetry(row, m, waited)
-            rows.append(
-                (i, self._guarded(case, p.name, functools.partial(self._with_energy, measured, p, m, timing)))
-            )
+            build = functools.partial(self._timed_row, op, case, p, m, timing, waited)
+            rows.append((i, self._guarded(case, p.name, build)))
         return rows
 
     def _cool_down(self, timing: TimingOptions) -> float | None:
@@ -206,22 +202,20 @@ class Runner:
             return None
         return cool_down(gauge, timing.cooldown_c)
 
-    def _with_energy(self, row: ResultRow, p: Prepared, m: Measurement, timing: TimingOptions) -> ResultRow:
-        """The energy per call of an OK hot row (a window of back-to-back calls), its average
-        power and its GB/J (GFLOP/J); cold rows have none: back-to-back calls are not cold."""
+    def _energy(self, p: Prepared, m: Measurement, timing: TimingOptions) -> tuple[Energy | None, str]:
+        """The energy per call of a hot row (a window of back-to-back calls), or none: cold rows
+        (back-to-back calls are not cold), an in-place op's kernels (each call needs its input
+        restored), no NVML; a reading that failed is a note, and the row stands without it."""
         gauge = self.backend.gauge()
-        if row.status is not Status.OK or not timing.energy or timing.cold or gauge is None:
-            return row
-        if p.reset is not None:  # an in-place op's input: each call needs it restored
-            return row
+        if not timing.energy or timing.cold or gauge is None or p.reset is not None:
+            return None, ""
         try:
             with p.scope():  # the variant's own launches, in its ranges as the timed ones
-                energy = energy_per_call(self.backend, p.call, gauge, m.median_ms)
+                return energy_per_call(self.backend, p.call, gauge, m.median_ms), ""
         except KernelCrash:
             raise
-        except Exception as exc:  # a reading that failed: the row stands without energy
-            return dataclasses.replace(row, notes=join_notes(row.notes, f"no energy: {exc}"))
-        return with_energy(row, energy)
+        except Exception as exc:
+            return None, f"no energy: {exc}"
 
     def _guarded(self, case: Case, name: str, body: Callable[[], T]) -> T | ResultRow:
         """body(), or the row its exception stands for."""
@@ -267,40 +261,41 @@ class Runner:
             **p.resources,
         )
 
-    def _finish(
-        self, op: OpProtocol, case: Case, p: Prepared, measurement: Measurement, timing: TimingOptions
+    def _timed_row(
+        self,
+        op: OpProtocol,
+        case: Case,
+        p: Prepared,
+        m: Measurement,
+        timing: TimingOptions,
+        waited: float | None = None,
     ) -> ResultRow:
-        """The row of a timed call, after checking the last timed output again."""
+        """The row of a timed call, built here and only here: the last timed output checked
+        again (the FAIL row if it went wrong), then every column at once: the check's error,
+        tolerance and accuracy, the measurement's figures (throughput.py), the card's
+        telemetry over the samples, the energy per call where asked, the variant's resources."""
         self.backend.synchronize()
         if p.recheck is not None:
             again = p.recheck()
             if not again.ok:
                 return fail_row(case, p.name, again, when="after timing: ", **p.resources)
-        row = self._timed_row(op, case, p.name, measurement, p.first, p.resources, timing, p.blocks)
-        return dataclasses.replace(row, is_baseline=p.is_baseline)
-
-    def _timed_row(
-        self,
-        op: OpProtocol,
-        case: Case,
-        name: str,
-        m: Measurement,
-        check: Any,
-        resources: dict[str, Any],
-        timing: TimingOptions,
-        blocks: int = 0,
-    ) -> ResultRow:
-        fields = timed_fields(op, case, m, self.device, timing, self._launch_floor_us(timing), blocks)
-        fields["notes"] = join_notes(fields.get("notes", ""), check.note)
+        figures = timed_fields(op, case, m, self.device, timing, self._launch_floor_us(timing), p.blocks)
+        card = telemetry_fields(m, waited)
+        energy, energy_note = self._energy(p, m, timing)
+        notes = join_notes(figures.pop("notes", ""), card.pop("notes", ""), p.first.note, energy_note)
         return ResultRow.of(
             case,
-            name,
+            p.name,
             Status.OK,
-            max_abs_err=check.max_abs_err,
-            tolerance=check.tolerance,
-            err_vs_f32=check.vs_f32,
-            **fields,
-            **resources,
+            max_abs_err=p.first.max_abs_err,
+            tolerance=p.first.tolerance,
+            err_vs_f32=p.first.vs_f32,
+            is_baseline=p.is_baseline,
+            notes=notes,
+            **figures,
+            **card,
+            **energy_fields(energy, figures),
+            **p.resources,
         )
 
     def _launch_floor_us(self, timing: TimingOptions) -> float | None:

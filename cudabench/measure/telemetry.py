@@ -23,10 +23,10 @@ from __future__ import annotations
 
 import collections
 import contextlib
-import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from cudabench.backends.base import MAX_BATCH, Backend, Pending
 from cudabench.backends.nvml import Gauge, Reading
@@ -36,7 +36,6 @@ from cudabench.core.records import (
     SampleTelemetry,
     Status,
     TimingOptions,
-    join_notes,
     median,
 )
 
@@ -292,43 +291,39 @@ def missing_energy_note(row: ResultRow, timing: TimingOptions, in_place: bool) -
     )
 
 
-def with_telemetry(row: ResultRow, m: Measurement, cooldown_s: float | None = None) -> ResultRow:
-    """An OK row with the card's state over its samples: clocks, temperatures, the slowdowns
-    seen, how many samples were taken slowed (and dropped), settling and cool-down times."""
+def telemetry_fields(m: Measurement, cooldown_s: float | None = None) -> dict[str, Any]:
+    """A timed row's telemetry columns: the card's state over its samples (clocks,
+    temperatures, the slowdowns seen, how many samples were taken slowed and dropped),
+    settling and cool-down times, and the note on slowed samples (`notes`)."""
     t = m.telemetry
-    if row.status is not Status.OK:
-        return row
     if t is None:
-        return dataclasses.replace(row, settle_s=m.settle_s, cooldown_s=cooldown_s)
+        return {"settle_s": m.settle_s, "cooldown_s": cooldown_s}
     total = len(m.samples_ms) + m.dropped
-    note = throttled_note(m.throttled, total, t.reasons, m.dropped)
-    return dataclasses.replace(
-        row,
-        sm_mhz=t.sm_mhz,
-        mem_mhz=t.mem_mhz,
-        throttle=", ".join(t.reasons),
-        throttled_samples=m.throttled,
-        dropped_samples=m.dropped,
-        sm_mhz_min=t.sm_min,
-        sm_mhz_median=t.sm_median,
-        temp_c=t.temp_c,
-        settle_s=m.settle_s,
-        cooldown_s=cooldown_s,
-        notes=join_notes(row.notes, note),
-    )
+    return {
+        "sm_mhz": t.sm_mhz,
+        "mem_mhz": t.mem_mhz,
+        "throttle": ", ".join(t.reasons),
+        "throttled_samples": m.throttled,
+        "dropped_samples": m.dropped,
+        "sm_mhz_min": t.sm_min,
+        "sm_mhz_median": t.sm_median,
+        "temp_c": t.temp_c,
+        "settle_s": m.settle_s,
+        "cooldown_s": cooldown_s,
+        "notes": throttled_note(m.throttled, total, t.reasons, m.dropped),
+    }
 
 
-def with_energy(row: ResultRow, energy: Energy | None) -> ResultRow:
-    """The row with its energy per call, average power and work per joule (GB/J, GFLOP/J)."""
+def energy_fields(energy: Energy | None, figures: dict[str, Any]) -> dict[str, Any]:
+    """A timed row's energy columns: energy per call, average power and work per joule (GB/J
+    from its bytes moved, GFLOP/J from its GFLOP/s and time); none without a measurement."""
     if energy is None:
-        return row
+        return {}
     joules = energy.mj_per_call / 1e3
-    return dataclasses.replace(
-        row,
-        energy_mj=energy.mj_per_call,
-        power_w=energy.power_w,
-        gb_per_j=row.bytes_moved / 1e9 / joules if row.bytes_moved and joules > 0 else None,
-        gflop_per_j=(row.gflops * row.time_us * 1e-6) / joules
-        if row.gflops and row.time_us and joules > 0
-        else None,
-    )
+    moved, gflops, time_us = figures.get("bytes_moved"), figures.get("gflops"), figures.get("time_us")
+    return {
+        "energy_mj": energy.mj_per_call,
+        "power_w": energy.power_w,
+        "gb_per_j": moved / 1e9 / joules if moved and joules > 0 else None,
+        "gflop_per_j": (gflops * time_us * 1e-6) / joules if gflops and time_us and joules > 0 else None,
+    }
