@@ -8,12 +8,13 @@ command actually runs kernels. docs/architecture.md maps the subpackages.
 from cudabench.core.errors import SweepError, UsageError
 from cudabench.core.version import __version__
 
-__all__ = ["SweepError", "UsageError", "__version__", "run", "timeit", "tune"]
-_API = ("run", "timeit", "tune")
+__all__ = ["SweepError", "UsageError", "__version__", "run", "timeit", "tune", "verify"]
+_API = ("run", "timeit", "tune", "verify")
 
 
 def __getattr__(name: str) -> object:
-    """`cudabench.run`, `cudabench.tune` and `cudabench.timeit` (api.py), imported on first use."""
+    """`cudabench.run`, `cudabench.tune`, `cudabench.verify` and `cudabench.timeit` (api.py),
+    imported on first use."""
     if name in _API:
         from cudabench import api
 

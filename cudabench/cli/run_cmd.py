@@ -39,6 +39,7 @@ from cudabench.cli.render import (
     show_plan,
     show_run_notes,
 )
+from cudabench.cli.verify_cmd import verify_before_timing
 from cudabench.core.records import ResultRow
 from cudabench.execution.plan import plan
 from cudabench.execution.pool import DEFAULT_TIMEOUT_S
@@ -176,6 +177,18 @@ def run_command(
             "worker is killed and the row is TIMEOUT.",
         ),
     ] = DEFAULT_TIMEOUT_S,
+    verify: Annotated[
+        bool,
+        typer.Option(
+            "--verify/--no-verify",
+            help="Before timing, a short `cudabench verify` pass over each variant "
+            "(--verify-budget seconds each, edge and random shapes): a variant wrong at some "
+            "shape is not timed, and the run exits 1.",
+        ),
+    ] = False,
+    verify_budget: Annotated[
+        float, typer.Option(min=0.0, help="Seconds per variant of the --verify pass.")
+    ] = 10.0,
 ) -> None:
     """Validate and time every variant of an op (and its library baseline) over shapes.
 
@@ -225,7 +238,13 @@ def run_command(
                 listener=bar,
                 announce=bar.announce,
             )
-        show_history_error(session)
+        wrong = False
+        if verify:
+            work, wrong = verify_before_timing(
+                session, work, command_line(ctx), verify_budget, output, ops, kernels
+            )
+        else:
+            show_history_error(session)
         with progress_bar(work.rows_expected, len(session.devices) > 1) as bar:
             sweep.listener = bar
             sweep.run(work.jobs)
@@ -242,6 +261,8 @@ def run_command(
     if hint:
         err.print(hint, soft_wrap=True, markup=False)
     exit_with_summary(rows, work.problems, session.problems)
+    if wrong:
+        raise typer.Exit(1)
 
 
 def profile_hint(target: str, rows: list[ResultRow], command: str) -> str:

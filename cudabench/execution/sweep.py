@@ -12,6 +12,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import sqlite3
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -90,6 +91,11 @@ class Sweep:
         self.jobs: list[CaseJob] = []
         self._done: dict[int, list[ResultRow]] = {}  # finished jobs, derived columns filled in
         self._pending: dict[int, list[ResultRow]] = collections.defaultdict(list)
+        # 0: the results files rewritten, and the row written to the database, as each row
+        # ends; verify's many small rows: the files at most this often (seconds), the
+        # database at the end (finish, Ctrl-C, a pool that cannot go on), both then complete
+        self.save_every_s = 0.0
+        self._saved_at = 0.0
 
     @property
     def rows(self) -> list[ResultRow]:
@@ -99,6 +105,11 @@ class Sweep:
     def save(self) -> None:
         """The results files as they stand (the run not yet complete)."""
         write_results(self.stem, self.meta, self.rows)
+        self._saved_at = time.monotonic()
+
+    def _autosave(self) -> None:
+        if time.monotonic() - self._saved_at >= self.save_every_s:
+            self.save()
 
     def _record(self, rows: list[ResultRow], meta: RunMeta | None = None) -> None:
         """Write rows (and, with `meta`, the run's final metadata) to the history database."""
@@ -168,8 +179,9 @@ class Sweep:
                 row = outer.with_ceiling(row)
                 outer.note_energy(row, outer.jobs[offset + job_index])
                 outer._pending[offset + job_index].append(row)
-                outer.save()  # every row saved as it ends
-                outer._record([row])
+                outer._autosave()  # every row saved as it ends (unless save_every_s)
+                if not outer.save_every_s:
+                    outer._record([row])
                 if outer.listener is not None:
                     outer.listener.finished(row)
 
@@ -177,15 +189,20 @@ class Sweep:
                 finished = outer.derive(finished, outer.jobs[offset + job_index])
                 outer._done[offset + job_index] = finished
                 outer._pending.pop(offset + job_index, None)
-                outer.save()
-                outer._record(finished)  # with their speedups now
+                outer._autosave()
+                if not outer.save_every_s:
+                    outer._record(finished)  # with their speedups now
 
         try:
             self.executor.execute(jobs, Events(), ready)
         except KeyboardInterrupt:
             self.save()  # complete: false
+            if self.save_every_s:
+                self._record(self.rows)
             raise Interrupted(self.rows, stem_file(self.stem, ".json")) from None
         except PoolError as exc:
             self.save()
+            if self.save_every_s:
+                self._record(self.rows)
             raise SweepFailed(str(exc), self.rows, stem_file(self.stem, ".json")) from None
         return [self._done.get(offset + i, []) for i in range(len(jobs))]
