@@ -117,6 +117,7 @@ def checked_row(case: Case, ready: Prepared) -> ResultRow:
         Status.OK,
         max_abs_err=ready.first.max_abs_err,
         tolerance=ready.first.tolerance,
+        method="verify",  # untimed by design, as profile's rows (method ncu)
         is_baseline=ready.is_baseline,
         **ready.resources,
     )

@@ -43,6 +43,7 @@ LARGE = 2**24  # a dim this large walks with the other dims at their least only
 MAX_GRID_X = 2**31 - 1
 MAX_GRID_YZ = 65535
 PACK_BYTES = 16  # a vector load: 4 floats, 8 halves
+SMALL_POWERS = 17  # shrinking keeps a dim's remainder modulo 2^1 .. 2^16 (larger: its halves)
 
 
 def size(shape: Shape) -> int:
@@ -264,6 +265,8 @@ class Domain:
             companions = {d: self._companions(d) for d in names}
             for i, walking in enumerate(names):
                 others = [companions[d] for j, d in enumerate(names) if j != i]
+                if not all(others):  # another dim has no value the memory takes
+                    continue
                 alone = [[min(c)] for c in others]  # a large value: the others at their least
                 for value in values[walking]:
                     for rest in _product(alone if value >= LARGE else others):
@@ -307,7 +310,7 @@ class Domain:
             found.add(value - step)
             step *= 2
         moduli = {WARP, self.vector, *self.blocks, *(b * self.vector for b in self.blocks)}
-        moduli |= {2**k for k in range(1, max(1, value.bit_length()))}
+        moduli |= {2**k for k in range(1, min(SMALL_POWERS, value.bit_length()))}
         for m in moduli:
             r = value % m
             found |= {value - m, m + r, 2 * m + r} | ({r} if r else set())
