@@ -150,12 +150,25 @@ class Domain:
             return str(exc)
         if len(shape) not in self.ranks:
             return f"rank {len(shape)}"
-        reason = self.op.unmet(self.variant, shape)
+        reason = self.op.unmet(self.variant, shape) or self._refused(shape)
         if reason:
             return reason
         needed = self._bytes(shape)
         if needed > self.memory_bytes:
             return f"needs {needed / 1e9:.2f} GB, the card has {self.memory_bytes / 1e9:.2f} GB"
+        return None
+
+    def _refused(self, shape: Shape) -> str | None:
+        """Why the op's own grid rule refuses the shape for one of the variant's launches (a
+        grid past the CUDA limits, a rule for 1-D shapes only), or None: the rule declares
+        that limit, as `requires:` does. A grid past the limits that no rule refuses is
+        launched, and its error is the variant's."""
+        occupancy = max(1, min((self.device.max_threads_per_sm // max(1, b) for b in self.blocks), default=1))
+        for launch in self.variant.launches:
+            try:
+                self.op.geometry(launch, self.variant, shape, self.device, occupancy, self.itemsize)
+            except ValueError as exc:
+                return f"the grid rule {launch.grid!r} refuses it: {exc}"
         return None
 
     def allows(self, shape: Shape) -> bool:
