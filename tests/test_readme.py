@@ -123,7 +123,7 @@ def test_install_test_and_docs_commands_are_what_ci_runs():
         'pip install -e ".[cuda13,test]"',
         "python3 -m pytest -q",
         "mkdocs build --strict",
-        "ruff check cudabench tests",
+        "ruff check cudabench tests scripts",
         "mypy",
     ]
     for command in needed:
