@@ -19,8 +19,9 @@ __all__ = [
     "run",
     "timeit",
     "tune",
+    "verify",
 ]
-_API = ("ceilings", "compare", "history", "profile", "run", "timeit", "tune")
+_API = ("ceilings", "compare", "history", "profile", "run", "timeit", "tune", "verify")
 
 
 def __getattr__(name: str) -> object:

@@ -520,3 +520,49 @@ def timeit(
 
     gpu = _backend(backend, device)
     return measure(gpu, _on_stream(fn, gpu), options)
+
+
+def verify(
+    target: str,
+    variants: Iterable[str] | str | None = None,
+    dtypes: Iterable[str] | str | None = None,
+    budget_s: float = 60.0,
+    examples: int = 100,
+    seed: int = 0,
+    params: dict[str, Iterable[int]] | None = None,
+    kernels: Iterable[str | Path] | None = None,
+    ops: Iterable[str | Path] | str | Path | None = None,
+    devices: str = "0",
+    output: str | Path | None = None,
+    timeout_s: float = 60.0,
+    tag: str = "",
+    db: str | Path | None = None,
+) -> pd.DataFrame:
+    """`cudabench verify` without the terminal: for each variant (and dtype), the smallest
+    shape where it is wrong, searched within `budget_s` seconds (usecases/verify.py). One row
+    per variant: op, variant, dtype, `verdict` (verified, wrong, does not compile, untested),
+    `shapes` (how many ran), `smallest`/`largest` of them, `wrong_at`, `status`, `detail`,
+    `found_at` (before shrinking), `complete` (False: the budget ran out), `seconds`,
+    `reproduce` (the `cudabench run` line) and `results` (the rows of every shape checked)."""
+    import pandas as pd
+
+    from cudabench.usecases import verify as usecase
+
+    request = usecase.VerifyRequest(
+        target=target,
+        variants=tuple(_names(variants) or ()),
+        dtypes=tuple(_names(dtypes) or ()),
+        params={name: tuple(int(v) for v in values) for name, values in (params or {}).items()},
+        kernels=tuple(Path(k) for k in _names(kernels) or []),
+        ops=tuple(Path(o) for o in _names(ops) or []),
+        budget_s=budget_s,
+        examples=examples,
+        seed=seed,
+        placement=_placement(devices, timeout_s, None, None),
+        recording=_recording(output, db, tag),
+        command=f"cudabench.verify({target!r})",
+    )
+    outcome = usecase.verify(request)
+    if outcome.history_error:
+        raise HistoryError(outcome.history_error)
+    return pd.DataFrame([usecase.as_record(v, outcome.json) for v in outcome.verdicts])

@@ -7,6 +7,8 @@ right, except the planted faults (`FAULTS`, by entry name: a crash, a dying or h
 worker, garbage on the channel, a lost node, a wrong element). An entry "compiles" when it
 is a built-in kernel's, a fault, or a function its file defines; anything else is a
 COMPILE_ERROR. Tests may pass `kernels` (entry -> stand-in) instead: then only those exist.
+$CUDABENCH_FAKE_PLANT plants a fault at some shapes only (`plantings`: `cudabench verify`'s
+tests), and $CUDABENCH_FAKE_MEMORY (bytes) sets the fake card's memory.
 Each sample's time comes from `clock(entry_or_call_name)` in ms, by default a fixed time per
 built-in entry. Nothing here is a measurement: the fake exists to test the plumbing.
 """
@@ -16,11 +18,13 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
+import math
 import os
 import re
 import signal
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -71,6 +75,14 @@ def emulator(op: Any) -> FakeKernel:
         return out
 
     return kernel
+
+
+def _dims_of_args(op: Any, args: tuple[Any, ...]) -> dict[str, int]:
+    """The case's dims, read back from a launch's arrays (the op's inputs and output)."""
+    roles = op.arg_roles()
+    ins = {name: args[i] for i, (role, name) in enumerate(roles) if role in ("input", "inplace")}
+    out = next(args[i] for i, (role, _) in enumerate(roles) if role in ("output", "inplace"))
+    return dict(op.dims_of(tuple(ins[t.name] for t in op.inputs), out))
 
 
 def _crash(emulate: FakeKernel, grid: int, block: int, *args: Any) -> None:
@@ -124,6 +136,43 @@ FAULTS: dict[str, Fault] = {
     "fake_wrong": _wrong,
 }
 _ENTRY = re.compile(r"^\s*//.*?\bentry:\s*([A-Za-z_]\w*)", re.MULTILINE)
+PLANT_ENV = "CUDABENCH_FAKE_PLANT"
+PLANT_KINDS = {"wrong": _wrong, "crash": _crash, "hang": _hang, "die": _die}
+
+
+@dataclass(frozen=True)
+class Planting:
+    """A fault planted in a variant at the shapes where `when` holds: an arithmetic
+    predicate over the op's dims and `n` (their product), as a header's constraints are
+    written (ops/space.py: names, integers, + - * // % **, comparisons, and/or/not)."""
+
+    variant: str  # a variant's name, or * for every variant
+    when: str
+    kind: str  # wrong, crash, hang or die
+
+    def holds(self, dims: dict[str, int]) -> bool:
+        from cudabench.ops.space import Space
+
+        values = {**dims, "n": math.prod(dims.values())}
+        return Space(tuple((name, (1,)) for name in values), (self.when,)).allows(values)
+
+
+def plantings(text: str | None = None) -> list[Planting]:
+    """$CUDABENCH_FAKE_PLANT (or `text`): `VARIANT: PREDICATE -> KIND` entries joined by
+    `;`, e.g. `naive: cols % 32 != 0 -> wrong; float4: n > 5000 -> crash`. CompileError (one
+    line) for an entry that cannot be read."""
+    text = os.environ.get(PLANT_ENV, "") if text is None else text
+    found = []
+    for entry in filter(None, (e.strip() for e in text.split(";"))):
+        name, colon, rest = entry.partition(":")
+        when, arrow, kind = rest.rpartition("->")
+        if not colon or not arrow or kind.strip() not in PLANT_KINDS or not when.strip():
+            raise CompileError(
+                f"{PLANT_ENV}: {entry!r} is not 'VARIANT: PREDICATE -> KIND' "
+                f"(KIND one of {', '.join(PLANT_KINDS)})"
+            )
+        found.append(Planting(name.strip(), when.strip(), kind.strip()))
+    return found
 
 
 @functools.cache
@@ -202,6 +251,11 @@ class FakeBackend:
         # $CUDABENCH_FAKE_L2 (bytes): a smaller L2, so that the ceilings' arrays (8x it) stay small
         l2 = os.environ.get("CUDABENCH_FAKE_L2", "")
         self.device = dataclasses.replace(FAKE_DEVICE, l2_bytes=int(l2)) if l2.isdigit() else FAKE_DEVICE
+        # $CUDABENCH_FAKE_MEMORY (bytes): the card's memory, all of it free (verify's tests)
+        memory = os.environ.get("CUDABENCH_FAKE_MEMORY", "")
+        if memory.isdigit():
+            self.device = dataclasses.replace(self.device, total_memory_bytes=int(memory))
+            free_bytes = int(memory)
         self._devices = devices
         # the fake NVML (True: a steady one; None: a GPU without NVML)
         self._gauge = FakeGauge() if gauge is True else (gauge or None)
@@ -281,7 +335,19 @@ class FakeBackend:
         fault = FAULTS.get(entry.split("<")[0].strip())
         if fault is _garbage:  # it writes on the channel the worker handed this backend
             return functools.partial(_garbage, emulate, channel=self.channel)
-        return functools.partial(fault, emulate) if fault is not None else emulate
+        kernel = functools.partial(fault, emulate) if fault is not None else emulate
+        planted = [p for p in plantings() if p.variant in (variant.name, "*")]
+        if not planted:
+            return kernel
+
+        def at_some_shapes(grid: Any, block: Any, *args: Any) -> Any:
+            dims = _dims_of_args(get_op(variant.op), args)
+            hit = next((p for p in planted if p.holds(dims)), None)
+            if hit is None:
+                return kernel(grid, block, *args)
+            return PLANT_KINDS[hit.kind](emulate, grid, block, *args)
+
+        return at_some_shapes
 
     def launch(
         self, function: _Function, grid: Any, block: Any, args: tuple[Any, ...], shared_bytes: int = 0

@@ -39,6 +39,7 @@ try:  # a Ctrl-C while typer, rich, pandas and the commands load is no traceback
         run_cmd,
         tolerance_cmd,
         tune_cmd,
+        verify_cmd,
     )
     from cudabench.cli.common import err, error_line, fail_usage
     from cudabench.core.errors import UsageError
@@ -122,6 +123,7 @@ _COMMANDS: list[tuple[str, Callable[..., None]]] = [
     ("check", check_cmd.check_command),
     ("run", run_cmd.run_command),
     ("tune", tune_cmd.tune_command),
+    ("verify", verify_cmd.verify_command),
     ("profile", profile_cmd.profile_command_cli),
     ("ceilings", ceilings_cmd.ceilings_command),
     ("compare", compare_cmd.compare_command),

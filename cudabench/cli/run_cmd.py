@@ -35,6 +35,7 @@ from cudabench.cli.common import (
     selection,
 )
 from cudabench.cli.render import Terminal, command_line, exit_with_summary, show_run_notes
+from cudabench.cli.verify_cmd import show_verdicts
 from cudabench.core.records import ResultRow
 from cudabench.present.tables import results_table
 from cudabench.record.results import fastest_per_shape, results_document
@@ -171,6 +172,18 @@ def run_command(
             "worker is killed and the row is TIMEOUT.",
         ),
     ] = DEFAULT_TIMEOUT_S,
+    verify: Annotated[
+        bool,
+        typer.Option(
+            "--verify/--no-verify",
+            help="Before timing, a short `cudabench verify` pass over each variant "
+            "(--verify-budget seconds each, edge and random shapes): a variant wrong at some "
+            "shape is not timed, and the run exits 1.",
+        ),
+    ] = False,
+    verify_budget: Annotated[
+        float, typer.Option(min=0.1, help="Seconds per variant of the --verify pass.")
+    ] = 10.0,
 ) -> None:
     """Validate and time every variant of an op (and its library baseline) over shapes.
 
@@ -209,9 +222,14 @@ def run_command(
         tuned=tuned,
         ceilings=with_ceilings,
         recalibrate=recalibrate,
+        verify_budget=verify_budget if verify else None,
     )
     done = run_benchmarks.run_benchmarks(request, Terminal())
     rows, meta = done.rows, done.meta
+    if done.verified:
+        show_verdicts(
+            list(done.verified), f"verify pass before timing: {verify_budget:g} s a variant at most"
+        )
 
     table = results_table(rows, meta, done.work.op_label)
     (err if as_json else out).print(table)
@@ -222,6 +240,8 @@ def run_command(
     hint = profile_hint(target, rows, meta.command)
     if hint:
         err.print(hint, soft_wrap=True, markup=False)
+    if any(v.verdict.is_wrong for v in done.verified) and not done.history_error:
+        raise typer.Exit(1)  # a variant wrong somewhere was not timed: the run is not all right
     exit_with_summary(rows, done.work.problems, done.history_error)
 
 

@@ -16,6 +16,7 @@ run (the database) keeps its trouble in `problem` instead.
 from __future__ import annotations
 
 import sqlite3
+import time
 from pathlib import Path
 from typing import Protocol
 
@@ -56,19 +57,29 @@ class Sink(Protocol):
 class ResultsFiles:
     """The results files of a run: its CSV and JSON at `stem`, rewritten after every row."""
 
-    def __init__(self, stem: Path) -> None:
+    def __init__(self, stem: Path, every_s: float = 0.0) -> None:
         self.stem = stem
         self.problem = ""
         self.paths: tuple[Path, Path] | None = None
+        # 0: rewritten as each row ends; verify's many small rows: at most this often (the
+        # rewrite of every row is quadratic), and always at the end or when cut short
+        self.every_s = every_s
+        self._saved_at = 0.0
 
     def started(self, case: Case, name: str, device: int) -> None:
         pass
 
-    def row(self, meta: RunMeta, rows: list[ResultRow], row: ResultRow) -> None:
+    def _save(self, meta: RunMeta, rows: list[ResultRow]) -> None:
+        if self.every_s and time.monotonic() - self._saved_at < self.every_s:
+            return
         write_results(self.stem, meta, rows)
+        self._saved_at = time.monotonic()
+
+    def row(self, meta: RunMeta, rows: list[ResultRow], row: ResultRow) -> None:
+        self._save(meta, rows)
 
     def job_done(self, meta: RunMeta, rows: list[ResultRow], finished: list[ResultRow]) -> None:
-        write_results(self.stem, meta, rows)
+        self._save(meta, rows)
 
     def finish(self, meta: RunMeta, rows: list[ResultRow]) -> None:
         self.paths = write_results(self.stem, meta, rows)
@@ -81,11 +92,12 @@ class HistoryRecord:
     """The run in the history database: added with its first row, each row as it ends (again
     with its speedup when its job is done), the final metadata at the end."""
 
-    def __init__(self, history: History, tag: str = "") -> None:
+    def __init__(self, history: History, tag: str = "", at_end: bool = False) -> None:
         self.history: History | None = history
         self.tag = tag
         self.problem = ""
         self.run_id: int | None = None
+        self.at_end = at_end  # every row at the end (or when cut short), not one by one
 
     def _record(self, meta: RunMeta, rows: list[ResultRow], final: bool = False) -> None:
         if self.history is None:
@@ -106,16 +118,19 @@ class HistoryRecord:
         pass
 
     def row(self, meta: RunMeta, rows: list[ResultRow], row: ResultRow) -> None:
-        self._record(meta, [row])
+        if not self.at_end:
+            self._record(meta, [row])
 
     def job_done(self, meta: RunMeta, rows: list[ResultRow], finished: list[ResultRow]) -> None:
-        self._record(meta, finished)  # with their speedups now
+        if not self.at_end:
+            self._record(meta, finished)  # with their speedups now
 
     def finish(self, meta: RunMeta, rows: list[ResultRow]) -> None:
         self._record(meta, rows, final=True)
 
     def cut_short(self, meta: RunMeta, rows: list[ResultRow]) -> None:
-        pass  # each row is in already; the run stays marked incomplete
+        if self.at_end:  # one by one, each row would be in already
+            self._record(meta, rows)  # the run stays marked incomplete
 
 
 class Progress:

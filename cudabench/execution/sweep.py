@@ -125,6 +125,21 @@ class Sweep:
         self._progress.listener = listener
 
     @property
+    def save_every_s(self) -> float:
+        """0: each row kept as it ends; more (verify's many small rows): the results files
+        rewritten at most this often and the database written at the end, both complete
+        then, and when the sweep is cut short."""
+        return max((s.every_s for s in self.sinks if isinstance(s, ResultsFiles)), default=0.0)
+
+    @save_every_s.setter
+    def save_every_s(self, seconds: float) -> None:
+        for sink in self.sinks:
+            if isinstance(sink, ResultsFiles):
+                sink.every_s = seconds
+            elif isinstance(sink, HistoryRecord):
+                sink.at_end = seconds > 0
+
+    @property
     def history_error(self) -> str:
         """A sink's trouble that did not end the run (the history database's), '' if none."""
         return "; ".join(s.problem for s in self.sinks if s.problem)

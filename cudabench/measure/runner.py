@@ -71,6 +71,9 @@ class CaseJob:
     baselines: tuple[str, ...]
     timing: TimingOptions
     op_file: str = ""
+    # validate only (`cudabench verify`): each variant prepared and checked once, its row OK
+    # or why not, with no time; nothing is timed, interleaved or profiled
+    check_only: bool = False
 
     def __post_init__(self) -> None:
         if not self.op_file:
@@ -104,6 +107,23 @@ def job_failed(job: CaseJob, status: Status, error: str) -> list[ResultRow]:
     return [ResultRow.of(job.case, label, status, error) for label in labels]
 
 
+CHECKED_NOTE = "verify: validated once, not timed"  # every row of a check-only job says so
+
+
+def checked_row(case: Case, ready: Prepared) -> ResultRow:
+    """The row of a check-only job's variant that passed its validation: OK, no time."""
+    return ResultRow.of(
+        case,
+        ready.name,
+        Status.OK,
+        max_abs_err=ready.first.max_abs_err,
+        tolerance=ready.first.tolerance,
+        method="verify",  # untimed by design, as profile's rows (method ncu)
+        is_baseline=ready.is_baseline,
+        **ready.resources,
+    )
+
+
 class Runner:
     """Runs jobs on one backend: prepare.py makes each variant a validated call, this times it."""
 
@@ -128,7 +148,7 @@ class Runner:
         names = [v.label for v in job.variants] + list(job.baselines)
         needed = op.device_bytes(case.shape)
         free = self.backend.free_bytes()
-        interleave = job.timing.interleave and len(names) > 1 and not self.profile
+        interleave = job.timing.interleave and len(names) > 1 and not self.profile and not job.check_only
         if interleave and needed * len(names) > free:  # every variant's data at once
             interleave = False
         rows: list[ResultRow | None] = [None] * len(names)
@@ -148,6 +168,8 @@ class Runner:
                 if isinstance(outcome, Prepared):  # interleaved: timed with the others below
                     prepared.append((index, outcome))
                     continue
+                if job.check_only:
+                    outcome = dataclasses.replace(outcome, notes=join_notes(outcome.notes, CHECKED_NOTE))
                 rows[index] = outcome
                 self.observer.finished(outcome)
             if prepared:
@@ -166,6 +188,8 @@ class Runner:
         )
         if not isinstance(ready, Prepared) or not time_now:
             return ready
+        if job.check_only:
+            return checked_row(job.case, ready)
         if self.profile:
             return self._guarded(job.case, name, lambda: self._profiled(op, job, ready))
 

@@ -313,9 +313,9 @@ def _row(raw: Any, where: str) -> ResultRow:
         value = getattr(row, name)
         if value is not None and not 0 <= value < math.inf:
             raise SchemaError(f"{where}.{name}: {value!r} is not a finite number >= 0")
-    if row.status is Status.OK and row.time_us is None and row.method != "ncu":
+    if row.status is Status.OK and row.time_us is None and row.method not in ("ncu", "verify"):
         # every timed OK row has a median; one without would read blank in a report and
-        # SAME in compare (`profile`'s rows, method ncu, are untimed by design)
+        # SAME in compare (`profile`'s rows, method ncu, and `verify`'s, are untimed by design)
         raise SchemaError(f"{where}.time_us: an OK row needs its time (null here)")
     return row
 

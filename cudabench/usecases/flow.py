@@ -25,6 +25,7 @@ from cudabench.execution.pool import DEFAULT_TIMEOUT_S
 from cudabench.execution.session import Cluster, InProcess, Local, Session, Where, parse_devices
 from cudabench.execution.sweep import Interrupted, Sweep, SweepFailed
 from cudabench.usecases.observe import Observer
+from cudabench.verification.search import VariantVerdict
 
 __all__ = [
     "DEFAULT_TIMEOUT_S",
@@ -80,10 +81,13 @@ class Placement:
     timeout_s: float = DEFAULT_TIMEOUT_S
     cluster: str | None = None
     gpu_model: str | None = None
+    executor: Where | None = None  # an executor given outright (tests: InProcess on a fake)
 
     @property
     def where(self) -> Where:
         """The session's executor for this placement: the local-or-cluster choice, once."""
+        if self.executor is not None:
+            return self.executor
         if self.cluster:
             return Cluster(self.cluster, self.timeout_s, self.gpu_model)
         return Local(self.devices, self.timeout_s)
@@ -117,6 +121,8 @@ class RunRecord:
     devices: tuple[int, ...]
     executor_notes: tuple[str, ...]  # what the executor noticed (a cluster's lost workers)
     history_error: str
+    # run --verify: the verify pass's verdict on each variant (its wrong ones were not timed)
+    verified: tuple[VariantVerdict, ...] = ()
 
     @property
     def notes(self) -> tuple[str, ...]:
@@ -135,7 +141,8 @@ class RunRecord:
         failed or a kernel file did not load, 0 otherwise."""
         if self.history_error:
             return 2
-        return 1 if self.failed or self.work.problems else 0
+        wrong = any(v.verdict.is_wrong for v in self.verified)
+        return 1 if self.failed or self.work.problems or wrong else 0
 
 
 def planned(selection: Selection, observer: Observer, expand: bool = True) -> Plan:
@@ -190,7 +197,7 @@ def in_session(
     plan's notes said unless `notes` is off), start the run (`label`, default the plan's ops;
     its files, metadata, history database unless `record` is off, and with `ceilings` the
     `% ceiling` column's ceilings, measured first where none are kept), run `body` inside the
-    observer's progress (`total` rows, default the plan's), finish. Interrupted and
+    observer's progress (`total` rows, default the plan's; 0: not known), finish. Interrupted and
     SweepFailed keep the finished rows and leave through the observer's progress."""
     with Session.open(where, work.timing.timer) as session:
         work = session.prepare(work, tuned)
@@ -216,7 +223,7 @@ def in_session(
         if session.history_error:
             observer.error(f"{session.history_error}; the results files are still written")
         rows_expected = work.rows_expected if total is None else total
-        with observer.progress(rows_expected, len(session.devices)) as bar:
+        with observer.progress(rows_expected or None, len(session.devices)) as bar:
             sweep.listener = bar
             value, rows = body(work, sweep, session)
         csv_path, json_path = session.finish(rows)

@@ -4,10 +4,25 @@ dtypes, with the library baselines; the rows in the results files and the histor
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
-from cudabench.usecases.flow import Placement, Recording, RunRecord, Selection, in_session, planned, run_all
+from cudabench.execution.plan import Plan
+from cudabench.execution.session import Session
+from cudabench.execution.sweep import Sweep
+from cudabench.usecases.flow import (
+    Body,
+    Placement,
+    Recording,
+    RunRecord,
+    Selection,
+    in_session,
+    planned,
+    run_all,
+)
 from cudabench.usecases.observe import Observer, Silent
+from cudabench.usecases.verify import verify_pass, without_wrong
+from cudabench.verification.search import VariantVerdict
 
 __all__ = ["RunRequest", "run_benchmarks"]
 
@@ -26,6 +41,35 @@ class RunRequest:
     tuned: bool = True
     ceilings: bool = True
     recalibrate: bool = False
+    verify_budget: float | None = None  # run --verify: seconds a variant, before timing
+
+
+def _verify_then_time(
+    request: RunRequest, command: str, observer: Observer
+) -> Body[tuple[VariantVerdict, ...]]:
+    """The run's body with a verify pass first (usecases/verify.py's `verify_pass`, on the
+    run's own session): the variants it finds wrong somewhere are said and not timed."""
+
+    def body(work: Plan, sweep: Sweep, session: Session) -> tuple[tuple[VariantVerdict, ...], None]:
+        budget = request.verify_budget or 0.0
+        selection = request.selection
+        verdicts, path = verify_pass(
+            session,
+            work,
+            command,
+            budget,
+            output=request.recording.output,
+            ops=selection.ops or (),
+            kernels=selection.kernels or (),
+        )
+        observer.note(f"verify pass ({budget:g} s a variant at most): {path.resolve()}")
+        for v in verdicts:
+            if v.verdict.is_wrong:
+                observer.note(f"{v.op} {v.label} {v.dtype} is wrong at some shape: not timed")
+        sweep.run(without_wrong(work, verdicts).jobs)
+        return tuple(verdicts), None
+
+    return body
 
 
 def run_benchmarks(request: RunRequest, observer: Observer | None = None) -> RunRecord:
@@ -34,6 +78,19 @@ def run_benchmarks(request: RunRequest, observer: Observer | None = None) -> Run
     observer = observer or Silent()
     work = planned(request.selection, observer)
     command = request.command or f"cudabench.run({request.selection.target!r})"
+    if request.verify_budget:
+        done, verified = in_session(
+            work,
+            request.placement.where,
+            command,
+            request.recording,
+            observer,
+            _verify_then_time(request, command, observer),
+            tuned=request.tuned,
+            ceilings=request.ceilings,
+            recalibrate=request.recalibrate,
+        )
+        return dataclasses.replace(done, verified=verified)
     done, _ = in_session(
         work,
         request.placement.where,

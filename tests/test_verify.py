@@ -1,0 +1,451 @@
+"""`cudabench verify` without a GPU: the domain's edge shapes (requires:, the launch, the
+memory), the search and its shrinking against an oracle that is a plain predicate, the
+budget, Hypothesis's random phase, the check-only jobs, and the whole command on the fake
+backend with faults planted by shape ($CUDABENCH_FAKE_PLANT): the verdicts, the rows, the
+reproduce line, `run --verify`, the API and the exit codes. The `gpu` tests at the end run
+the planted CUDA kernels of tests/fixtures/planted and the catalogue on a real GPU."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import textwrap
+from pathlib import Path
+
+import pytest
+from conftest import StopAfter, flat
+from typer.testing import CliRunner
+
+from cudabench.backends.fake import FAKE_DEVICE, FakeBackend, Planting, plantings
+from cudabench.build.compile import CompileError
+from cudabench.core.paths import BUILTIN_KERNELS
+from cudabench.core.records import Case, Status, TimingOptions
+from cudabench.execution import sweep as sweeps
+from cudabench.execution.session import InProcess
+from cudabench.measure.runner import CHECKED_NOTE, CaseJob, Runner
+from cudabench.ops.discovery import discover
+from cudabench.ops.registry import get_op
+from cudabench.record.results import read_results
+from cudabench.usecases import verify as usecase
+from cudabench.usecases.flow import Placement, Recording
+from cudabench.usecases.observe import Silent
+from cudabench.verification.domain import INT32, Domain, size
+from cudabench.verification.search import BROKEN, VERIFIED, WRONG_AT, Probe, Search, within
+
+PLANTED = Path(__file__).parent / "fixtures" / "planted"
+runner = CliRunner()
+
+
+def variant_of(op: str, name: str):
+    return next(v for v in discover(op, [BUILTIN_KERNELS])[0] if v.name == name)
+
+
+def domain(op="add", name="naive", memory=80 << 30, dtype="float32") -> Domain:
+    return Domain(get_op(op), variant_of(op, name), dtype, memory, FAKE_DEVICE)
+
+
+def oracle(wrong, status=Status.FAIL, asked=None, other=None):
+    """Shapes where `wrong(shape)` holds are `status`; `other(shape)` may name another."""
+
+    def answer(shapes):
+        if asked is not None:
+            asked.extend(shapes)
+        found = []
+        for shape in shapes:
+            given = other(shape) if other else None
+            found.append(Probe(shape, given or (status if wrong(shape) else Status.OK)))
+        return found
+
+    return answer
+
+
+def last(shape):
+    return shape[-1]
+
+
+# ---------------------------------------------------------------------------- the domain
+
+
+def test_edges_hold_the_shapes_that_break_kernels():
+    d = domain("add", "float4")
+    ones = {last(s) for s in d.edges() if len(s) == 1}
+    assert {1, 2, 3, 31, 32, 33, 255, 256, 257, 1023, 1024, 1025, 1000003} <= ones  # warp, block
+    assert {5, 6, 7, 13, 14, 15} <= ones  # not multiples of the vector width (4 floats)
+    assert {INT32 - 1, INT32, INT32 + 1} <= ones  # 32-bit indices, the memory allowing
+    assert d.edges() == sorted(d.edges(), key=lambda s: (size(s), len(s), s))  # smallest first
+    assert {(3, 33), (33, 3), (1, 257)} <= set(d.edges())  # the other dims: 1, 3, 33
+    assert (33, INT32 + 1) not in d.edges()  # a large dim walks with the others at 1
+
+
+def test_edges_follow_the_launch_and_its_geometry():
+    # the float4 variant of add: a thread per 16 bytes, blocks of 256: one block covers 1024
+    d = domain("add", "float4")
+    assert {1024, 1025} <= set(d.values("cols"))
+    # transpose's tiles: the largest rows a grid's y dimension (65,535 tiles) takes
+    t = domain("transpose", "smem")
+    tile = next((v for v in t.values("M") if v > 65535 and v % 65535 == 0), None)  # 65535 x the tile's rows
+    assert tile is not None
+    assert not t._grid((tile + 64, 1), one_block=False)  # one tile more is past the limit
+
+
+def test_edges_respect_requires_and_the_memory():
+    d = domain("softmax", "block_reg")  # requires: {max_cols: 32768, cols_multiple_of: 8}
+    assert all(s[-1] % 8 == 0 and s[-1] <= 32768 for s in d.edges())
+    assert {8, 40, 32768} <= {s[-1] for s in d.edges()}
+    assert d.why_not((4, 33)) and "cols % 8" in d.why_not((4, 33))
+    small = domain("add", "naive", memory=256 << 20)
+    assert max(get_op("add").device_bytes(s) for s in small.edges()) <= 256 << 20
+    assert INT32 + 1 not in small.values("cols")
+    assert small.why_not((1 << 26,)).startswith("needs")
+
+
+def test_shrinking_steps_are_smaller_and_allowed():
+    d = domain("softmax", "block_reg")
+    steps = d.smaller((3, 4104))
+    assert steps and all(size(s) < size((3, 4104)) for s in steps)
+    assert all(s[-1] % 8 == 0 for s in steps)
+    assert (1, 4104) in steps and (3, 2056) in steps and (3, 8) in steps
+
+
+# ---------------------------------------------------------------------------- the search
+
+
+@pytest.mark.parametrize(
+    "wrong, smallest",
+    [
+        (lambda s: last(s) % 256 != 0 and last(s) > 256, (257,)),  # a dropped tail
+        (lambda s: last(s) > 32 and last(s) % 32 != 0, (33,)),  # a reduction at 33
+        (lambda s: last(s) > 1024 and last(s) % 4 != 0, (1025,)),  # a vector path, no tail
+        (lambda s: math.prod(s) > INT32, (INT32 + 1,)),  # a 32-bit index
+        (lambda s: len(s) == 2 and s[0] > 1 and s[0] % 2 == 1, (3, 1)),  # the last row
+    ],
+)
+def test_finds_the_smallest_wrong_shape(wrong, smallest):
+    verdict = Search(domain(), oracle(wrong), budget_s=60).run()
+    assert verdict.state == WRONG_AT and verdict.wrong is not None
+    assert verdict.wrong.shape == smallest and verdict.phase == "edges"
+
+
+def test_shrinks_to_within_twice_the_smallest():
+    # wrong from 5001 up where n % 7 == 3: no edge shape is the smallest (5001)
+    def wrong(s):
+        return len(s) == 1 and s[0] > 5000 and s[0] % 7 == 3
+
+    verdict = Search(domain(), oracle(wrong), budget_s=60).run()
+    assert verdict.wrong is not None and wrong(verdict.wrong.shape)
+    assert within(verdict.wrong.shape, (5001,)) and size(verdict.found.shape) > size(verdict.wrong.shape)
+
+
+def test_random_phase_finds_what_no_edge_hits_and_shrinks_it():
+    def wrong(s):
+        return len(s) == 1 and 200_000 < s[0] < 1_000_000 and s[0] % 2 == 1
+
+    verdict = Search(domain(memory=1 << 30), oracle(wrong), budget_s=60, seed=3).run()
+    assert verdict.state == WRONG_AT and verdict.phase == "random"
+    assert wrong(verdict.wrong.shape) and within(verdict.wrong.shape, (200_001,))
+
+
+def test_verified_over_every_shape_tried():
+    asked: list = []
+    verdict = Search(domain(memory=100 << 20), oracle(lambda s: False, asked=asked), 60, examples=20).run()
+    assert verdict.state == VERIFIED and verdict.complete and verdict.wrong is None
+    assert verdict.tried == len(set(asked)) == len(asked)  # every shape asked once
+    assert verdict.smallest == (1,) and size(verdict.largest) == max(size(s) for s in asked)
+
+
+def test_na_and_skipped_are_not_wrong_and_not_counted():
+    def other(shape):
+        return Status.N_A if last(shape) > 100 else Status.SKIPPED if last(shape) == 7 else None
+
+    verdict = Search(domain(memory=100 << 20), oracle(lambda s: False, other=other), 60, examples=10).run()
+    assert verdict.state == VERIFIED and verdict.untried > 0
+    assert all(last(s) <= 100 and last(s) != 7 for s in (verdict.smallest, verdict.largest))
+
+
+def test_a_compile_error_ends_the_search():
+    asked: list = []
+    verdict = Search(domain(), oracle(lambda s: True, Status.COMPILE_ERROR, asked), 60).run()
+    assert verdict.state == BROKEN and verdict.is_wrong and len(asked) == 1
+
+
+def test_the_budget_stops_the_search():
+    now = [0.0]
+
+    def clock():
+        return now[0]
+
+    def slow(shapes):
+        now[0] += 1.0  # a second a shape
+        return [Probe(s, Status.OK) for s in shapes]
+
+    verdict = Search(domain(), slow, budget_s=10, clock=clock).run()
+    assert verdict.state == VERIFIED and not verdict.complete and verdict.tried == 10
+    assert verdict.elapsed_s == 10
+
+
+def test_crash_and_timeout_are_wrong():
+    for status in (Status.CRASH, Status.TIMEOUT, Status.ERROR):
+        verdict = Search(domain(), oracle(lambda s: last(s) >= 100, status), 60).run()
+        assert verdict.wrong is not None and verdict.wrong.shape == (100,)
+
+
+# ---------------------------------------------------------------------------- the fake's plantings
+
+
+def test_plantings_read_and_hold():
+    (p, q) = plantings("float4: cols % 4 != 0 and n > 100 -> wrong; *: rows == 3 -> crash")
+    assert p == Planting("float4", "cols % 4 != 0 and n > 100", "wrong")
+    assert p.holds({"rows": 1, "cols": 101}) and not p.holds({"rows": 1, "cols": 100})
+    assert q.variant == "*" and q.holds({"rows": 3, "cols": 1})
+    for bad in ("float4 cols > 1 -> wrong", "float4: cols > 1 -> melt", "float4: -> wrong"):
+        with pytest.raises(CompileError, match="CUDABENCH_FAKE_PLANT"):
+            plantings(bad)
+
+
+def test_check_only_jobs_are_validated_not_timed(monkeypatch):
+    monkeypatch.setenv("CUDABENCH_FAKE_PLANT", "float4: n == 5 -> wrong")
+    float4 = variant_of("add", "float4")
+    timing = TimingOptions(interleave=True)
+    runner_ = Runner(FakeBackend())
+    (ok,) = runner_.run_job(CaseJob(Case("add", (4,)), (float4,), (), timing, check_only=True))
+    (bad,) = runner_.run_job(CaseJob(Case("add", (5,)), (float4,), (), timing, check_only=True))
+    assert ok.status is Status.OK and ok.time_us is None and ok.samples is None
+    assert ok.max_abs_err == 0 and ok.notes == CHECKED_NOTE
+    assert bad.status is Status.FAIL and "1 of 5 outputs wrong" in bad.error and bad.notes == CHECKED_NOTE
+
+
+# ---------------------------------------------------------------------------- the use case
+
+
+def request(tmp_path, op="add", **kw) -> usecase.VerifyRequest:
+    return usecase.VerifyRequest(
+        target=op,
+        placement=Placement(executor=InProcess(backend=FakeBackend())),
+        recording=Recording(tmp_path / "out", force=kw.pop("force", False)),
+        budget_s=kw.pop("budget_s", 30),
+        examples=kw.pop("examples", 10),
+        **kw,
+    )
+
+
+@pytest.fixture
+def small_card(monkeypatch):
+    monkeypatch.setenv(
+        "CUDABENCH_FAKE_MEMORY", str(100 << 20)
+    )  # NumPy stays quick (64 MiB of it: the ops' slack)
+
+
+def test_verify_finds_planted_faults_and_records_verify_rows(tmp_path, small_card, monkeypatch):
+    monkeypatch.setenv("CUDABENCH_FAKE_PLANT", "float4: cols % 4 != 0 and cols > 100 -> wrong")
+    outcome = usecase.verify(request(tmp_path, variants=("float4",), dtypes=("float16",)))
+    (v,) = outcome.verdicts
+    assert v.verdict.state == WRONG_AT and v.verdict.wrong.shape == (101,) and v.dtype == "float16"
+    assert v.verdict.found.shape != (101,)  # found at a larger edge shape, then shrunk
+    assert v.wrong_row.status is Status.FAIL and "1 of 101 outputs wrong; worst at 100" in v.wrong_row.error
+    assert v.reproduce == "cudabench run add -s 101 -v float4 -d float16"
+    assert outcome.wrong and outcome.json.name.endswith("_verify_add.json")
+    meta, rows = read_results(outcome.json)
+    assert meta.complete and len(rows) == v.verdict.tried + v.verdict.untried
+    assert all(r.notes == CHECKED_NOTE and r.time_us is None for r in rows)
+    assert {r.shape for r in rows if r.status is Status.FAIL} >= {"101"}
+    import sqlite3
+
+    with sqlite3.connect(tmp_path / "history.db") as db:
+        ((count,),) = db.execute("SELECT count(*) FROM rows").fetchall()
+    assert count == len(rows)
+
+
+def test_verify_respects_requires(tmp_path, small_card, monkeypatch):
+    # wrong wherever cols is not a multiple of 8: block_reg declares cols_multiple_of: 8
+    monkeypatch.setenv("CUDABENCH_FAKE_PLANT", "block_reg: cols % 8 != 0 -> wrong")
+    outcome = usecase.verify(request(tmp_path, "softmax", variants=("block_reg",), budget_s=20))
+    (v,) = outcome.verdicts
+    assert v.verdict.state == VERIFIED and not outcome.wrong
+
+
+def test_verify_a_crash_and_a_user_python_variant(tmp_path, small_card, monkeypatch):
+    folder = tmp_path / "ops" / "scale2"
+    folder.mkdir(parents=True)
+    (folder / "op.py").write_text(
+        textwrap.dedent("""\
+        from cudabench.op import Op, Scalar, Tensor, elements
+
+        class Scale2(Op):
+            about = "out = 2x"
+            dims = ("n",)
+            ranks = (1,)
+            inputs = (Tensor("x", "n"),)
+            outputs = (Tensor("out", "n"),)
+            scalars = (Scalar("n"),)
+            rules = {"elements": elements()}
+
+            def reference(self, xp, x):
+                return 2 * x
+        """)
+    )
+    (folder / "chunks.py").write_text(
+        textwrap.dedent("""\
+        from cudabench.op import variant
+
+        @variant(about="whole chunks of 64 from 64 up: the tail dropped")
+        def chunks(x):
+            out = 2 * x
+            n = x.shape[0]
+            if n > 64 and n % 64:
+                out[n - n % 64:] = 0
+            return out
+        """)
+    )
+    outcome = usecase.verify(request(tmp_path, "scale2", ops=(tmp_path / "ops",)))
+    (v,) = outcome.verdicts
+    assert v.verdict.wrong.shape == (65,)
+    assert v.reproduce == f"cudabench run scale2 -s 65 -v chunks --ops {tmp_path / 'ops'}"
+    monkeypatch.setenv("CUDABENCH_FAKE_PLANT", "naive: n >= 3000 -> crash")
+    crashed = usecase.verify(request(tmp_path, variants=("naive",), force=True))
+    (c,) = crashed.verdicts
+    assert size(c.verdict.wrong.shape) == 3000 and c.wrong_row.status is Status.CRASH
+
+
+class Stopping(Silent):
+    """An observer whose progress is a listener that plays Ctrl-C after some rows."""
+
+    def __init__(self, listener):
+        self.listener = listener
+
+    def progress(self, total, devices):
+        return contextlib.nullcontext(self.listener)
+
+
+def test_ctrl_c_keeps_the_checked_rows(tmp_path, small_card):
+    with pytest.raises(sweeps.Interrupted) as info:
+        usecase.verify(request(tmp_path, variants=("naive",)), Stopping(StopAfter(5)))
+    meta, rows = read_results(info.value.path)
+    assert not meta.complete and len(rows) == 5
+
+
+def test_plan_verify_refuses_bad_usage(tmp_path):
+    from cudabench.core.errors import SweepError
+
+    for target, kw, message in [
+        ("addd", {}, "did you mean add"),
+        ("configs/add.yaml", {}, "op name, not a config"),
+        ("add", {"variants": ("float5",)}, "unknown variant"),
+        ("add", {"dtypes": ("float8",)}, "--dtype"),
+    ]:
+        with pytest.raises(SweepError, match=message):
+            usecase.plan_verify(usecase.VerifyRequest(target, **kw))
+
+
+# ---------------------------------------------------------------------------- the CLI and the API
+
+
+@pytest.fixture
+def fake_cli(monkeypatch, small_card):
+    monkeypatch.setenv("CUDABENCH_BACKEND", "fake")
+
+
+def test_cli_exit_codes_and_reproduce_line(tmp_path, fake_cli, monkeypatch):
+    from cudabench.cli import app
+
+    args = ["verify", "add", "-o", str(tmp_path), "--budget", "8", "--examples", "5"]
+    clean = runner.invoke(app, [*args, "-v", "naive"])
+    assert clean.exit_code == 0, clean.output
+    assert "verified" in clean.output and "naive" in clean.output
+    monkeypatch.setenv("CUDABENCH_FAKE_PLANT", "float4: n == 7 -> wrong")
+    wrong = runner.invoke(app, [*args, "-v", "float4", "--force"])
+    assert wrong.exit_code == 1, wrong.output
+    text = flat(wrong.output)
+    assert "wrong at 7" in text and "reproduce: cudabench run add -s 7 -v float4" in text
+    assert "1 of 7 outputs wrong" in text
+    for bad in (["verify", "nope"], ["verify", "add", "-v", "nope"], ["verify", "add", "--budget", "-1"]):
+        assert runner.invoke(app, bad).exit_code == 2
+
+
+def test_cli_ctrl_c_is_130(tmp_path, fake_cli, monkeypatch):
+    from cudabench.cli import app
+
+    def interrupted(*args, **kwargs):
+        raise sweeps.Interrupted([], tmp_path / "x.json")
+
+    monkeypatch.setattr(usecase, "verify", interrupted)
+    assert runner.invoke(app, ["verify", "add", "-o", str(tmp_path)]).exit_code == 130
+
+
+def test_run_verify_skips_a_wrong_variant(tmp_path, fake_cli, monkeypatch):
+    from cudabench.cli import app
+
+    monkeypatch.setenv("CUDABENCH_FAKE_PLANT", "float4: n == 6 -> wrong")
+    quick = ["--min-samples", "2", "--min-time", "0", "--max-time", "0.01", "--warmup", "0"]
+    result = runner.invoke(
+        app, ["run", "add", "-s", "1024", "-o", str(tmp_path), "--verify", "--verify-budget", "3", *quick]
+    )
+    assert result.exit_code == 1, result.output
+    text = flat(result.output)
+    assert "wrong at 6" in text and "float4 float32 is wrong at some shape: not timed" in text
+    timed = [p for p in tmp_path.glob("*_add.json") if "_verify_" not in p.name]
+    (path,) = timed
+    _, rows = read_results(path)
+    assert {r.variant for r in rows} >= {"naive"} and "float4" not in {r.variant for r in rows}
+    assert list(tmp_path.glob("*_verify_add.json"))
+
+
+def test_api_verify(tmp_path, fake_cli):
+    import cudabench
+
+    frame = cudabench.verify("add", variants="naive", budget_s=5, examples=5, output=tmp_path)
+    assert list(frame["verdict"]) == ["verified"] and frame["shapes"][0] > 10
+    assert {"wrong_at", "reproduce", "smallest", "largest", "complete"} <= set(frame.columns)
+    assert json.loads(Path(frame["results"][0]).read_text())["rows"]
+
+
+# ---------------------------------------------------------------------------- on a GPU
+
+PLANTED_CASES = [
+    ("planted_map", "dropped_tail", 257),
+    ("planted_map", "last_block", 513),
+    ("planted_map", "vector_no_tail", 1025),
+    ("planted_sum", "index32", INT32 + 1),  # the sum's tolerance hides the first few thousand
+    ("planted_sum", "one_block", 513),
+    ("planted_sum", "warp33", 33),
+]
+
+
+@pytest.mark.gpu
+@pytest.mark.slow
+@pytest.mark.parametrize("op, name, smallest", PLANTED_CASES)
+def test_gpu_verify_finds_each_planted_kernel(tmp_path, op, name, smallest):
+    """Right at 2^20, wrong elsewhere: found within 60 s, no larger than twice the smallest
+    wrong shape (index32's smallest lies past 2^31 + 1, where its tolerance lets it pass)."""
+    req = usecase.VerifyRequest(
+        target=op,
+        variants=(name,),
+        ops=(PLANTED,),
+        budget_s=60,
+        placement=Placement(timeout_s=60),
+        recording=Recording(tmp_path),
+    )
+    outcome = usecase.verify(req)
+    (v,) = outcome.verdicts
+    assert v.verdict.state == WRONG_AT, v
+    assert smallest <= v.verdict.wrong.shape[0] <= 2 * smallest and v.verdict.elapsed_s <= 75
+    import cudabench
+
+    right = cudabench.run(
+        op, shapes=["2^20"], variants=[name], ops=[PLANTED], output=tmp_path, ceilings=False
+    )
+    assert set(right["status"]) == {"OK"}
+
+
+@pytest.mark.gpu
+@pytest.mark.slow
+@pytest.mark.parametrize("op", sorted(p.name for p in BUILTIN_KERNELS.iterdir() if (p / "op.py").is_file()))
+def test_gpu_every_catalogue_variant_verifies_clean(tmp_path, op):
+    req = usecase.VerifyRequest(
+        target=op, budget_s=20, examples=30, placement=Placement(timeout_s=120), recording=Recording(tmp_path)
+    )
+    outcome = usecase.verify(req)
+    wrong = [
+        f"{v.label} {v.dtype} {v.verdict.state} {v.reproduce}" for v in outcome.verdicts if v.verdict.is_wrong
+    ]
+    assert not wrong
