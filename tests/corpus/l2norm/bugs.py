@@ -11,8 +11,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import _f32 as f  # noqa: E402
 
 
-@variant(name="bug_tail", dtypes=["float32", "float16", "bfloat16"],
-         about="the norm skips the cols % 32 tail")
+@variant(
+    name="bug_tail",
+    host=True,
+    dtypes=["float32", "float16", "bfloat16"],
+    about="the norm skips the cols % 32 tail",
+)
 def bug_tail(x):
     x32 = f.f32(x)
     n = x.shape[-1]
@@ -21,7 +25,12 @@ def bug_tail(x):
     return f.out_as(x32 / np.sqrt(s), x)
 
 
-@variant(name="bug_acc16", dtypes=["float16", "bfloat16"], about="the sum of squares in the element type")
+@variant(
+    name="bug_acc16",
+    host=True,
+    dtypes=["float16", "bfloat16"],
+    about="the sum of squares in the element type",
+)
 def bug_acc16(x):
     x32 = f.f32(x)
     s = f.blocked_sum((x32 * x32).astype(x.dtype), x.dtype).astype(np.float32)

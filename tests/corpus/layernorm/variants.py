@@ -14,7 +14,7 @@ import _f32 as f  # noqa: E402
 EPS = np.float32(1e-5)
 
 
-@variant(name="np32", dtypes=["float32", "float16", "bfloat16"], about="NumPy in float32")
+@variant(name="np32", host=True, dtypes=["float32", "float16", "bfloat16"], about="NumPy in float32")
 def np32(x, w, b):
     x32 = f.f32(x)
     mean = x32.mean(axis=-1, keepdims=True)
@@ -22,8 +22,12 @@ def np32(x, w, b):
     return f.out_as((x32 - mean) / np.sqrt(var + EPS) * f.f32(w) + f.f32(b), x)
 
 
-@variant(name="blocked", dtypes=["float32", "float16", "bfloat16"],
-         about="a block per row: per-thread sums then a tree, rsqrt, x * rstd * w + b")
+@variant(
+    name="blocked",
+    host=True,
+    dtypes=["float32", "float16", "bfloat16"],
+    about="a block per row: per-thread sums then a tree, rsqrt, x * rstd * w + b",
+)
 def blocked(x, w, b):
     x32 = f.f32(x)
     n = np.float32(x.shape[-1])
@@ -33,8 +37,12 @@ def blocked(x, w, b):
     return f.out_as(d * rstd[..., None] * f.f32(w) + f.f32(b), x)
 
 
-@variant(name="welford", dtypes=["float32", "float16", "bfloat16"],
-         about="torch's way: Welford per thread, Chan's combination, one pass")
+@variant(
+    name="welford",
+    host=True,
+    dtypes=["float32", "float16", "bfloat16"],
+    about="torch's way: Welford per thread, Chan's combination, one pass",
+)
 def welford(x, w, b):
     x32 = f.f32(x)
     mean, m2 = f.blocked_welford(x32)

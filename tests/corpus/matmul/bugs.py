@@ -11,8 +11,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import _f32 as f  # noqa: E402
 
 
-@variant(name="bug_k_tail", dtypes=["float32", "float16", "bfloat16"],
-         about="K tiled by 32 without the K % 32 remainder")
+@variant(
+    name="bug_k_tail",
+    host=True,
+    dtypes=["float32", "float16", "bfloat16"],
+    about="K tiled by 32 without the K % 32 remainder",
+)
 def bug_k_tail(A, B):
     k = A.shape[-1]
     k32 = k - k % 32
@@ -21,8 +25,12 @@ def bug_k_tail(A, B):
     return f.out_as(C, A)
 
 
-@variant(name="bug_acc16", dtypes=["float16", "bfloat16"],
-         about="the accumulator in the element type (rounded after every K tile of 32)")
+@variant(
+    name="bug_acc16",
+    host=True,
+    dtypes=["float16", "bfloat16"],
+    about="the accumulator in the element type (rounded after every K tile of 32)",
+)
 def bug_acc16(A, B):
     A32, B32 = f.f32(A), f.f32(B)
     acc = None
