@@ -181,7 +181,8 @@ def test_a_host_variant_runs_on_numpy_and_is_n_a_on_a_gpu_backend(scale_op):
     assert row.status is Status.OK
     _, info = pyvariants.load(host)
     assert info.host and pyvariants.unavailable(info, "fake") is None
-    assert pyvariants.unavailable(info, "cupy") == "a host variant (NumPy arrays): not run on the cupy backend"
+    reason = pyvariants.unavailable(info, "cupy")
+    assert reason == "a host variant (NumPy arrays): not run on the cupy backend"
 
 
 def test_the_triton_softmax_variant_is_listed_and_n_a_without_a_gpu():
