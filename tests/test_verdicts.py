@@ -169,6 +169,32 @@ def test_a_reference_the_tracer_cannot_follow_falls_back_and_says_why():
     assert "could not be traced" in op.tolerance_rule() and "prod" in op.tolerance_rule()
 
 
+def test_a_cupy_ufunc_on_a_traced_array_takes_numpy_s_rule():
+    """On the GPU gelu's reference calls cupyx.scipy.special.erf, a cupy ufunc: cupy hands a
+    traced argument to its __cupy_override_elementwise_kernel__, which applies the rule of the
+    numpy ufunc of that name (without it the trace fails and the tolerance falls back)."""
+    from scipy.special import erf
+
+    from cudabench.ops.errorbound.traced import Traced, _Ctx
+    from cudabench.ops.errorbound.tracer import TracedNamespace
+
+    class CupyUfunc:  # what cupy passes: its ufunc, named with cupy's prefix
+        def __init__(self, name):
+            self.name = name
+
+    x = np.random.default_rng(3).standard_normal(64) * 2
+    ctx = _Ctx(np, 2.0**-24, 5.0)
+    traced = Traced(ctx, x, np.zeros_like(x))
+    by_numpy = erf(traced / 1.4142135623730951)
+    by_cupy = traced.__cupy_override_elementwise_kernel__(
+        CupyUfunc("cupyx_scipy_special_erf"), traced / 1.4142135623730951
+    )
+    assert np.array_equal(by_numpy.v, by_cupy.v) and np.array_equal(by_numpy.e, by_cupy.e)
+    assert by_cupy.e.max() > 0
+    exp = traced.__cupy_override_elementwise_kernel__(CupyUfunc("cupy_exp"), traced)
+    assert np.array_equal(exp.v, TracedNamespace(np).exp(traced).v)
+
+
 def test_the_rule_in_use_is_named():
     layernorm = registry.get_op("layernorm")
     layernorm.expected(np, (np.ones((2, 8), np.float32), np.ones(8, np.float32), np.zeros(8, np.float32)))
