@@ -84,13 +84,16 @@ def _verdict(op_name: str, variant, shape: tuple[int, ...], dtype: str, seed: in
 
 
 def _cases(correct: bool) -> list:
-    """(op, variant) of the corpus: its correct variants, or its planted faults (`bug_*`)."""
+    """(op, variant) of the corpus's host variants (NumPy emulations): its correct variants,
+    or its planted faults (`bug_*`)."""
     cases = []
     registry.use_ops([CORPUS])  # at collection: the fixture below does it for the tests
     try:
         for folder in sorted(p for p in CORPUS.iterdir() if (p / "op.py").is_file()):
             for variant in _variants(folder.name):
                 if variant.path.endswith("alt.py") or variant.name.startswith("bug_") == correct:
+                    continue
+                if not pyvariants.load(variant)[1].host:  # Triton: tests/test_verdicts_gpu.py
                     continue
                 cases.append(pytest.param(folder.name, variant, id=f"{folder.name}-{variant.name}"))
     finally:
