@@ -205,6 +205,16 @@ def test_the_rule_in_use_is_named():
     assert registry.get_op("reduce").tolerance_rule() == "the op's own tolerance()"
 
 
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_the_accuracy_figure_is_there_in_16_bit(dtype):
+    """The float32 evaluation widens every floating input, bfloat16 (ml_dtypes' kind 'V')
+    included, so 16-bit rows carry the figure too."""
+    for op_name in ("dot", "prefix_sum", "softmax_rows"):
+        np32 = next(v for v in _variants(op_name) if v.name == "np32")
+        check = _verdict(op_name, np32, (7, 33), dtype)
+        assert check.vs_f32 is not None and 0 <= check.vs_f32 < 10, (op_name, check.vs_f32)
+
+
 def test_the_accuracy_figure_is_the_float32_evaluation_s_multiple():
     """vs_f32: the output's worst |error| over that of the reference evaluated in float32; a
     variant that is the float32 evaluation reads 1, a planted fault far more."""
