@@ -94,6 +94,9 @@ __device__ __forceinline__ void welford(const elem_t* __restrict__ x, const elem
   __syncthreads();
   s = lane < warps ? Stats{scratch[0][lane], scratch[1][lane], scratch[2][lane]} : Stats{0.0f, 0.0f, 0.0f};
   s = warp_combine(s);
+  // lane 0's (the same in every warp): combine(a, b) and combine(b, a) may differ in the last bit
+  s.mean = __shfl_sync(cb::kFullMask, s.mean, 0);
+  s.m2 = __shfl_sync(cb::kFullMask, s.m2, 0);
   const float rstd = rsqrtf(s.m2 / (float)cols + eps);
   for (long long c = threadIdx.x; c < cols; c += blockDim.x)
     corpus::store(yr, c, (corpus::load(xr, c) - s.mean) * rstd * corpus::load(w, c) + corpus::load(b, c));
