@@ -16,6 +16,7 @@ compiled ahead by parallel nvcc processes); the tests read its rows:
   and torch.compile's compute) is OK on rows of 32768: the tolerance allows for the rounding of
   x * log2 e (ops/errorbound: EXP_ARG), so it is a planted fault the suite accepts;
 - the host emulations (`@variant(host=True)`) are N/A on the GPU, saying why;
+- the tolerance is the traced bound on CuPy arrays as on NumPy (no row falls back);
 - OK rows carry the accuracy figure err_vs_f32.
 
 Informative, not asserted: each planted fault's verdict in every dtype and shape (a 16-bit
@@ -340,6 +341,31 @@ def test_zero_false_fails(rows, op):
     assert not _bad(checked), "\n".join(_bad(checked))
     native = mine[(mine.variant == NATIVE) & (mine.dtype == "float32")]
     assert not _bad(native), "\n".join(_bad(native))
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_every_reference_traces_on_cupy(op):
+    """The tolerance on the GPU is the traced bound, as on NumPy: the tracer follows each
+    reference on CuPy arrays (gelu's calls cupyx.scipy.special.erf), never falling back to
+    the |reference|-relative rule, which a row would name in its notes."""
+    import cupy
+
+    from cudabench.core.records import Case
+    from cudabench.measure.problem import problem
+    from cudabench.ops import registry
+
+    registry.use_ops([CORPUS])
+    the_op = registry.get_op(op)
+    shape = {"gelu": (1000,), "silu": (1000,), "matmul": (8, 8, 100)}.get(op, (7, 33))
+    given = problem(cupy, the_op, Case(op=op, shape=shape, dtype="float32"), seed=1)
+    assert given.note == "", given.note
+    assert "traced" in the_op.tolerance_rule(), the_op.tolerance_rule()
+    assert given.yardstick is not None  # the float32 evaluation runs on CuPy too
+
+
+def test_no_row_fell_back_to_the_relative_rule(rows):
+    fell = rows[rows.notes.fillna("").str.contains("could not be traced")]
+    assert fell.empty, sorted(set(fell.op + ": " + fell.notes))
 
 
 @pytest.mark.parametrize("op", OPS)
