@@ -74,7 +74,9 @@ def load_op(folder: Path) -> tuple[Op, list[tuple[str, str, Any, Any]]]:
     for path in sorted(folder.glob("*.py")):
         if path.name == "op.py" or path.name.startswith("_"):
             continue
-        kind = {"variants": "correct", "bugs": "bug", "alt": "alt"}[path.stem]
+        kind = {"variants": "correct", "bugs": "bug", "alt": "alt"}.get(path.stem)
+        if kind is None:  # triton_*.py: GPU variants (tests/test_verdicts_gpu.py runs them)
+            continue
         for fn in vars(load_module(path)).values():
             info = getattr(fn, "__cudabench_variant__", None)
             if info is not None:

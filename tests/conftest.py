@@ -122,7 +122,11 @@ def compiled_catalogue(request: pytest.FixtureRequest) -> None:
     """On a GPU run: every catalogue variant compiled, in every dtype it declares, by parallel
     nvcc processes before the first test, so the GPU tests share one filled compile cache
     instead of each compiling its variants one after another. Nothing on a GPU-free run."""
-    gpu_tests = [i for i in request.session.items if "gpu" in i.keywords]
+    gpu_tests = [
+        i
+        for i in request.session.items
+        if "gpu" in i.keywords and getattr(getattr(i, "module", None), "NEEDS_CATALOGUE", True)
+    ]  # a module that runs no catalogue kernel says so (NEEDS_CATALOGUE = False)
     if not gpu_tests or not gpu_available() or not shutil.which("nvcc"):
         return
     import os

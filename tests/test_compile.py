@@ -78,6 +78,32 @@ def test_compile_errors_say_where_and_why(kernel_dir, tmp_path, monkeypatch, nam
         compile_variant(parse_header(path, "reduce"), "sm_90")
 
 
+@pytest.mark.nvcc
+def test_a_header_beside_the_kernel_or_above_it_is_in_the_cache_key(tmp_path, monkeypatch):
+    """Editing a header a kernel includes by a relative path recompiles it (tests/corpus's
+    kernels share `<op>/<op>.cuh` and `../rows.cuh`)."""
+    monkeypatch.setenv("CUDABENCH_CACHE", str(tmp_path / "cache"))
+    folder = tmp_path / "ops" / "reduce"
+    folder.mkdir(parents=True)
+    (folder.parent / "shared.cuh").write_text("#define SCALE 1.0f\n")
+    (folder / "mine.cuh").write_text('#include "../shared.cuh"\n#define OFFSET 0.0f\n')
+    body = """\
+        #include "mine.cuh"
+        extern "C" __global__ void mine(const float* x, float* out, float* partials, unsigned* counters,
+                                        long long rows, long long cols, int group, int chunks) {
+          out[0] = x[0] * SCALE + OFFSET;
+        }
+        """
+    variant = parse_header(write_kernel(folder, "mine", body), "reduce")
+    first = compile_variant(variant, "sm_90").cubin
+    assert compile_variant(variant, "sm_90").cubin == first
+    (folder / "mine.cuh").write_text('#include "../shared.cuh"\n#define OFFSET 1.0f\n')
+    second = compile_variant(variant, "sm_90").cubin
+    (folder.parent / "shared.cuh").write_text("#define SCALE 2.0f\n")
+    third = compile_variant(variant, "sm_90").cubin
+    assert len({first, second, third}) == 3
+
+
 SEED000 = Path(__file__).parent / "fixtures" / "seed000" / "ReduceScaleBlockKernel.cu"
 
 

@@ -10,7 +10,7 @@ from cudabench.backends.fake import FakeBackend
 from cudabench.core.paths import BUILTIN_KERNELS
 from cudabench.core.records import Case, Status, TimingOptions
 from cudabench.measure.runner import CaseJob, Runner
-from cudabench.ops import registry
+from cudabench.ops import pyvariants, registry
 from cudabench.ops.discovery import discover
 
 QUICK = TimingOptions(warmup=1, min_samples=3, min_time_s=0.0, max_time_s=1.0)
@@ -160,6 +160,29 @@ def test_a_returned_non_array_says_so(scale_op):
     job = CaseJob(Case("scale", (4, 4)), tuple(v for v in variants if v.name == "returns"), (), QUICK)
     (row,) = Runner(FakeBackend()).run_job(job)
     assert row.status is Status.ERROR and "returned NoneType, not an array of 16 elements" in row.error
+
+
+def test_a_host_variant_runs_on_numpy_and_is_n_a_on_a_gpu_backend(scale_op):
+    """host=True: an emulation on NumPy arrays (tests/corpus's), never handed CuPy arrays."""
+    (scale_op / "host_rows.py").write_text(
+        textwrap.dedent("""\
+        import numpy as np
+        from cudabench.op import variant
+        @variant(name="on_host", host=True, dtypes=["float32", "bfloat16"])
+        def on_host(x):
+            return (2 * np.asarray(x, dtype=np.float32)).astype(x.dtype)
+        """)
+    )
+    variants, problems = discover("scale", [BUILTIN_KERNELS])
+    assert problems == []
+    (host,) = [v for v in variants if v.name == "on_host"]
+    job = CaseJob(Case("scale", (8, 33), "bfloat16"), (host,), (), QUICK)
+    (row,) = Runner(FakeBackend()).run_job(job)
+    assert row.status is Status.OK
+    _, info = pyvariants.load(host)
+    assert info.host and pyvariants.unavailable(info, "fake") is None
+    reason = pyvariants.unavailable(info, "cupy")
+    assert reason == "a host variant (NumPy arrays): not run on the cupy backend"
 
 
 def test_the_triton_softmax_variant_is_listed_and_n_a_without_a_gpu():

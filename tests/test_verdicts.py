@@ -84,13 +84,16 @@ def _verdict(op_name: str, variant, shape: tuple[int, ...], dtype: str, seed: in
 
 
 def _cases(correct: bool) -> list:
-    """(op, variant) of the corpus: its correct variants, or its planted faults (`bug_*`)."""
+    """(op, variant) of the corpus's host variants (NumPy emulations): its correct variants,
+    or its planted faults (`bug_*`)."""
     cases = []
     registry.use_ops([CORPUS])  # at collection: the fixture below does it for the tests
     try:
         for folder in sorted(p for p in CORPUS.iterdir() if (p / "op.py").is_file()):
             for variant in _variants(folder.name):
                 if variant.path.endswith("alt.py") or variant.name.startswith("bug_") == correct:
+                    continue
+                if not pyvariants.load(variant)[1].host:  # Triton: tests/test_verdicts_gpu.py
                     continue
                 cases.append(pytest.param(folder.name, variant, id=f"{folder.name}-{variant.name}"))
     finally:
@@ -169,11 +172,47 @@ def test_a_reference_the_tracer_cannot_follow_falls_back_and_says_why():
     assert "could not be traced" in op.tolerance_rule() and "prod" in op.tolerance_rule()
 
 
+def test_a_cupy_ufunc_on_a_traced_array_takes_numpy_s_rule():
+    """On the GPU gelu's reference calls cupyx.scipy.special.erf, a cupy ufunc: cupy hands a
+    traced argument to its __cupy_override_elementwise_kernel__, which applies the rule of the
+    numpy ufunc of that name (without it the trace fails and the tolerance falls back)."""
+    from scipy.special import erf
+
+    from cudabench.ops.errorbound.traced import Traced, _Ctx
+    from cudabench.ops.errorbound.tracer import TracedNamespace
+
+    class CupyUfunc:  # what cupy passes: its ufunc, named with cupy's prefix
+        def __init__(self, name):
+            self.name = name
+
+    x = np.random.default_rng(3).standard_normal(64) * 2
+    ctx = _Ctx(np, 2.0**-24, 5.0)
+    traced = Traced(ctx, x, np.zeros_like(x))
+    by_numpy = erf(traced / 1.4142135623730951)
+    by_cupy = traced.__cupy_override_elementwise_kernel__(
+        CupyUfunc("cupyx_scipy_special_erf"), traced / 1.4142135623730951
+    )
+    assert np.array_equal(by_numpy.v, by_cupy.v) and np.array_equal(by_numpy.e, by_cupy.e)
+    assert by_cupy.e.max() > 0
+    exp = traced.__cupy_override_elementwise_kernel__(CupyUfunc("cupy_exp"), traced)
+    assert np.array_equal(exp.v, TracedNamespace(np).exp(traced).v)
+
+
 def test_the_rule_in_use_is_named():
     layernorm = registry.get_op("layernorm")
     layernorm.expected(np, (np.ones((2, 8), np.float32), np.ones(8, np.float32), np.zeros(8, np.float32)))
     assert "traced" in layernorm.tolerance_rule()
     assert registry.get_op("reduce").tolerance_rule() == "the op's own tolerance()"
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_the_accuracy_figure_is_there_in_16_bit(dtype):
+    """The float32 evaluation widens every floating input, bfloat16 (ml_dtypes' kind 'V')
+    included, so 16-bit rows carry the figure too."""
+    for op_name in ("dot", "prefix_sum", "softmax_rows"):
+        np32 = next(v for v in _variants(op_name) if v.name == "np32")
+        check = _verdict(op_name, np32, (7, 33), dtype)
+        assert check.vs_f32 is not None and 0 <= check.vs_f32 < 10, (op_name, check.vs_f32)
 
 
 def test_the_accuracy_figure_is_the_float32_evaluation_s_multiple():

@@ -9,9 +9,10 @@ finds its lowered (mangled) name among the entries ptxas reports by demangling t
 
 A variant with a tunable space (`params:`) compiles once per configuration too: each parameter
 is a definition, `-DBLOCK=256`. A cubin is cached under `$CUDABENCH_CACHE` (default
-`~/.cache/cudabench`) by the hash of the source, every header in `kernels/common/`, the target
-arch, the dtype, the entries, the flags (the definitions among them) and nvcc's version, so
-editing a kernel or a shared header recompiles and nothing else does.
+`~/.cache/cudabench`) by the hash of the source, every header in `kernels/common/`, the `*.cuh`
+headers beside the source and in the folder above it (an ops folder's own shared headers), the
+target arch, the dtype, the entries, the flags (the definitions among them) and nvcc's
+version, so editing a kernel or a header it may include recompiles and nothing else does.
 """
 
 from __future__ import annotations
@@ -200,6 +201,18 @@ def _common_headers_digest() -> str:
     return digest.hexdigest()
 
 
+def _local_headers_digest(source: Path) -> str:
+    """The `*.cuh` files beside a variant and in the folder above it: the headers it may
+    include by a relative path (`#include "rows.cuh"`, `#include "../rows.cuh"`)."""
+    digest = hashlib.sha256()
+    folder = source.resolve().parent
+    for level, place in enumerate(dict.fromkeys((folder, folder.parent))):
+        for header in sorted(place.glob("*.cuh")):
+            digest.update(f"{level}/{header.name}".encode())
+            digest.update(header.read_bytes())
+    return digest.hexdigest()
+
+
 _ENTRY = re.compile(r"Compiling entry function '([^']+)' for '(sm_\w+)'")
 _PROPS = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
 _USED = re.compile(r"Used (\d+) registers(?:.*?(\d+) bytes smem)?")
@@ -325,7 +338,15 @@ def compile_variant(variant: KernelVariant, arch: str, dtype: str = "float32") -
     flags = [*NVCC_FLAGS, *element.defines, *param_defines(variant)]
     key = hashlib.sha256(
         "\0".join(
-            [source, _common_headers_digest(), arch, " ".join(flags), nvcc_version(), *entries]
+            [
+                source,
+                _common_headers_digest(),
+                _local_headers_digest(Path(variant.path)),
+                arch,
+                " ".join(flags),
+                nvcc_version(),
+                *entries,
+            ]
         ).encode()
     ).hexdigest()[:24]
     folder = cache_dir()

@@ -305,7 +305,7 @@ class Op:
         if type(self).reference is Op.reference:
             return None
         try:
-            given = tuple(x.astype(xp.float32) if x.dtype.kind == "f" else x for x in inputs)
+            given = tuple(x.astype(xp.float32) if _floating(x.dtype) else x for x in inputs)
             with _quiet(xp):
                 out = xp.asarray(self.reference(xp, *given))
         except Exception:  # the yardstick is a figure, not a verdict: without it, none
@@ -396,6 +396,11 @@ class Op:
     def validate(self) -> None:
         """OpDefinitionError (one line) for declarations that cannot serve."""
         check_definition(self, Op)
+
+
+def _floating(dtype: Any) -> bool:
+    """A floating-point element type: NumPy's kinds, and bfloat16 (ml_dtypes' kind is 'V')."""
+    return bool(dtype.kind == "f" or dtype.name == "bfloat16")
 
 
 def _unpacking(fn: Callable[..., Any]) -> Callable[[tuple[Any, ...]], Any]:

@@ -142,6 +142,7 @@ class VariantInfo:
     needs: tuple[str, ...] = ()  # modules that must import (else the row is N/A, saying so)
     gpu: bool = False  # needs GPU arrays (the fake backend's NumPy arrays make it N/A)
     requires: tuple[tuple[str, int], ...] = ()  # the op's `requires:` names, e.g. max_cols
+    host: bool = False  # needs NumPy arrays (a host emulation): N/A on a GPU backend
 
 
 def variant(
@@ -152,13 +153,16 @@ def variant(
     needs: tuple[str, ...] | list[str] = (),
     gpu: bool = False,
     requires: Mapping[str, int] | None = None,
+    host: bool = False,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Make a function a Python variant of the op whose folder holds its file. It takes the
     op's inputs (and, with writes=True, the output after them, which it fills) and runs on
     whatever arrays the backend has (CuPy on a GPU). `needs`: modules that must import (else
     its row is N/A, saying which); `gpu`: it needs GPU arrays (N/A on the fake backend);
-    `requires`: limits in the op's `requires:` names (`{"max_cols": 8192}`: N/A past them).
-    Arguments must be literals: `cudabench list` reads them without importing the file."""
+    `requires`: limits in the op's `requires:` names (`{"max_cols": 8192}`: N/A past them);
+    `host`: it needs NumPy arrays (an emulation of a kernel's arithmetic on the host, say):
+    N/A on a GPU backend, whose arrays are CuPy's. Arguments must be literals: `cudabench
+    list` reads them without importing the file."""
     from cudabench.core.dtypes import DTYPES
 
     names = (dtypes,) if isinstance(dtypes, str) else tuple(dtypes)
@@ -178,6 +182,7 @@ def variant(
             tuple(needs),
             gpu,
             tuple(sorted((requires or {}).items())),
+            host,
         )
         return fn
 

@@ -25,7 +25,7 @@ from cudabench.core.records import KernelVariant
 
 OP_FILE = "op.py"
 PYTHON = "python"  # KernelVariant.kind of a Python variant
-_KEYS = ("name", "dtypes", "about", "writes", "needs", "gpu", "requires")
+_KEYS = ("name", "dtypes", "about", "writes", "needs", "gpu", "requires", "host")
 
 
 class PythonVariantError(RuntimeError):
@@ -161,8 +161,9 @@ def load(variant: KernelVariant) -> tuple[Callable[..., Any], Any]:
 
 
 def unavailable(info: Any, backend_name: str) -> str | None:
-    """Why this machine cannot run the variant (a module it needs does not import, or it
-    needs GPU arrays and the backend is the fake one), or None."""
+    """Why this machine cannot run the variant (a module it needs does not import, it needs
+    GPU arrays and the backend is the fake one, or it needs NumPy arrays and the backend is
+    a GPU's), or None."""
     for module in info.needs:
         try:
             importlib.import_module(module)
@@ -170,6 +171,8 @@ def unavailable(info: Any, backend_name: str) -> str | None:
             return f"needs {module}, which does not import here ({type(exc).__name__})"
     if info.gpu and backend_name == "fake":
         return "needs a GPU (the fake backend has NumPy arrays)"
+    if info.host and backend_name != "fake":
+        return f"a host variant (NumPy arrays): not run on the {backend_name} backend"
     return None
 
 

@@ -402,6 +402,18 @@ class Traced:
             return target._inplace(result)
         return result
 
+    # --- cupy's protocol: a cupy ufunc called on a traced array (cupyx.scipy.special.erf) ------
+    def __cupy_override_elementwise_kernel__(self, ufunc: Any, *inputs: Any, **kwargs: Any) -> Any:
+        """A cupy ufunc (`cupy_exp`, `cupyx_scipy_special_erf`) given a traced array: the rule
+        of the numpy ufunc of that name (cupy asks every argument for this before converting
+        it, so a reference that calls cupyx's erf traces on the GPU as scipy's does on NumPy)."""
+        name = str(getattr(ufunc, "name", "") or getattr(ufunc, "__name__", ""))
+        for prefix in ("cupyx_scipy_special_", "cupy_"):
+            if name.startswith(prefix):
+                name = name[len(prefix) :]
+                break
+        return self.__array_ufunc__(_UfuncName(name), "__call__", *inputs, **kwargs)
+
     def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
         rule = FUNCS.get(func.__name__)
         if rule is None:
@@ -410,6 +422,13 @@ class Traced:
 
 
 # --- helpers -----------------------------------------------------------------------------
+
+
+class _UfuncName:
+    """A cupy ufunc as __array_ufunc__ reads one: its numpy name."""
+
+    def __init__(self, name: str) -> None:
+        self.__name__ = name
 
 
 def _no_out(out: Any) -> None:

@@ -13,6 +13,7 @@ import _f32 as f  # noqa: E402
 
 @variant(
     name="bug_tail",
+    host=True,
     dtypes=["float32", "float16", "bfloat16"],
     about="skips the cols % 32 tail (a vector loop without its remainder)",
 )
@@ -23,7 +24,10 @@ def bug_tail(x, y):
 
 
 @variant(
-    name="bug_drop_last", dtypes=["float32", "float16", "bfloat16"], about="the last product is left out"
+    name="bug_drop_last",
+    host=True,
+    dtypes=["float32", "float16", "bfloat16"],
+    about="the last product is left out",
 )
 def bug_drop_last(x, y):
     p = f.f32(x) * f.f32(y)
@@ -31,6 +35,6 @@ def bug_drop_last(x, y):
     return f.out_as(f.blocked_sum(p), x)
 
 
-@variant(name="bug_acc16", dtypes=["float16", "bfloat16"], about="accumulated in the element type")
+@variant(name="bug_acc16", host=True, dtypes=["float16", "bfloat16"], about="accumulated in the element type")
 def bug_acc16(x, y):
     return f.out_as(f.blocked_sum((f.f32(x) * f.f32(y)).astype(x.dtype), x.dtype).astype(np.float32), x)

@@ -13,6 +13,7 @@ import _f32 as f  # noqa: E402
 
 @variant(
     name="bug_tanh_approx",
+    host=True,
     dtypes=["float32", "float16", "bfloat16"],
     about="the tanh approximation instead of erf",
 )
@@ -24,6 +25,7 @@ def bug_tanh_approx(x):
 
 @variant(
     name="bug_erf_as",
+    host=True,
     dtypes=["float32", "float16", "bfloat16"],
     about="Abramowitz-Stegun 7.1.26 erf (|error| <= 1.5e-7)",
 )

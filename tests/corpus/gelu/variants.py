@@ -14,6 +14,7 @@ from scipy.special import erf, erfc  # noqa: E402
 
 @variant(
     name="np32",
+    host=True,
     dtypes=["float32", "float16", "bfloat16"],
     about="0.5 x (1 + erf(x / sqrt 2)) in float32, as torch's kernel",
 )
@@ -24,6 +25,7 @@ def np32(x):
 
 @variant(
     name="erfc_form",
+    host=True,
     dtypes=["float32", "float16", "bfloat16"],
     about="0.5 x erfc(-x / sqrt 2) in float32 (no cancellation)",
 )

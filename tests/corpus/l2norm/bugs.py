@@ -12,7 +12,10 @@ import _f32 as f  # noqa: E402
 
 
 @variant(
-    name="bug_tail", dtypes=["float32", "float16", "bfloat16"], about="the norm skips the cols % 32 tail"
+    name="bug_tail",
+    host=True,
+    dtypes=["float32", "float16", "bfloat16"],
+    about="the norm skips the cols % 32 tail",
 )
 def bug_tail(x):
     x32 = f.f32(x)
@@ -22,7 +25,12 @@ def bug_tail(x):
     return f.out_as(x32 / np.sqrt(s), x)
 
 
-@variant(name="bug_acc16", dtypes=["float16", "bfloat16"], about="the sum of squares in the element type")
+@variant(
+    name="bug_acc16",
+    host=True,
+    dtypes=["float16", "bfloat16"],
+    about="the sum of squares in the element type",
+)
 def bug_acc16(x):
     x32 = f.f32(x)
     s = f.blocked_sum((x32 * x32).astype(x.dtype), x.dtype).astype(np.float32)

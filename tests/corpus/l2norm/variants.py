@@ -11,7 +11,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import _f32 as f  # noqa: E402
 
 
-@variant(name="np32", dtypes=["float32", "float16", "bfloat16"], about="NumPy in float32")
+@variant(name="np32", host=True, dtypes=["float32", "float16", "bfloat16"], about="NumPy in float32")
 def np32(x):
     x32 = f.f32(x)
     return f.out_as(x32 / np.maximum(np.linalg.norm(x32, axis=-1, keepdims=True), np.float32(1e-12)), x)
@@ -19,6 +19,7 @@ def np32(x):
 
 @variant(
     name="blocked_rsqrt",
+    host=True,
     dtypes=["float32", "float16", "bfloat16"],
     about="per-thread sums then a tree; x * rsqrt(sum)",
 )

@@ -25,13 +25,14 @@ def _norm(x, w, b, ddof=0, eps_outside=False, bias=True, acc=np.float32):
     return f.out_as(y + f.f32(b) if bias else y, x)
 
 
-@variant(name="bug_var_n1", dtypes=["float32", "float16", "bfloat16"], about="variance over n - 1")
+@variant(name="bug_var_n1", host=True, dtypes=["float32", "float16", "bfloat16"], about="variance over n - 1")
 def bug_var_n1(x, w, b):
     return _norm(x, w, b, ddof=1)
 
 
 @variant(
     name="bug_eps_outside",
+    host=True,
     dtypes=["float32", "float16", "bfloat16"],
     about="sqrt(var) + eps instead of sqrt(var + eps)",
 )
@@ -39,11 +40,13 @@ def bug_eps_outside(x, w, b):
     return _norm(x, w, b, eps_outside=True)
 
 
-@variant(name="bug_no_bias", dtypes=["float32", "float16", "bfloat16"], about="forgets + b")
+@variant(name="bug_no_bias", host=True, dtypes=["float32", "float16", "bfloat16"], about="forgets + b")
 def bug_no_bias(x, w, b):
     return _norm(x, w, b, bias=False)
 
 
-@variant(name="bug_acc16", dtypes=["float16", "bfloat16"], about="sums accumulated in the element type")
+@variant(
+    name="bug_acc16", host=True, dtypes=["float16", "bfloat16"], about="sums accumulated in the element type"
+)
 def bug_acc16(x, w, b):
     return _norm(x, w, b, acc=x.dtype)

@@ -1,8 +1,16 @@
-"""layernorm: out = (x - mean) / sqrt(var + eps) * w + b along each row (issue 41's hold-out)."""
+"""layernorm: out = (x - mean) / sqrt(var + eps) * w + b along each row (issue 41's hold-out).
 
-from cudabench.op import Op, Scalar, Tensor, block_rows, uniform
+Baseline: torch's F.layer_norm as a user calls it (in 16-bit too: it computes in float32)"""
+
+from cudabench.op import Op, Scalar, Tensor, block_rows, torch_call, uniform
 
 EPS = 1e-5
+
+
+def torch_layer_norm(x, w, b):
+    import torch
+
+    return torch.nn.functional.layer_norm(x, (x.shape[-1],), w, b, EPS)
 
 
 class LayerNorm(Op):
@@ -14,6 +22,7 @@ class LayerNorm(Op):
     scalars = (Scalar("rows"), Scalar("cols"), Scalar("eps", "float", EPS))
     rules = {"row": block_rows()}
     accumulate = "cols"
+    library = {"torch": torch_call(torch_layer_norm)}
 
     def reference(self, xp, x, w, b):
         mean = x.mean(axis=-1, keepdims=True)

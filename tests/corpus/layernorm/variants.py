@@ -14,7 +14,7 @@ import _f32 as f  # noqa: E402
 EPS = np.float32(1e-5)
 
 
-@variant(name="np32", dtypes=["float32", "float16", "bfloat16"], about="NumPy in float32")
+@variant(name="np32", host=True, dtypes=["float32", "float16", "bfloat16"], about="NumPy in float32")
 def np32(x, w, b):
     x32 = f.f32(x)
     mean = x32.mean(axis=-1, keepdims=True)
@@ -24,6 +24,7 @@ def np32(x, w, b):
 
 @variant(
     name="blocked",
+    host=True,
     dtypes=["float32", "float16", "bfloat16"],
     about="a block per row: per-thread sums then a tree, rsqrt, x * rstd * w + b",
 )
@@ -38,6 +39,7 @@ def blocked(x, w, b):
 
 @variant(
     name="welford",
+    host=True,
     dtypes=["float32", "float16", "bfloat16"],
     about="torch's way: Welford per thread, Chan's combination, one pass",
 )

@@ -13,6 +13,7 @@ import _f32 as f  # noqa: E402
 
 @variant(
     name="alt_log_of_softmax",
+    host=True,
     dtypes=["float32", "float16", "bfloat16"],
     about="log(softmax(x)): the log of a rounded quotient",
 )

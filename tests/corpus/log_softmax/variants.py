@@ -11,14 +11,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import _f32 as f  # noqa: E402
 
 
-@variant(name="np32", dtypes=["float32", "float16", "bfloat16"], about="NumPy in float32")
+@variant(name="np32", host=True, dtypes=["float32", "float16", "bfloat16"], about="NumPy in float32")
 def np32(x):
     x32 = f.f32(x)
     d = x32 - x32.max(axis=-1, keepdims=True)
     return f.out_as(d - np.log(np.exp(d).sum(axis=-1, keepdims=True)), x)
 
 
-@variant(name="online", dtypes=["float32", "float16", "bfloat16"], about="x - (max + log(sum)), online")
+@variant(
+    name="online", host=True, dtypes=["float32", "float16", "bfloat16"], about="x - (max + log(sum)), online"
+)
 def online(x):
     x32 = f.f32(x)
     m, s = f.online_max_sum(x32)

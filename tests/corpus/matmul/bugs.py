@@ -13,6 +13,7 @@ import _f32 as f  # noqa: E402
 
 @variant(
     name="bug_k_tail",
+    host=True,
     dtypes=["float32", "float16", "bfloat16"],
     about="K tiled by 32 without the K % 32 remainder",
 )
@@ -26,6 +27,7 @@ def bug_k_tail(A, B):
 
 @variant(
     name="bug_acc16",
+    host=True,
     dtypes=["float16", "bfloat16"],
     about="the accumulator in the element type (rounded after every K tile of 32)",
 )

@@ -11,13 +11,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import _f32 as f  # noqa: E402
 
 
-@variant(name="np32", dtypes=["float32", "float16", "bfloat16"], about="sgemm (BLAS, float32)")
+@variant(name="np32", host=True, dtypes=["float32", "float16", "bfloat16"], about="sgemm (BLAS, float32)")
 def np32(A, B):
     return f.out_as(f.f32(A) @ f.f32(B), A)
 
 
 @variant(
     name="split_k",
+    host=True,
     dtypes=["float32", "float16", "bfloat16"],
     about="K in chunks of 256, each a float32 product, the partials added in order",
 )

@@ -11,7 +11,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import _f32 as f  # noqa: E402
 
 
-@variant(name="bug_exclusive", dtypes=["float32", "float16", "bfloat16"], about="an exclusive scan")
+@variant(
+    name="bug_exclusive", host=True, dtypes=["float32", "float16", "bfloat16"], about="an exclusive scan"
+)
 def bug_exclusive(x):
     s = f.blocked_scan(f.f32(x))
     return f.out_as(s - f.f32(x), x)
@@ -19,6 +21,7 @@ def bug_exclusive(x):
 
 @variant(
     name="bug_drop_last",
+    host=True,
     dtypes=["float32", "float16", "bfloat16"],
     about="the last element of each row is left out (the last output repeats the one before)",
 )
@@ -28,6 +31,8 @@ def bug_drop_last(x):
     return f.out_as(s, x)
 
 
-@variant(name="bug_acc16", dtypes=["float16", "bfloat16"], about="the running sums in the element type")
+@variant(
+    name="bug_acc16", host=True, dtypes=["float16", "bfloat16"], about="the running sums in the element type"
+)
 def bug_acc16(x):
     return f.out_as(f.blocked_scan(x, acc=x.dtype).astype(np.float32), x)

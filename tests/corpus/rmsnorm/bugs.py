@@ -15,6 +15,7 @@ EPS = np.float32(1e-6)
 
 @variant(
     name="bug_tail",
+    host=True,
     dtypes=["float32", "float16", "bfloat16"],
     about="the sum of squares skips the cols % 32 tail (a vector loop without its remainder)",
 )
@@ -26,13 +27,18 @@ def bug_tail(x, w):
     return f.out_as(x32 / np.sqrt(ms + EPS) * f.f32(w), x)
 
 
-@variant(name="bug_no_weight", dtypes=["float32", "float16", "bfloat16"], about="forgets * w")
+@variant(name="bug_no_weight", host=True, dtypes=["float32", "float16", "bfloat16"], about="forgets * w")
 def bug_no_weight(x, w):
     x32 = f.f32(x)
     return f.out_as(x32 / np.sqrt((x32 * x32).mean(axis=-1, keepdims=True) + EPS), x)
 
 
-@variant(name="bug_acc16", dtypes=["float16", "bfloat16"], about="the sum of squares in the element type")
+@variant(
+    name="bug_acc16",
+    host=True,
+    dtypes=["float16", "bfloat16"],
+    about="the sum of squares in the element type",
+)
 def bug_acc16(x, w):
     x32 = f.f32(x)
     ms = f.blocked_sum((x32 * x32).astype(x.dtype), x.dtype).astype(np.float32) / np.float32(x.shape[-1])

@@ -13,14 +13,16 @@ import _f32 as f  # noqa: E402
 EPS = np.float32(1e-6)
 
 
-@variant(name="np32", dtypes=["float32", "float16", "bfloat16"], about="NumPy in float32")
+@variant(name="np32", host=True, dtypes=["float32", "float16", "bfloat16"], about="NumPy in float32")
 def np32(x, w):
     x32 = f.f32(x)
     scale = np.float32(1) / np.sqrt((x32 * x32).mean(axis=-1, keepdims=True) + EPS)
     return f.out_as(x32 * scale * f.f32(w), x)
 
 
-@variant(name="blocked", dtypes=["float32", "float16", "bfloat16"], about="per-thread sums then a tree")
+@variant(
+    name="blocked", host=True, dtypes=["float32", "float16", "bfloat16"], about="per-thread sums then a tree"
+)
 def blocked(x, w):
     x32 = f.f32(x)
     ms = f.blocked_sum(x32 * x32) / np.float32(x.shape[-1])
@@ -29,6 +31,7 @@ def blocked(x, w):
 
 @variant(
     name="sequential",
+    host=True,
     dtypes=["float32", "float16", "bfloat16"],
     about="the sum of squares one element after another (a single thread)",
 )

@@ -13,6 +13,7 @@ import _f32 as f  # noqa: E402
 
 @variant(
     name="alt_onepass",
+    host=True,
     dtypes=["float32", "float16", "bfloat16"],
     about="E[x^2] - E[x]^2 in float32 (one pass; cancels when |mean| >> std)",
 )

@@ -1,6 +1,12 @@
-"""row_var: the population variance of each row (numpy's var, ddof = 0)."""
+"""row_var: the population variance of each row (numpy's var, ddof = 0).
 
-from cudabench.op import Op, Scalar, Tensor, block_rows
+Baseline: torch's x.var(dim=-1, correction=0) (Welford in float32, also for 16-bit tensors)"""
+
+from cudabench.op import Op, Scalar, Tensor, block_rows, torch_call
+
+
+def torch_var(x):
+    return x.var(dim=-1, correction=0).reshape(-1)
 
 
 class RowVar(Op):
@@ -11,6 +17,7 @@ class RowVar(Op):
     scalars = (Scalar("rows"), Scalar("cols"))
     rules = {"row": block_rows()}
     accumulate = "cols"
+    library = {"torch": torch_call(torch_var)}
 
     def reference(self, xp, x):
         return x.var(axis=-1)

@@ -11,13 +11,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import _f32 as f  # noqa: E402
 
 
-@variant(name="np32", dtypes=["float32", "float16", "bfloat16"], about="x.var in float32 (two passes)")
+@variant(
+    name="np32", host=True, dtypes=["float32", "float16", "bfloat16"], about="x.var in float32 (two passes)"
+)
 def np32(x):
     return f.out_as(f.f32(x).var(axis=-1), x)
 
 
 @variant(
     name="blocked",
+    host=True,
     dtypes=["float32", "float16", "bfloat16"],
     about="two passes of per-thread sums and a tree",
 )
@@ -28,7 +31,9 @@ def blocked(x):
     return f.out_as(f.blocked_sum(d * d) / n, x)
 
 
-@variant(name="welford", dtypes=["float32", "float16", "bfloat16"], about="torch's Welford, one pass")
+@variant(
+    name="welford", host=True, dtypes=["float32", "float16", "bfloat16"], about="torch's Welford, one pass"
+)
 def welford(x):
     _, m2 = f.blocked_welford(f.f32(x))
     return f.out_as(m2 / np.float32(x.shape[-1]), x)

@@ -13,6 +13,7 @@ import _f32 as f  # noqa: E402
 
 @variant(
     name="bug_tanh_sigmoid",
+    host=True,
     dtypes=["float32", "float16", "bfloat16"],
     about="sigmoid as 0.5 + 0.5 tanh(x / 2): cancels for x << 0",
 )
@@ -23,6 +24,7 @@ def bug_tanh_sigmoid(x):
 
 @variant(
     name="bug_half_exp",
+    host=True,
     dtypes=["float32", "float16", "bfloat16"],
     about="exp at half precision (10-bit mantissa)",
 )

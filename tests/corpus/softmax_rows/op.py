@@ -1,6 +1,14 @@
-"""softmax_rows: softmax along each row (inputs N(0, 1); the catalogue's softmax has its own tolerance)."""
+"""softmax_rows: softmax along each row (inputs N(0, 1); the catalogue's softmax has its own tolerance).
 
-from cudabench.op import Op, Scalar, Tensor, block_rows
+Baseline: torch.softmax (it computes 16-bit inputs in float32)"""
+
+from cudabench.op import Op, Scalar, Tensor, block_rows, torch_call
+
+
+def torch_softmax(x):
+    import torch
+
+    return torch.softmax(x, dim=-1)
 
 
 class Softmax(Op):
@@ -11,6 +19,7 @@ class Softmax(Op):
     scalars = (Scalar("rows"), Scalar("cols"))
     rules = {"row": block_rows()}
     accumulate = "cols"
+    library = {"torch": torch_call(torch_softmax)}
 
     def reference(self, xp, x):
         e = xp.exp(x - x.max(axis=-1, keepdims=True))

@@ -11,7 +11,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import _f32 as f  # noqa: E402
 
 
-@variant(name="np32", dtypes=["float32", "float16", "bfloat16"], about="NumPy in float32")
+@variant(name="np32", host=True, dtypes=["float32", "float16", "bfloat16"], about="NumPy in float32")
 def np32(x):
     x32 = f.f32(x)
     e = np.exp(x32 - x32.max(axis=-1, keepdims=True))
@@ -20,6 +20,7 @@ def np32(x):
 
 @variant(
     name="online",
+    host=True,
     dtypes=["float32", "float16", "bfloat16"],
     about="online max and sum, then exp(x - max) * (1 / sum)",
 )
@@ -31,6 +32,7 @@ def online(x):
 
 @variant(
     name="fast_exp",
+    host=True,
     dtypes=["float32", "float16", "bfloat16"],
     about="online, exp as __expf / Triton's exp2 (accepted: see RESULTS.md)",
 )
