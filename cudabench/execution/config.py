@@ -32,7 +32,7 @@ from cudabench.core.records import Shape, TimingOptions
 from cudabench.core.shapes import ShapeError, parse_shape
 from cudabench.core.yaml_lines import LineLoader, Lines, line_at
 
-BUILTIN_CONFIGS = Path(__file__).resolve().parent.parent / "configs"
+BUILTIN_CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 _TOP_KEYS = {"op", "shapes", "variants", "dtype", "dtypes", "params", "timing", "benchmarks"}
 _BENCH_KEYS = {"op", "shapes", "variants", "dtype", "dtypes", "params"}
 _TIMING_TYPES: dict[str, type] = {
