@@ -147,6 +147,7 @@ def test_gpu_free_readme_command_runs(command, user_folder):
 
 @pytest.mark.nvcc
 @pytest.mark.slow
+@pytest.mark.time_limit(1200)  # the whole catalogue through nvcc if the cache is cold: 144 s idle
 @pytest.mark.parametrize("command", [c for c in COMMANDS if kind(c) == "slow"])
 def test_readme_check_command_compiles_the_catalogue(command, catalogue_cache):
     # the cache tests/test_compile.py filled when it ran first: the README's command is run

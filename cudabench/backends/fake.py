@@ -92,14 +92,18 @@ def _garbage(emulate: FakeKernel, grid: int, block: int, *args: Any, channel: An
 
 
 def _kill_node(emulate: FakeKernel, grid: int, block: int, *args: Any) -> None:
-    """The first time (no file at $CUDABENCH_FAKE_KILL_ONCE yet), or every time with
-    $CUDABENCH_FAKE_KILL_ALWAYS: kill the process that started this worker (on a Dask
-    cluster, the Dask worker: a node lost mid-task), then this worker with it. Later: a
-    correct result."""
+    """The first time (the file at $CUDABENCH_FAKE_KILL_ONCE holds fewer than
+    $CUDABENCH_FAKE_KILLS bytes, default 1: one is added at each kill), or every time with
+    $CUDABENCH_FAKE_KILL_ALWAYS: kill the process that started this worker (on a Dask cluster,
+    the Dask worker: a node lost mid-task), then this worker with it. Later: a correct
+    result."""
     marker = os.environ.get("CUDABENCH_FAKE_KILL_ONCE", "")
-    if os.environ.get("CUDABENCH_FAKE_KILL_ALWAYS") or (marker and not os.path.exists(marker)):
+    kills = int(os.environ.get("CUDABENCH_FAKE_KILLS", "1") or 1)
+    done = os.path.getsize(marker) if marker and os.path.exists(marker) else 0
+    if os.environ.get("CUDABENCH_FAKE_KILL_ALWAYS") or (marker and done < kills):
         if marker:
-            open(marker, "w").close()
+            with open(marker, "a") as counted:
+                counted.write("x")
         os.kill(os.getppid(), signal.SIGKILL)
         os._exit(9)
     emulate(grid, block, *args)
