@@ -403,7 +403,10 @@ def test_rows_under_their_ceiling_leave_the_run_without_the_request(tmp_path, mo
         assert sweep.meta.notes.count(ceilings.recalibration_note(kept)) == expected
 
 
-def test_a_first_run_on_a_gpu_measures_its_ceilings(tmp_path, fake_env):
+def test_a_first_run_on_a_gpu_measures_its_ceilings(tmp_path, fake_env, monkeypatch):
+    from cudabench.execution import calibration
+
+    monkeypatch.setattr(calibration, "measures_fake_ceilings", lambda: True)  # the fake as a GPU
     result = runner.invoke(
         app, ["run", "add", "-s", "2^12", "-v", "float4", *QUICK, "-o", str(tmp_path / "r")], env=fake_env
     )
@@ -521,6 +524,9 @@ def test_a_measurement_that_leaves_a_mix_without_a_correct_row_is_a_note(tmp_pat
                 raise CompileError(f"{variant.path}: planted")
             return super().load(variant, dtype)
 
+    from cudabench.execution import calibration
+
+    monkeypatch.setattr(calibration, "measures_fake_ceilings", lambda: True)  # the fake as a GPU
     monkeypatch.setenv("CUDABENCH_CEILINGS", str(tmp_path / "c.json"))
     monkeypatch.setenv("CUDABENCH_FAKE_L2", "65536")
     monkeypatch.setattr(get_op("stream_copy"), "library", {"memcpy": lambda a, b: a * 0})
@@ -535,3 +541,41 @@ def test_a_measurement_that_leaves_a_mix_without_a_correct_row_is_a_note(tmp_pat
     assert used.ceilings is None
     assert used.notes[-1].startswith("% ceiling: not measured: no correct row of stream_copy")
     assert not (tmp_path / "c.json").exists() and list((tmp_path / "m").glob("*_ceilings.json"))
+
+
+@pytest.mark.time_limit(120)
+def test_the_fake_backend_never_measures_its_ceilings_on_its_own(tmp_path, monkeypatch):
+    """Issue 46: the docs' GPU-free run, with the ceilings on and none kept, first calibrated
+    the fake (60 MiB L2: 500 MB arrays, a NumPy reference at every launch) and sat there. A
+    run on the fake measures none: no column, a note saying why, nothing kept, in seconds."""
+    import time
+
+    env = {"CUDABENCH_BACKEND": "fake", "CUDABENCH_CEILINGS": str(tmp_path / "ceilings.json")}
+    started = time.monotonic()
+    result = runner.invoke(
+        app, ["run", "reduce", "-s", "2^12", "-v", "float4", "-o", str(tmp_path / "r")], env=env
+    )
+    took = time.monotonic() - started
+    assert result.exit_code == 0, result.output
+    assert "measuring this GPU's ceilings" not in result.output and "% ceiling" not in result.stdout
+    (path,) = (tmp_path / "r").glob("*.json")  # the run's own, no *_ceilings.json beside it
+    doc = json.loads(path.read_text())
+    assert doc["meta"]["ceilings"] is None
+    assert "% ceiling: none: the fake backend measures no ceilings on its own" in " ".join(
+        doc["meta"]["notes"]
+    )
+    assert not (tmp_path / "ceilings.json").exists()
+    assert took < 60  # (it was TIMEOUT rows after 300 s each)
+    kept = dataclasses.replace(C)  # kept ones are used, on the fake as anywhere
+    ceilings.save(kept, tmp_path / "ceilings.json")
+    again = runner.invoke(
+        app, ["run", "reduce", "-s", "2^12", "-v", "float4", "-o", str(tmp_path / "k")], env=env
+    )
+    assert again.exit_code == 0 and "% ceiling" in again.stdout
+
+
+def test_ceilings_on_the_fake_with_its_large_l2_is_one_line_not_minutes(tmp_path):
+    env = {"CUDABENCH_BACKEND": "fake", "CUDABENCH_CEILINGS": str(tmp_path / "ceilings.json")}
+    result = runner.invoke(app, ["ceilings", *QUICK, "-o", str(tmp_path / "m")], env=env)
+    assert result.exit_code == 2, result.output
+    assert len(result.output.strip().splitlines()) == 1 and "CUDABENCH_FAKE_L2=65536" in result.output
