@@ -442,6 +442,8 @@ def test_a_cluster_left_without_workers_ends_the_run_with_rows_saying_why(tmp_pa
     jobs = _jobs(tmp_path, [(7,), (64,), (1000,)], ["float4"])
     events = Collected()
     with cluster.Cluster("local", 60.0) as c:
+        assert cluster.able(c.client, c.workers, False) == 1 == cluster.able(c.client, c.workers, True)
+        assert cluster.able(c.client, ["tcp://127.0.0.1:9"], True) == 0  # pinned elsewhere
 
         def ready(index):
             if index == 1:  # job 0 has ended: its worker goes, and no nanny brings it back
@@ -464,6 +466,7 @@ def test_a_cluster_left_without_workers_ends_the_run_with_rows_saying_why(tmp_pa
     assert "lost with the cluster's last worker" in events.done[1][0].error
     assert Status.CRASH.is_failure  # the CLI's exit 1
     assert [n for n in notes if n.startswith("the run ended early: no worker left")]
+    assert not [n for n in notes if "ran their unfinished jobs again" in n]  # they did not
     assert took < 60
 
 

@@ -230,6 +230,7 @@ def on_cluster(
         found: dict[int, list[ResultRow]] = {}  # each job's rows so far
         parts = {i: 1 for i in range(len(jobs))}  # each job's tasks not yet ended
         readied: set[int] = set()
+        given_up: list[float] = []  # the seconds waited for a worker, once the run gave up
 
         def submit_next() -> None:
             index, job = pending.pop()
@@ -284,6 +285,7 @@ def on_cluster(
 
         def give_up(waited_s: float) -> None:
             """No worker for `waited_s`: the jobs in flight are CRASH rows, the rest SKIPPED."""
+            given_up.append(waited_s)
             lost, never = list(futures.values()), pending[::-1]
             client.cancel(list(futures))
             futures.clear()
@@ -326,7 +328,7 @@ def on_cluster(
         except OSError:
             present = {}
         left = [a for a in addresses if a not in present]
-        if left and notes is not None:
+        if left and notes is not None and not given_up:  # (else its own note says what was lost)
             notes.append(
                 f"{len(left)} worker(s) left the cluster during the run "
                 f"({', '.join(left)}); Dask ran their unfinished jobs again on the "
