@@ -1,13 +1,96 @@
-"""Markers: `gpu` tests skip unless CuPy sees a CUDA device; `nvcc` tests skip without nvcc."""
+"""Markers: `gpu` tests skip unless CuPy sees a CUDA device; `nvcc` tests skip without nvcc.
+
+Every test has a time limit (`time_limit` in pyproject's pytest options, seconds; a test's own
+`@pytest.mark.time_limit(s)` overrides it; 0 turns it off): a test that runs past it fails
+with TimeLimit instead of hanging the suite, and one the alarm cannot break (stuck in C code)
+ends the session TIME_LIMIT_GRACE_S later with every thread's stack on stderr. This is done
+here rather than with pytest-timeout so that it holds wherever the suite runs, the GPU
+machines (no package registry) included.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import faulthandler
 import functools
 import shutil
+import signal
+import sys
 import textwrap
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+TIME_LIMIT_GRACE_S = 60.0
+
+
+class TimeLimit(BaseException):
+    """A test ran past its time limit. A BaseException, so that neither the code under test
+    nor typer's CliRunner (which catches Exception) can swallow it; not a KeyboardInterrupt,
+    which cudabench handles as Ctrl-C."""
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addini(
+        "time_limit",
+        "seconds each test (its setup, call and teardown, each) may run before it fails; 0: none",
+        default="0",
+    )
+
+
+def time_limit(item: pytest.Item) -> float:
+    """The item's limit in seconds: its `time_limit` marker, else the ini option."""
+    marker = item.get_closest_marker("time_limit")
+    return float(marker.args[0] if marker is not None else item.config.getini("time_limit") or 0)
+
+
+@contextlib.contextmanager
+def limited(item: pytest.Item, when: str) -> Iterator[None]:
+    """SIGALRM raises TimeLimit in the test once its limit has passed (a blocking wait, a
+    lock, a subprocess: all are interrupted); faulthandler ends the session if that fails."""
+    limit = time_limit(item)
+    if (
+        limit <= 0
+        or not hasattr(signal, "setitimer")
+        or threading.current_thread() is not threading.main_thread()
+    ):
+        yield
+        return
+
+    def expired(signum: int, frame: object) -> None:
+        raise TimeLimit(
+            f"{item.nodeid}: its {when} ran past the time limit of {limit:g} s (tests/conftest.py)"
+        )
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.setitimer(signal.ITIMER_REAL, limit)
+    faulthandler.dump_traceback_later(limit + TIME_LIMIT_GRACE_S, exit=True, file=sys.__stderr__)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        faulthandler.cancel_dump_traceback_later()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
+    with limited(item, "setup"):
+        yield
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    with limited(item, "call"):
+        yield
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item: pytest.Item) -> Iterator[None]:
+    with limited(item, "teardown"):
+        yield
 
 
 @functools.cache

@@ -5,6 +5,7 @@ clusters whose GPUs differ."""
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 from typer.testing import CliRunner
@@ -15,6 +16,7 @@ from conftest import StopAfter  # noqa: E402
 
 from cudabench.backends.fake import FAKE_DEVICE  # noqa: E402
 from cudabench.cli import app  # noqa: E402
+from cudabench.core.records import Status  # noqa: E402
 from cudabench.execution import cluster  # noqa: E402
 
 QUICK = ["--min-samples", "2", "--min-time", "0", "--max-time", "0.01", "--warmup", "0"]
@@ -338,3 +340,151 @@ def test_only_one_job_a_worker_is_in_flight(monkeypatch):
     for what, _ in seen:
         in_flight += 1 if what == "ready" else -1
         assert in_flight <= 3
+
+
+# ------------------------------------------------------------------ lost workers (issue 46)
+
+
+def _killer_kernels(folder):
+    from conftest import write_kernel
+
+    write_kernel(
+        folder / "reduce",
+        "killer",
+        "",
+        header=(
+            "// cudabench:\n//   variant: killer\n//   entry: fake_kill_node\n//   block: 256\n"
+            "//   grid: segments\n//   about: takes its node down\n"
+        ),
+    )
+    return folder
+
+
+def _jobs(kernels, shapes, names, baselines=("cupy",)):
+    """One job a shape with exactly these variants and baselines (no plan(): its rows are the
+    test's, whatever baselines this machine has)."""
+    from cudabench.core.paths import BUILTIN_KERNELS
+    from cudabench.core.records import Case, TimingOptions
+    from cudabench.measure.runner import CaseJob
+    from cudabench.ops.discovery import discover
+
+    found = {v.name: v for v in discover("reduce", [BUILTIN_KERNELS, kernels])[0]}
+    quick = TimingOptions(warmup=0, min_samples=2, min_time_s=0.0, max_time_s=0.01)
+    return [
+        CaseJob(Case("reduce", shape), tuple(found[n] for n in names), tuple(baselines), quick)
+        for shape in shapes
+    ]
+
+
+class Collected:
+    def __init__(self):
+        self.done, self.rows = {}, []
+
+    def started(self, case, name, device):
+        pass
+
+    def row(self, index, row):
+        self.rows.append(row)
+
+    def job_done(self, index, rows):
+        self.done[index] = rows
+
+
+@pytest.mark.time_limit(240)
+def test_a_worker_lost_as_often_as_allowed_costs_no_row_and_no_split(tmp_path, monkeypatch):
+    """The job's task takes its worker down twice (ALLOWED_FAILURES): the scheduler runs it a
+    third time, whole, and every row arrives; with fewer allowed failures the scheduler would
+    give up (KilledWorker) and the job would be split, or the killer lost."""
+    monkeypatch.setenv("CUDABENCH_BACKEND", "fake")
+    monkeypatch.setenv("CUDABENCH_FAKE_DEVICES", "2")
+    monkeypatch.setenv("CUDABENCH_FAKE_KILL_ONCE", str(tmp_path / "kills"))
+    monkeypatch.setenv("CUDABENCH_FAKE_KILLS", "2")
+    jobs = _jobs(_killer_kernels(tmp_path / "k"), [(7,)], ["killer", "float4"])
+    events = Collected()
+    with cluster.Cluster("local", 60.0) as c:
+        c.execute(jobs, events)
+        notes = list(c.notes)
+    assert (tmp_path / "kills").read_text() == "xx"  # two workers did die
+    assert [(r.variant, r.status.value) for r in events.done[0]] == [
+        ("killer", "OK"),
+        ("float4", "OK"),
+        ("cupy", "OK"),
+    ]
+    assert not [n for n in notes if "gave up" in n], notes  # run again whole, never split
+    assert [n for n in notes if "left the cluster during the run" in n]
+
+
+@pytest.mark.time_limit(240)
+def test_a_two_row_job_that_keeps_killing_workers_keeps_its_good_row(tmp_path, monkeypatch):
+    """The smallest job that can be split: a killer and one baseline. Dask gives up on it, it
+    goes out one row a task, and only the killer's row is a CRASH."""
+    monkeypatch.setenv("CUDABENCH_BACKEND", "fake")
+    monkeypatch.setenv("CUDABENCH_FAKE_DEVICES", "2")
+    monkeypatch.setenv("CUDABENCH_FAKE_KILL_ALWAYS", "1")
+    jobs = _jobs(_killer_kernels(tmp_path / "k"), [(7,)], ["killer"])
+    events = Collected()
+    with cluster.Cluster("local", 60.0) as c:
+        c.execute(jobs, events)
+        notes = list(c.notes)
+    assert [(r.variant, r.status.value) for r in events.done[0]] == [("killer", "CRASH"), ("cupy", "OK")]
+    assert "the cluster gave up on this job" in events.done[0][0].error
+    assert [n for n in notes if "gave up on the job of reduce 7/float32" in n]
+
+
+@pytest.mark.time_limit(180)
+def test_a_cluster_left_without_workers_ends_the_run_with_rows_saying_why(tmp_path, monkeypatch):
+    """Its only worker goes away for good while the second of three jobs is handed out: the
+    run does not wait forever. After NO_WORKER_WAIT_S the first job's rows stand, the job in
+    flight is CRASH rows (exit 1) and the one never handed out SKIPPED rows, each saying why."""
+    monkeypatch.setenv("CUDABENCH_BACKEND", "fake")
+    monkeypatch.setenv("CUDABENCH_FAKE_DEVICES", "1")
+    monkeypatch.setattr(cluster, "NO_WORKER_WAIT_S", 2.0)
+    jobs = _jobs(tmp_path, [(7,), (64,), (1000,)], ["float4"])
+    events = Collected()
+    with cluster.Cluster("local", 60.0) as c:
+        assert cluster.able(c.client, c.workers, False) == 1 == cluster.able(c.client, c.workers, True)
+        assert cluster.able(c.client, ["tcp://127.0.0.1:9"], True) == 0  # pinned elsewhere
+
+        def ready(index):
+            if index == 1:  # job 0 has ended: its worker goes, and no nanny brings it back
+                c.client.cluster.scale(0)
+                deadline = time.monotonic() + 60
+                while cluster.able(c.client, c.workers, False) and time.monotonic() < deadline:
+                    time.sleep(0.1)
+
+        started = time.monotonic()
+        c.execute(jobs, events, ready=ready)
+        took = time.monotonic() - started
+        notes = list(c.notes)
+    statuses = {i: [(r.variant, r.status.value) for r in rows] for i, rows in events.done.items()}
+    assert statuses == {
+        0: [("float4", "OK"), ("cupy", "OK")],
+        1: [("float4", "CRASH"), ("cupy", "CRASH")],
+        2: [("float4", "SKIPPED"), ("cupy", "SKIPPED")],
+    }
+    assert all("no worker left in the cluster" in r.error for i in (1, 2) for r in events.done[i])
+    assert "lost with the cluster's last worker" in events.done[1][0].error
+    assert Status.CRASH.is_failure  # the CLI's exit 1
+    assert [n for n in notes if n.startswith("the run ended early: no worker left")]
+    assert not [n for n in notes if "ran their unfinished jobs again" in n]  # they did not
+    assert took < 60
+
+
+def test_a_local_cluster_never_closes_a_nanny_whose_worker_is_slow_to_come_back(monkeypatch):
+    """Dask's lost-worker-timeout (15 s) closes a nanny whose worker has not come back by
+    then: on a loaded host a worker killed again and again is often restarting at that moment,
+    every nanny was closed and the run waited forever. cudabench's local clusters set it
+    out of reach."""
+    import dask
+
+    monkeypatch.setenv("CUDABENCH_BACKEND", "fake")
+    with dask.config.set({"distributed.deploy.lost-worker-timeout": "15s"}):
+        client = cluster.connect("local", fake_workers=1)
+        try:
+            timeout = dask.config.get("distributed.deploy.lost-worker-timeout")
+        finally:
+            client.cluster.close()
+            client.close()
+    from dask.utils import parse_timedelta
+
+    assert parse_timedelta(timeout) >= 24 * 3600

@@ -481,6 +481,7 @@ def test_definitions_reach_nvcc(tmp_path, monkeypatch):
 
 
 @pytest.mark.nvcc
+@pytest.mark.time_limit(1200)  # nvcc at every space's extremes: 302 s on a loaded 2-core host
 def test_every_builtin_space_compiles_at_its_extremes(tmp_path, monkeypatch):
     """Each built-in variant with params compiles (every dtype, sm_90) at its smallest and at
     its largest valid configuration: the kernels' static_asserts and the launch bounds accept

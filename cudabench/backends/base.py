@@ -111,7 +111,9 @@ class Backend(Protocol):
         """The array module: cupy or numpy (a read-only member: FakeBackend's is `xp = np`)."""
 
     # A backend may also have `step_log: StepLog | None`: when set, each sample records the
-    # steps it ran (sample_steps); tests set it to observe, e.g., a cold sample's flush.
+    # steps it ran (sample_steps); tests set it to observe, e.g., a cold sample's flush. And
+    # `scripted_clock: bool`: its sample times are scripted, not measured (the fake's), so the
+    # stopping rule needs no minimum GPU time (sampling.sampling_options).
 
     def device_info(self) -> DeviceInfo: ...
 

@@ -23,6 +23,7 @@ import os
 import re
 import signal
 import time
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,7 +57,10 @@ def emulator(op: Any) -> FakeKernel:
     """A stand-in for any kernel of `op` (a cudabench.op.Op): its float64 reference of the
     inputs it is passed, rounded once to the output's dtype, written into the output argument.
     Which arguments are the inputs and the output comes from the op's argument list (an
-    in-place op's one array is both)."""
+    in-place op's one array is both). The rounded reference of the last inputs is kept, by
+    their contents (`fingerprint`): a row's launches all see the same inputs, so it is
+    computed once a row, not once a launch, and inputs that changed (an in-place input not
+    restored) are computed again."""
     roles = op.arg_roles()
     at = {name: i for i, (role, name) in enumerate(roles) if role in ("input", "inplace")}
     missing = [t.name for t in op.inputs if t.name not in at]
@@ -67,11 +71,16 @@ def emulator(op: Any) -> FakeKernel:
             f"lacks {', '.join(missing) or 'the output'}"
         )
     order, out_at = [at[t.name] for t in op.inputs], outs[0]
+    kept: list[Any] = [None, None]  # (the inputs' fingerprint and the output's dtype, the result)
 
     def kernel(grid: Any, block: Any, *args: Any) -> Any:
-        ref, _ = op.expected(np, tuple(args[i] for i in order))
+        inputs = tuple(args[i] for i in order)
         out = args[out_at]
-        out.reshape(-1)[...] = ref.astype(out.dtype)
+        key = (fingerprint(inputs), out.dtype.str)
+        if kept[0] != key:
+            ref, _ = op.expected(np, inputs)
+            kept[:] = [key, ref.astype(out.dtype).reshape(-1)]
+        out.reshape(-1)[...] = kept[1]
         return out
 
     return kernel
@@ -83,6 +92,17 @@ def _dims_of_args(op: Any, args: tuple[Any, ...]) -> dict[str, int]:
     ins = {name: args[i] for i, (role, name) in enumerate(roles) if role in ("input", "inplace")}
     out = next(args[i] for i, (role, _) in enumerate(roles) if role in ("output", "inplace"))
     return dict(op.dims_of(tuple(ins[t.name] for t in op.inputs), out))
+
+
+def fingerprint(arrays: tuple[Any, ...]) -> tuple[Any, ...]:
+    """What identifies the contents of arrays: each one's shape, dtype and CRC-32 of its bytes
+    (a few microseconds a megabyte, against the milliseconds of a reference)."""
+    return tuple(
+        (a.shape, a.dtype.str, zlib.crc32(np.ascontiguousarray(a).reshape(-1).view(np.uint8).data))
+        if isinstance(a, np.ndarray)
+        else a
+        for a in arrays
+    )
 
 
 def _crash(emulate: FakeKernel, grid: int, block: int, *args: Any) -> None:
@@ -104,14 +124,18 @@ def _garbage(emulate: FakeKernel, grid: int, block: int, *args: Any, channel: An
 
 
 def _kill_node(emulate: FakeKernel, grid: int, block: int, *args: Any) -> None:
-    """The first time (no file at $CUDABENCH_FAKE_KILL_ONCE yet), or every time with
-    $CUDABENCH_FAKE_KILL_ALWAYS: kill the process that started this worker (on a Dask
-    cluster, the Dask worker: a node lost mid-task), then this worker with it. Later: a
-    correct result."""
+    """The first time (the file at $CUDABENCH_FAKE_KILL_ONCE holds fewer than
+    $CUDABENCH_FAKE_KILLS bytes, default 1: one is added at each kill), or every time with
+    $CUDABENCH_FAKE_KILL_ALWAYS: kill the process that started this worker (on a Dask cluster,
+    the Dask worker: a node lost mid-task), then this worker with it. Later: a correct
+    result."""
     marker = os.environ.get("CUDABENCH_FAKE_KILL_ONCE", "")
-    if os.environ.get("CUDABENCH_FAKE_KILL_ALWAYS") or (marker and not os.path.exists(marker)):
+    kills = int(os.environ.get("CUDABENCH_FAKE_KILLS", "1") or 1)
+    done = os.path.getsize(marker) if marker and os.path.exists(marker) else 0
+    if os.environ.get("CUDABENCH_FAKE_KILL_ALWAYS") or (marker and done < kills):
         if marker:
-            open(marker, "w").close()
+            with open(marker, "a") as counted:
+                counted.write("x")
         os.kill(os.getppid(), signal.SIGKILL)
         os._exit(9)
     emulate(grid, block, *args)
@@ -224,6 +248,19 @@ FAKE_DEVICE = DeviceInfo(
 )
 
 
+# The ceilings on the fake (calibration.py): it never measures them on its own (a run on it
+# without kept ceilings has no `% ceiling` column, and says why); `cudabench ceilings` measures
+# them only over arrays this small (8x its L2: CUDABENCH_FAKE_L2 of 512 KiB or less), which it
+# emulates in seconds, where the default 60 MiB L2 would have it compute references over
+# 500 MB arrays for every launch.
+FAKE_CEILINGS_MAX_ELEMENTS = 1 << 20
+
+
+def is_fake(device: DeviceInfo) -> bool:
+    """Whether a GPU is the fake backend's (whichever process or cluster reported it)."""
+    return device.name == FAKE_DEVICE.name
+
+
 class _Function:
     def __init__(self, entry: str, kernel: FakeKernel) -> None:
         self.entry, self.kernel = entry, kernel
@@ -232,6 +269,9 @@ class _Function:
 class FakeBackend:
     name = "fake"
     xp = np
+    # its sample times are scripted, not measured: the stopping rule stops at min_samples
+    # (measure/sampling.sampling_options), whatever minimum GPU time the run asks for
+    scripted_clock = True
 
     def __init__(
         self,
@@ -321,16 +361,20 @@ class FakeBackend:
 
     def _stand_in(self, variant: KernelVariant, entry: str) -> FakeKernel:
         """A fault by its entry name, else the variant's op emulated (its op found when the
-        first launch runs: a fault that never writes needs no op)."""
+        first launch runs: a fault that never writes needs no op), one emulator a variant."""
         from cudabench.core.names import UnknownName
         from cudabench.ops.registry import get_op
 
+        made: list[FakeKernel] = []
+
         def emulate(grid: Any, block: Any, *args: Any) -> Any:
-            try:
-                op = get_op(variant.op)
-            except UnknownName as exc:
-                raise CompileError(f"{variant.path}: the fake backend cannot emulate: {exc}") from None
-            return emulator(op)(grid, block, *args)
+            if not made:
+                try:
+                    op = get_op(variant.op)
+                except UnknownName as exc:
+                    raise CompileError(f"{variant.path}: the fake backend cannot emulate: {exc}") from None
+                made.append(emulator(op))
+            return made[0](grid, block, *args)
 
         fault = FAULTS.get(entry.split("<")[0].strip())
         if fault is _garbage:  # it writes on the channel the worker handed this backend

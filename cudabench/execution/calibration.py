@@ -8,6 +8,12 @@ moves a mix faster than its ceiling; and the FMA op, as a run of their own
 (results/<time>_ceilings.*). Each mix's ceiling is the best of all those rows. `use_ceilings`
 finds the ceilings a run uses — kept in the ceilings file, recorded in the history database,
 or measured now — and says which in a note on the run's metadata.
+
+The fake backend (no GPU) never measures them on its own: a run on it without kept ceilings
+has no `% ceiling` column and a note saying why (its stream ops over 8x its 60 MiB L2 would
+compute a NumPy reference of 500 MB arrays at every launch: the docs' GPU-free example sat
+there for minutes). `cudabench ceilings` on it measures its plumbing over small arrays only
+(CUDABENCH_FAKE_L2, as the tests set).
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
+from cudabench.backends.fake import FAKE_CEILINGS_MAX_ELEMENTS, is_fake
 from cudabench.core.errors import SweepError
 from cudabench.core.records import Ceilings, DeviceInfo, RunMeta, TimingOptions
 from cudabench.execution.plan import plan
@@ -67,6 +74,12 @@ def calibrate(
         n = ceilings.array_elements(session.info, size)
     except ceilings.CeilingsError as exc:
         raise SweepError(str(exc)) from None
+    if is_fake(session.info) and n > FAKE_CEILINGS_MAX_ELEMENTS:
+        raise SweepError(
+            f"the fake backend would emulate the ceilings' arrays of {n:,} floats (8x its "
+            f"{session.info.l2_bytes / 2**20:g} MiB L2) at every launch: give it a small L2 "
+            "(CUDABENCH_FAKE_L2=65536) to measure its plumbing; its numbers are no GPU's anyway"
+        )
     options = dataclasses.asdict(
         dataclasses.replace(timing or TimingOptions(), cold=False, timer="events", interleave=False)
     )
@@ -102,6 +115,18 @@ def calibrate(
     if path is not None:
         ceilings.save(found, path)
     return found, done
+
+
+FAKE_NOTE = (
+    "none: the fake backend measures no ceilings on its own (no GPU: its times are scripted); "
+    "`cudabench ceilings` measures its plumbing with CUDABENCH_FAKE_L2=65536"
+)
+
+
+def measures_fake_ceilings() -> bool:
+    """Whether a run on the fake backend measures its ceilings first, as a run on a GPU does:
+    never, but tests of that path on the fake make this True."""
+    return False
 
 
 def use_ceilings(
@@ -149,6 +174,8 @@ def use_ceilings(
             f"this GPU's ceilings from the history database "
             f"{history.path} (measured {recorded.measured}), kept in {path}",
         )
+    if is_fake(info) and not measures_fake_ceilings():
+        return using(None, FAKE_NOTE)
     why = (
         "--recalibrate"
         if recalibrate

@@ -15,7 +15,13 @@ elsewhere by the scheduler, up to its `distributed.scheduler.allowed-failures` l
 Dask gives up (KilledWorker) and the job's variants run one task each, so that only the
 killer's row is lost. Dask's `retries`, which would re-run a task that *raised*, is not
 used: a job that raises is ERROR rows at once. Ctrl-C cancels the futures and keeps every
-finished row. Kernel sources travel inside the jobs
+finished row. A cluster left without a worker that can take the run's jobs (every one lost,
+and none joining for NO_WORKER_WAIT_S) ends the run: the finished rows stay, the jobs then in
+flight are CRASH rows and those never handed out SKIPPED rows, each saying why (exit 1). A
+local cluster's nannies restart their lost workers for as long as the run lasts (Dask's
+`distributed.deploy.lost-worker-timeout` would otherwise close a nanny whose worker is still
+restarting 15 s after it was lost: on a loaded host, every nanny, and the run waited forever).
+Kernel sources travel inside the jobs
 (the variants' paths must exist on every node: a shared checkout), and each node compiles
 with its own nvcc and cache.
 
@@ -28,7 +34,9 @@ from __future__ import annotations
 import dataclasses
 import os
 import threading
+import time
 from collections.abc import Callable
+from concurrent.futures import CancelledError
 from typing import Any
 
 from cudabench.core.records import DeviceInfo, ResultRow, Status
@@ -42,6 +50,13 @@ CONNECT_TIMEOUT_S = 10
 # task's `retries` (which re-runs a task whose function raised), is what re-runs a lost
 # worker's job.
 ALLOWED_FAILURES = 2
+# How long a run waits for a worker to join when the cluster has none left that can take its
+# jobs, before the jobs still to run become rows saying so; how often it looks.
+NO_WORKER_WAIT_S = 60.0
+POLL_S = 0.5
+# distributed.deploy.lost-worker-timeout for the clusters cudabench starts: a nanny is never
+# closed for a worker that is slow to come back (see the module's docstring)
+LOCAL_LOST_WORKER_TIMEOUT = "365d"
 
 
 class ClusterError(RuntimeError):
@@ -114,6 +129,8 @@ def connect(address: str, fake_workers: int | None = None) -> Any:
         import dask
 
         if address == "local":
+            # read by the cluster whenever a worker is lost: set for the process, not a block
+            dask.config.set({"distributed.deploy.lost-worker-timeout": LOCAL_LOST_WORKER_TIMEOUT})
             if fake_workers is not None:
                 with dask.config.set({"distributed.scheduler.allowed-failures": ALLOWED_FAILURES}):
                     cluster = LocalCluster(
@@ -204,16 +221,16 @@ def on_cluster(
     jobs submitted at once were split 8 and 8 between two H200s whatever their lengths, and
     the sweep took 51.8 s where `--devices all` took 40.8 s (2026-11-23). Workers that left
     during the run (their jobs retried by Dask on the others) are added to `notes`."""
-    from distributed import KilledWorker, as_completed
+    from distributed import KilledWorker, wait
 
     def execute(jobs: list[CaseJob], events: PoolEvents, ready: Callable[[int], None] | None = None) -> None:
         # (job index, the job or a part of it), popped from the end: first job first
         pending: list[tuple[int, CaseJob]] = [(i, job) for i, job in enumerate(jobs)][::-1]
-        futures: dict[Any, tuple[int, CaseJob]] = {}
+        futures: dict[Any, tuple[int, CaseJob]] = {}  # in flight, in the order handed out
         found: dict[int, list[ResultRow]] = {}  # each job's rows so far
         parts = {i: 1 for i in range(len(jobs))}  # each job's tasks not yet ended
         readied: set[int] = set()
-        running = as_completed()
+        given_up: list[float] = []  # the seconds waited for a worker, once the run gave up
 
         def submit_next() -> None:
             index, job = pending.pop()
@@ -230,49 +247,88 @@ def on_cluster(
                 allow_other_workers=False,
             )
             futures[future] = (index, job)
-            running.add(future)
+
+        def part_done(index: int, rows: list[ResultRow]) -> None:
+            for row in rows:
+                events.row(index, row)
+            found.setdefault(index, []).extend(rows)
+            parts[index] -= 1
+            if not parts[index]:
+                order = {n: i for i, n in enumerate(_names(jobs[index]))}
+                events.job_done(index, sorted(found.pop(index), key=lambda r: order.get(r.label, len(order))))
+
+        def ended(future: Any) -> None:
+            index, job = futures.pop(future)
+            try:
+                rows = future.result()
+            except KilledWorker as exc:  # the job took down worker after worker
+                names = _names(job)
+                if len(names) > 1:  # find the one that does: each variant alone
+                    parts[index] += len(names) - 1
+                    pending.extend((index, _only(job, n)) for n in reversed(names))
+                    if notes is not None:
+                        notes.append(
+                            f"the cluster gave up on the job of {job.case.op} {job.case.id} (KilledWorker: "
+                            f"its task took down worker after worker); its {len(names)} variants and "
+                            "baselines ran one task each, so that only the one that does is lost"
+                        )
+                    submit_next()
+                    return
+                rows = job_failed(
+                    job, Status.CRASH, f"the cluster gave up on this job ({type(exc).__name__}: {exc})"
+                )
+            except Exception as exc:  # the task raised (or was cancelled): a bug, not a lost node; once
+                rows = job_failed(job, Status.ERROR, f"the job's task raised {type(exc).__name__}: {exc}")
+            if pending:
+                submit_next()  # before the rows are saved: the GPU is not kept waiting
+            part_done(index, rows)
+
+        def give_up(waited_s: float) -> None:
+            """No worker for `waited_s`: the jobs in flight are CRASH rows, the rest SKIPPED."""
+            given_up.append(waited_s)
+            lost, never = list(futures.values()), pending[::-1]
+            client.cancel(list(futures))
+            futures.clear()
+            pending.clear()
+            why = f"no worker left in the cluster (none joined in {waited_s:.0f} s)"
+            for index, job in lost:
+                part_done(index, job_failed(job, Status.CRASH, f"lost with the cluster's last worker: {why}"))
+            for index, job in never:
+                part_done(index, job_failed(job, Status.SKIPPED, f"not run: {why}"))
+            if notes is not None:
+                notes.append(
+                    f"the run ended early: {why}; {len(lost)} job(s) in flight are CRASH rows and "
+                    f"{len(never)} never handed out SKIPPED rows, the finished rows are kept"
+                )
 
         for _ in range(min(max(len(addresses), 1), len(pending))):
             submit_next()
+        alone_since: float | None = None  # since when no worker could take the jobs
         try:
-            for future in running:
-                index, job = futures[future]
+            while futures:
                 try:
-                    rows = future.result()
-                except KilledWorker as exc:  # the job took down worker after worker
-                    names = [v.label for v in job.variants] + list(job.baselines)
-                    if len(names) > 1:  # find the one that does: each variant alone
-                        parts[index] += len(names) - 1
-                        pending.extend((index, _only(job, n)) for n in reversed(names))
-                        submit_next()
-                        continue
-                    rows = job_failed(
-                        job, Status.CRASH, f"the cluster gave up on this job ({type(exc).__name__}: {exc})"
-                    )
-                except Exception as exc:  # the task raised: a bug, not a lost node; once
-                    rows = job_failed(job, Status.ERROR, f"the job's task raised {type(exc).__name__}: {exc}")
-                if pending:
-                    submit_next()  # before the rows are saved: the GPU is not kept waiting
-                for row in rows:
-                    events.row(index, row)
-                found.setdefault(index, []).extend(rows)
-                parts[index] -= 1
-                if not parts[index]:
-                    order = {
-                        n: i
-                        for i, n in enumerate(
-                            [v.label for v in jobs[index].variants] + list(jobs[index].baselines)
-                        )
-                    }
-                    events.job_done(
-                        index, sorted(found.pop(index), key=lambda r: order.get(r.label, len(order)))
-                    )
+                    wait(list(futures), timeout=POLL_S, return_when="FIRST_COMPLETED")
+                except (TimeoutError, CancelledError):
+                    pass
+                done = [f for f in futures if f.done()]
+                for future in done:
+                    ended(future)
+                if done or able(client, addresses, pin):
+                    alone_since = None
+                    continue
+                now = time.monotonic()
+                alone_since = now if alone_since is None else alone_since
+                if now - alone_since >= NO_WORKER_WAIT_S:
+                    give_up(now - alone_since)
         except KeyboardInterrupt:
             client.cancel(list(futures))
             raise
-        present = client.scheduler_info()["workers"]
+        try:
+            present = client.scheduler_info()["workers"]
+        except OSError:
+            present = {}
         left = [a for a in addresses if a not in present]
-        if left and notes is not None:
+        if left and notes is not None and not given_up:  # (else its own note says what was lost)
             notes.append(
                 f"{len(left)} worker(s) left the cluster during the run "
                 f"({', '.join(left)}); Dask ran their unfinished jobs again on the "
@@ -280,6 +336,23 @@ def on_cluster(
             )
 
     return execute
+
+
+def able(client: Any, addresses: list[str], pin: bool) -> int:
+    """How many of the cluster's workers can take the run's jobs now: with `pin`, those at
+    `addresses`; else any with a GPU resource. 0 when the scheduler does not answer."""
+    try:
+        present = client.scheduler_info()["workers"]
+    except OSError:
+        return 0
+    if pin:
+        return sum(1 for a in addresses if a in present)
+    return sum(1 for info in present.values() if (info.get("resources") or {}).get("GPU", 0) >= 1)
+
+
+def _names(job: CaseJob) -> list[str]:
+    """The labels of a job's rows, in order: its variants, then its baselines."""
+    return [v.label for v in job.variants] + list(job.baselines)
 
 
 def _only(job: CaseJob, name: str) -> CaseJob:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from cudabench.core.errors import SweepError
 from cudabench.core.paths import BUILTIN_KERNELS
-from cudabench.core.records import Case, ResultRow, RunMeta, Status
+from cudabench.core.records import Case, Ceilings, ResultRow, RunMeta, Status
 from cudabench.execution.pool import PoolError
 from cudabench.execution.sinks import HistoryRecord, Listener, Progress, ResultsFiles, Sink
 from cudabench.measure import telemetry
@@ -90,6 +90,7 @@ class Sweep:
     def __init__(self, executor: Executor, stem: Path, meta: RunMeta, sinks: list[Sink]) -> None:
         self.executor, self.stem, self.meta, self.sinks = executor, stem, meta, sinks
         self.jobs: list[CaseJob] = []
+        self._measured = meta.ceilings  # the ceilings the run started with (a row may raise them)
         self._done: dict[int, list[ResultRow]] = {}  # finished jobs, derived columns filled in
         self._pending: dict[int, list[ResultRow]] = collections.defaultdict(list)
         self._progress = next((s for s in sinks if isinstance(s, Progress)), None)
@@ -174,12 +175,35 @@ class Sweep:
     def with_ceiling(self, row: ResultRow) -> ResultRow:
         """The row's `% ceiling` (ceilings.annotate), with its note when it ran above its
         ceiling by more than that ceiling's spread; the first such row adds the run's note
-        asking for a recalibration (once)."""
+        asking for a recalibration (once). A row that moves exactly a mix at the calibration
+        size or more, faster than its ceiling, raises that ceiling for the run first
+        (ceilings.raised): the rows so far are measured again against it."""
+        up = ceilings.raised(self.meta.ceilings, row, self.meta.device)
+        if up is not None:
+            self._raise(up[0], up[1], row)
         c = self.meta.ceilings
         row = ceilings.annotate(row, c, self.meta.device)
         if c is not None and ceilings.flagged(row):
             self._note(ceilings.recalibration_note(c))
         return row
+
+    def _raise(self, mix: str, raised: Ceilings, row: ResultRow) -> None:
+        """The run's ceilings with `mix` raised to `row`, its note (one a mix), and the rows so
+        far annotated again (a row flagged above the old ceiling may no longer be)."""
+        first = self._measured or raised
+        before: float = getattr(first, f"{mix}_gbps")
+        prefix = ceilings.RAISED.format(mix=mix)
+        notes = tuple(n for n in self.meta.notes if not n.startswith(prefix))
+        self.meta = dataclasses.replace(
+            self.meta, ceilings=raised, notes=(*notes, ceilings.raised_note(mix, before, row))
+        )
+        device = self.meta.device
+        for rows in (self._done, self._pending):
+            for index in list(rows):
+                rows[index] = [ceilings.annotate(r, raised, device) for r in rows[index]]
+        if not any(ceilings.flagged(r) for r in self.rows):  # the request no longer stands
+            asked = ceilings.recalibration_note(raised)
+            self.meta = dataclasses.replace(self.meta, notes=tuple(n for n in self.meta.notes if n != asked))
 
     def note_energy(self, row: ResultRow, job: CaseJob) -> None:
         """The run's one note on why an OK row asked for its energy has none (in place, cold,

@@ -12,7 +12,9 @@
    Cold mode times one launch per sample, after an L2 flush.
 4. Sample until both `min_samples` samples and `min_time_s` of GPU time are reached (the
    triton/nvbench rule), or `max_time_s` is spent, whichever comes first. With `interleave`
-   the variants of one shape take their samples in turn (measure_interleaved).
+   the variants of one shape take their samples in turn (measure_interleaved). A backend whose
+   clock is scripted (`scripted_clock`: the fake's) has no noise for the time rule to average:
+   its rows stop at `min_samples` (`sampling_options`), so a fake run takes seconds.
 
 The median is the reported figure; min and the relative spread come with it.
 
@@ -90,6 +92,17 @@ def collect(
             return samples
 
 
+def sampling_options(backend: Backend, options: TimingOptions) -> TimingOptions:
+    """The options the stopping rule applies on `backend`: as asked, but without the minimum
+    GPU time on a backend whose clock is scripted (`scripted_clock`, the fake's): every sample
+    of a call is the same scripted time, there is nothing to average over time, and at the
+    fake's 0.1 ms a row would take 2,000 samples (each one launch of its NumPy stand-in) to
+    reach the default 0.2 s. Warm-up, pilot, `min_samples` and `max_time_s` stay as asked."""
+    if getattr(backend, "scripted_clock", False) and options.min_time_s > 0:
+        return replace(options, min_time_s=0.0)
+    return options
+
+
 def clock_of(backend: Backend, options: TimingOptions) -> str:
     """The clock a measurement uses: events, cupti or both (auto resolved on this backend);
     KernelClockUnavailable when cupti or both is asked for and CUPTI cannot run."""
@@ -112,6 +125,7 @@ def measure(
     around every launch of `call` (the NVTX ranges) and around nothing else: the L2 flush or
     the spin a sample needs stays outside, as does `reset` (an in-place op's input restored
     before every sample)."""
+    options = sampling_options(backend, options)
     clock = clock_of(backend, options)
     events = (
         measure(backend, call, replace(options, timer="events"), scope, reset) if clock == "both" else None
@@ -221,6 +235,7 @@ def measure_interleaved(
     """Time several calls (the variants of one shape) with their samples taken in turn,
     A B C A B C ..., so that clock and thermal drift fall on all of them alike. Each call
     keeps its own batch size and stopping rule; one that is done drops out of the rotation."""
+    options = sampling_options(backend, options)
     clock = clock_of(backend, options)
     events: list[Measurement | None] = [None] * len(calls)
     if clock == "both":  # the events clock alone first, interleaved as asked

@@ -24,6 +24,13 @@ ceilings are not the card's best: `annotate` says so in the row's notes (rows th
 L2 already say they are cached, and are not flagged), and the sweep asks once, in the run's
 notes, for a recalibration (RECALIBRATE).
 
+A run's own rows count too (`raised`): a correct row that moves exactly one mix over at least
+the calibration's arrays (`mix_of`, so never a row the L2 holds) and runs faster than that
+mix's ceiling raises it for the run, which says so in its notes (RAISED). The measurement's
+arrays are 8x the L2; larger ones read faster (an H100's first run: the 2^30 sums at 102-105%
+of the read ceiling measured over 400 MB), and a ceiling a row beats is not a ceiling. Rows
+between two mixes (a row sum reads 128/129 of its bytes) raise nothing: they keep the note.
+
 The ceilings are kept per (GPU model, driver, memory clock) in a JSON file (results/
 ceilings.json, or $CUDABENCH_CEILINGS; "off" turns the column off), read through schema.py
 like a results file. This module is the arithmetic and the file; calibration.py runs the
@@ -38,6 +45,7 @@ import os
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from cudabench.core.dtypes import get_dtype
 from cudabench.core.records import Ceilings, DeviceInfo, KernelVariant, ResultRow, Status
@@ -234,14 +242,42 @@ def recalibration_note(c: Ceilings) -> str:
 
 
 def annotate(row: ResultRow, c: Ceilings | None, device: DeviceInfo) -> ResultRow:
-    """The row with its `% ceiling`, and the note `above` gives, once however often it is
-    annotated."""
+    """The row with its `% ceiling`, and the note `above` gives against `c` (a note against
+    earlier ceilings replaced), once however often it is annotated."""
     value = pct_ceiling(row, c)
     if value is None:
         return row
     note = above(row, c, device)
-    notes = "; ".join(n for n in (row.notes, note) if n) if note and note not in row.notes else row.notes
-    return dataclasses.replace(row, pct_ceiling=value, notes=notes)
+    kept = [n for n in row.notes.split("; ") if n and not n.startswith(ABOVE)] if row.notes else []
+    return dataclasses.replace(row, pct_ceiling=value, notes="; ".join([*kept, note] if note else kept))
+
+
+RAISED = "% ceiling: the {mix} ceiling raised to "  # how a raised mix's run note starts
+
+
+def raised(c: Ceilings | None, row: ResultRow, device: DeviceInfo) -> tuple[str, Ceilings] | None:
+    """(the mix, the ceilings with that mix's ceiling raised to the row) for a correct row that
+    moves exactly one mix over at least the calibration's arrays (`mix_of`: never a small row
+    the L2 serves) faster than that mix's ceiling; None for any other row. `by` names the row
+    and its spread becomes the mix's."""
+    mix = mix_of(row, device) if c is not None else None
+    if c is None or mix is None or (row.gbps or 0.0) <= getattr(c, f"{mix}_gbps"):
+        return None
+    mine = f"{_by(mix, row)} (a run's row)"
+    by = tuple(mine if b.startswith(f"{mix}: ") else b for b in c.by)
+    by = by if mine in by else (*by, mine)
+    changes: dict[str, Any] = {f"{mix}_gbps": row.gbps, f"{mix}_spread": row.spread, "by": by}
+    return mix, dataclasses.replace(c, **changes)
+
+
+def raised_note(mix: str, before: float, row: ResultRow) -> str:
+    """The run's note for a mix whose ceiling a row of the run raised (one a mix: the last)."""
+    return (
+        f"{RAISED.format(mix=mix)}{row.gbps or 0.0:,.0f} GB/s by {row.op} {row.label} {row.shape} "
+        f"{row.dtype}, faster than the measured {before:,.0f} GB/s over arrays of {L2_MULTIPLE}x the "
+        "L2: larger arrays move faster, and a ceiling a row beats is not a ceiling; measured at that "
+        f"size: `{RECALIBRATE} --size {row.shape}`"
+    )
 
 
 def _by(mix: str, r: ResultRow) -> str:
