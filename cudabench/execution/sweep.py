@@ -23,7 +23,7 @@ from cudabench.measure.runner import CaseJob
 from cudabench.ops.protocol import in_place_input
 from cudabench.record import ceilings
 from cudabench.record.history import History, HistoryError
-from cudabench.record.results import stem_file, write_results
+from cudabench.record.results import release_stem, stem_file, write_results
 
 if TYPE_CHECKING:
     from cudabench.execution.executors import Executor, Ready
@@ -122,6 +122,7 @@ class Sweep:
         self.meta = dataclasses.replace(self.meta, complete=True)
         rows = self.rows if rows is None else [self.with_ceiling(r) for r in rows]
         paths = write_results(self.stem, self.meta, rows)
+        release_stem(self.stem)  # the run is over: its name is free (claim_stem)
         self._record(rows, self.meta)
         return paths
 
@@ -184,8 +185,10 @@ class Sweep:
             self.executor.execute(jobs, Events(), ready)
         except KeyboardInterrupt:
             self.save()  # complete: false
+            release_stem(self.stem)
             raise Interrupted(self.rows, stem_file(self.stem, ".json")) from None
         except PoolError as exc:
             self.save()
+            release_stem(self.stem)
             raise SweepFailed(str(exc), self.rows, stem_file(self.stem, ".json")) from None
         return [self._done.get(offset + i, []) for i in range(len(jobs))]

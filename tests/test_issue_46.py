@@ -1,0 +1,141 @@
+"""Issue 46, "what a new user and an audit still hit": each test names its item. GPU-free
+(the fake backend, nvcc, or files written here)."""
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from cudabench.cli import app
+
+runner = CliRunner()
+FAKE = {"CUDABENCH_BACKEND": "fake"}
+QUICK = ["--no-ceilings", "--min-samples", "2", "--min-time", "0", "--max-time", "0.01", "--warmup", "0"]
+
+# An op whose kernel takes its arguments in its own order (`args`), not the default
+# (inputs, outputs, scalars): out = a - 2 b, so a and b bound to each other's names is wrong.
+ORDERED_OP = """\
+from cudabench.op import Op, Scalar, Tensor, elements
+
+
+class Ordered(Op):
+    about = "out = a - 2 b, the kernel's arguments in its own order"
+    dims = ("n",)
+    inputs = (Tensor("a", "n"), Tensor("b", "n"))
+    outputs = (Tensor("out", "n"),)
+    scalars = (Scalar("n", "int"),)
+    args = ("n", "b", "out", "a")
+    rules = {"flat": elements()}
+
+    def reference(self, xp, a, b):
+        return a - 2 * b
+"""
+ORDERED_KERNEL = """\
+// cudabench:
+//   variant: plain
+//   entry: ordered_plain
+//   block: 256
+//   grid: flat
+//   about: a thread an element
+#include "common/dtype.cuh"
+
+extern "C" __global__ void ordered_plain(int n, const elem_t* __restrict__ b, elem_t* __restrict__ out,
+                                         const elem_t* __restrict__ a) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = cb::from_float<elem_t>(cb::to_float(a[i]) - 2.0f * cb::to_float(b[i]));
+}
+"""
+
+
+def ordered_op(root: Path, kernel: str = ORDERED_KERNEL) -> Path:
+    folder = root / "ordered"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "op.py").write_text(ORDERED_OP)
+    (folder / "plain.cu").write_text(kernel)
+    return folder
+
+
+# ---------------------------------------------------------------- 7: the kernel's parameters
+
+
+def test_7_an_op_with_its_own_argument_order_runs_right(tmp_path):
+    """Bound by name, in the op's `args` order: the emulated kernel reads a and b where the op
+    put them. Binding in the default order (a, b, out, n) hands the kernel n's place to a
+    and FAILs every row."""
+    ordered_op(tmp_path / "ops")
+    result = runner.invoke(
+        app,
+        ["run", "ordered", "--ops", str(tmp_path / "ops"), "-s", "1000", "-s", "4097", *QUICK, "--json"],
+        env={**FAKE, "CUDABENCH_CACHE": str(tmp_path / "cache")},
+    )
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout)["rows"]
+    assert {(r["variant"], r["shape"], r["status"]) for r in rows} == {
+        ("plain", "1000", "OK"),
+        ("plain", "4097", "OK"),
+    }
+
+
+def test_7_the_op_binds_each_argument_by_its_name():
+    import numpy as np
+
+    from cudabench.ops.protocol import Geometry
+
+    namespace: dict = {}
+    exec(compile(ORDERED_OP, "op.py", "exec"), namespace)
+    op = namespace["Ordered"]()
+    op.name = "ordered"
+    a, b, out = np.ones(3), np.zeros(3), np.empty(3)
+    args = op.kernel_args((a, b), out, {}, Geometry(1, 256))
+    assert args[0] == 3 and args[1] is b and args[2] is out and args[3] is a
+    assert op.arg_roles() == (("scalar", "n"), ("input", "b"), ("output", "out"), ("input", "a"))
+
+
+@pytest.mark.nvcc
+def test_7_check_compares_each_parameters_kind_and_names_the_first_mismatch(tmp_path, monkeypatch):
+    """The kernel in the default order (a, b, out, n) where the op passes (n, b, out, a):
+    four parameters, so the count agrees; the first parameter is a pointer where the op
+    passes `int n`: one line naming the kernel's line, exit 1. In the op's order: OK."""
+    monkeypatch.setenv("CUDABENCH_CACHE", str(tmp_path / "cache"))
+    folder = ordered_op(tmp_path / "ops")
+    ops = ["--ops", str(tmp_path / "ops"), "--arch", "sm_80"]
+    good = runner.invoke(app, ["check", "ordered", *ops])
+    assert good.exit_code == 0, good.output
+    kernel = folder / "plain.cu"
+    kernel.write_text(
+        ORDERED_KERNEL.replace(
+            "ordered_plain(int n, const elem_t* __restrict__ b, elem_t* __restrict__ out,\n"
+            "                                         const elem_t* __restrict__ a)",
+            "ordered_plain(const elem_t* __restrict__ a, const elem_t* __restrict__ b,\n"
+            "                                         elem_t* __restrict__ out, int n)",
+        )
+    )
+    bad = runner.invoke(app, ["check", "ordered", *ops])
+    assert bad.exit_code == 1, bad.output
+    (line,) = [ln for ln in bad.stderr.splitlines() if "parameter" in ln]
+    assert line == (
+        f"error: {kernel}:9: ordered_plain parameter 1 is a pointer or a 64-bit integer (.u64), "
+        "but ordered passes int n there (its arguments, in order: n, b, out, a)"
+    )
+
+
+def test_7_ptx_parameters_read_each_kind():
+    from cudabench.build.compile import ptx_parameters
+
+    ptx = """
+.visible .entry k(
+	.param .u64 k_param_0,
+	.param .u32 k_param_1,
+	.param .f32 k_param_2,
+	.param .f64 k_param_3,
+	.param .align 8 .b8 k_param_4[16],
+	.param .u64 .ptr .global .align 4 k_param_5
+)
+{
+}
+.entry other()
+{
+}
+"""
+    assert ptx_parameters(ptx) == {"k": ("u64", "u32", "f32", "f64", "b8[16]", "u64"), "other": ()}
