@@ -139,3 +139,143 @@ def test_7_ptx_parameters_read_each_kind():
 }
 """
     assert ptx_parameters(ptx) == {"k": ("u64", "u32", "f32", "f64", "b8[16]", "u64"), "other": ()}
+
+
+# ---------------------------------------------------------------- 8: requires on a parameter
+
+VEC_KERNEL = """\
+// cudabench:
+//   variant: vec
+//   op: reduce
+//   entry: reduce_sum_vec
+//   block: 256
+//   grid: segments
+//   params: {{VEC: [4, 2, {third}]}}
+//   requires: {{cols_multiple_of: {needs}}}
+//   about: VEC elements a load: right only where cols % VEC == 0
+#include "common/dtype.cuh"
+#ifndef VEC
+#define VEC 4
+#endif
+static_assert(VEC != 3, "three is no vector width");
+
+extern "C" __global__ void reduce_sum_vec(const float* __restrict__ x, float* __restrict__ out,
+                                          float* partials, unsigned* counters, long long rows,
+                                          long long cols, int group, int chunks) {{}}
+"""
+
+
+def vec_kernel(folder: Path, needs: str = "VEC", third: int = 1) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "vec.cu"
+    path.write_text(VEC_KERNEL.format(needs=needs, third=third))
+    return path
+
+
+def test_8_a_requirement_may_name_a_parameter_resolved_per_configuration(tmp_path):
+    from cudabench.ops.header import parse_header
+    from cudabench.ops.registry import get_op
+
+    variant = parse_header(vec_kernel(tmp_path), "reduce")
+    assert variant.requires == (("cols_multiple_of", "VEC"),)
+    op = get_op("reduce")
+    assert variant.requirements == (("cols_multiple_of", 4),)
+    assert op.unmet(variant, (8, 6)) == "needs cols % 4 == 0 (cols = 6)"
+    assert op.unmet(variant.configured({"VEC": 2}), (8, 6)) is None
+    assert op.unmet(variant.configured({"VEC": 1}), (8, 7)) is None
+
+
+def test_8_a_requirement_naming_no_parameter_is_an_error_at_its_line(tmp_path):
+    from cudabench.ops.header import KernelHeaderError, parse_header
+
+    path = vec_kernel(tmp_path, needs="VEX")
+    with pytest.raises(KernelHeaderError) as caught:
+        parse_header(path, "reduce")
+    assert str(caught.value) == (
+        f"{path}:8: requires cols_multiple_of: 'VEX' is neither an integer nor a parameter "
+        "(did you mean VEC?)"
+    )
+
+
+def test_8_a_run_is_n_a_only_in_the_configurations_that_break_it(tmp_path):
+    vec_kernel(tmp_path / "mine")
+    result = runner.invoke(
+        app,
+        [
+            "run",
+            "reduce",
+            "-s",
+            "8x6",
+            "-v",
+            "vec",
+            "--param",
+            "VEC=4,2,1",
+            "--kernels",
+            str(tmp_path / "mine"),
+        ]
+        + [*QUICK, "--json"],
+        env=FAKE,
+    )
+    assert result.exit_code == 0, result.output
+    rows = {(r["variant"], r["params"]): r for r in json.loads(result.stdout)["rows"]}
+    status = {params: r["status"] for (name, params), r in rows.items() if name == "vec"}
+    assert status == {"VEC=4": "N/A", "VEC=2": "OK", "VEC=1": "OK"}
+    assert "needs cols % 4 == 0" in rows[("vec", "VEC=4")]["error"]
+
+
+@pytest.mark.nvcc
+def test_8_check_all_compiles_every_configuration(tmp_path, monkeypatch):
+    """The defaults compile; VEC=3 does not (its static_assert): only `check --all` sees it,
+    naming the configuration."""
+    monkeypatch.setenv("CUDABENCH_CACHE", str(tmp_path / "cache"))
+    kernel = ORDERED_KERNEL.replace(
+        "//   about: a thread an element\n",
+        "//   params: {VEC: [1, 2, 3]}\n"
+        "//   requires: {n_multiple_of: VEC}\n"
+        "//   about: a thread an element: VEC of them\n",
+    ).replace(
+        '#include "common/dtype.cuh"\n', '#include "common/dtype.cuh"\nstatic_assert(VEC != 3, "no 3");\n'
+    )
+    ordered_op(tmp_path / "ops", kernel)
+    args = ["check", "ordered", "--ops", str(tmp_path / "ops"), "--arch", "sm_80"]
+    defaults = runner.invoke(app, args)
+    assert defaults.exit_code == 0, defaults.output
+    every = runner.invoke(app, [*args, "--all"])
+    assert every.exit_code == 1, every.output
+    assert "ordered plain[VEC=3] float32 sm_80: COMPILE_ERROR" in every.stderr
+    assert "ordered plain[VEC=2] float32 sm_80: ok" in every.stderr and "no 3" in every.stderr
+
+
+# ---------------------------------------------------------------- 9: what the docs say
+
+
+def test_9_an_about_holding_a_colon_is_its_text(tmp_path):
+    """Header values are YAML, but `about:` is text: a ": " in it (which YAML would read as a
+    mapping) is accepted, continuation lines joined, a trailing comment left out, and every
+    later key keeps its own line for errors."""
+    from cudabench.ops.discovery import discover
+    from cudabench.ops.header import KernelHeaderError, header_op, parse_header
+
+    kernel = tmp_path / "k.cu"
+    header = (
+        "// cudabench:\n"
+        "//   op: reduce\n"
+        "//   variant: mine\n"
+        "//   about: sum: float4 loads, then a shuffle  # seed 001\n"
+        "//     (rows: any)\n"
+        "//   entry: k\n"
+        "//   block: {block}\n"
+        "//   grid: segments\n"
+    )
+    kernel.write_text(header.format(block=256))
+    variant = parse_header(kernel, "reduce")
+    assert variant.about == "sum: float4 loads, then a shuffle (rows: any)"
+    assert header_op(kernel) == "reduce"
+    found, problems = discover("reduce", [tmp_path])
+    assert [v.name for v in found] == ["mine"] and not problems
+    kernel.write_text(header.format(block=100))
+    with pytest.raises(KernelHeaderError, match=r"k.cu:7: block 100 must be a multiple of 32"):
+        parse_header(kernel, "reduce")
+    kernel.write_text(header.format(block=256).replace("//   variant: mine", "//   variant: a: b"))
+    with pytest.raises(KernelHeaderError, match=r"k.cu:3: header is not valid YAML: .* quote a value"):
+        parse_header(kernel, "reduce")

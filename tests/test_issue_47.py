@@ -259,3 +259,153 @@ def test_2_ctrl_c_in_the_parameter_pass_stops_check_at_once(tmp_path, terminal):
     assert "Traceback" not in errors and errors.strip().splitlines()[-1] == "interrupted"
     time.sleep(0.3)
     assert not any(_alive(pid) for pid in started)
+
+
+# ---------------------------------------------------------------- 3: --kernels paths
+
+_KERNEL = """\
+// cudabench:
+//   variant: mine
+//   entry: reduce_sum_mine
+//   block: 256
+//   grid: segments{op}
+//   about: my reduction
+extern "C" __global__ void reduce_sum_mine(const float* x, float* out, long long n, long long rows) {{}}
+"""
+
+
+def _one_line(result, *needles: str) -> str:
+    assert result.exit_code == 2, result.output
+    lines = [ln for ln in result.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "Traceback" not in result.output, result.output
+    for needle in needles:
+        assert needle in lines[0], lines[0]
+    return lines[0]
+
+
+@pytest.mark.parametrize("command", ["check", "list", "run"])
+def test_3_a_misspelt_op_folder_under_kernels_is_one_line_naming_the_op(tmp_path, command):
+    from typer.testing import CliRunner
+
+    from cudabench.cli import app
+
+    folder = tmp_path / "mine" / "reduse"
+    folder.mkdir(parents=True)
+    (folder / "mine.cu").write_text(_KERNEL.format(op=""))
+    args = {"check": ["check"], "list": ["list"], "run": ["run", "reduce", "-s", "1024", *QUICK]}[command]
+    result = CliRunner().invoke(
+        app, [*args, "--kernels", str(tmp_path / "mine")], env={"CUDABENCH_BACKEND": "fake"}
+    )
+    _one_line(result, "reduse/", "no op's folder", "did you mean reduce")
+
+
+def test_3_a_single_cu_file_is_taken_when_its_header_names_an_op(tmp_path):
+    from typer.testing import CliRunner
+
+    from cudabench.cli import app
+
+    runner = CliRunner()
+    good = tmp_path / "mine.cu"
+    good.write_text(_KERNEL.format(op="\n//   op: reduce"))
+    listed = runner.invoke(app, ["list", "reduce", "--kernels", str(good)])
+    assert listed.exit_code == 0, listed.output
+    assert "mine" in listed.stdout and "my reduction" in listed.stdout
+    ran = runner.invoke(
+        app,
+        ["run", "reduce", "-s", "1024", "-v", "mine", *QUICK, "--kernels", str(good), "-o", str(tmp_path)],
+        env={"CUDABENCH_BACKEND": "fake"},
+    )
+    assert ran.exit_code == 0, ran.output
+
+    loose = tmp_path / "loose.cu"
+    loose.write_text(_KERNEL.format(op=""))
+    _one_line(runner.invoke(app, ["list", "--kernels", str(loose)]), "names no op", "op: reduce")
+    wrong = tmp_path / "wrong.cu"
+    wrong.write_text(_KERNEL.format(op="\n//   op: reduse"))
+    _one_line(runner.invoke(app, ["check", "--kernels", str(wrong)]), "'reduse'", "did you mean reduce")
+    plain = tmp_path / "notes.txt"
+    plain.write_text("x")
+    _one_line(runner.invoke(app, ["list", "--kernels", str(plain)]), "not a folder or a .cu file")
+    headless = tmp_path / "headless.cu"
+    headless.write_text("__global__ void k() {}\n")
+    _one_line(runner.invoke(app, ["list", "--kernels", str(headless)]), "no '// cudabench:' header")
+    _one_line(runner.invoke(app, ["list", "--kernels", str(tmp_path / "gone.cu")]), "gone.cu: no such file")
+
+
+def test_3_a_loose_file_naming_no_op_is_one_line(tmp_path):
+    from typer.testing import CliRunner
+
+    from cudabench.cli import app
+
+    (tmp_path / "k").mkdir()
+    (tmp_path / "k" / "mine.cu").write_text(_KERNEL.format(op="\n//   op: redcue"))
+    _one_line(CliRunner().invoke(app, ["list", "--kernels", str(tmp_path / "k")]), "'redcue'", "reduce")
+
+
+# ---------------------------------------------------------------- 4: the right diagnosis
+
+
+def test_4_a_key_written_twice_in_a_config_is_one_line_at_its_line(tmp_path):
+    from cudabench.execution.config import ConfigError, load_config
+
+    config = tmp_path / "two.yaml"
+    config.write_text("op: reduce\nshapes: [1024]\nop: softmax\n")
+    with pytest.raises(ConfigError) as caught:
+        load_config(config)
+    assert str(caught.value) == f"{config}:3: the key 'op' is written twice (first at line 1; each key once)"
+    nested = tmp_path / "nested.yaml"
+    nested.write_text("benchmarks:\n  - op: reduce\n    shapes: [1024]\n    shapes: [2048]\n")
+    with pytest.raises(
+        ConfigError, match=r"nested.yaml:4: the key 'shapes' is written twice \(first at line 3"
+    ):
+        load_config(nested)
+
+
+def test_4_a_config_with_two_ops_does_not_run_the_second(tmp_path):
+    from typer.testing import CliRunner
+
+    from cudabench.cli import app
+
+    config = tmp_path / "two.yaml"
+    config.write_text("op: reduce\nshapes: [1024]\nop: softmax\n")
+    result = CliRunner().invoke(app, ["run", str(config), *QUICK], env={"CUDABENCH_BACKEND": "fake"})
+    _one_line(result, f"{config}:3:", "'op' is written twice")
+
+
+def test_4_a_key_written_twice_in_a_header_is_one_line_at_its_line(tmp_path):
+    from cudabench.ops.header import KernelHeaderError, parse_header
+
+    kernel = tmp_path / "k.cu"
+    kernel.write_text(
+        "#include <x>\n// cudabench:\n//   variant: a\n//   entry: k\n//   block: 256\n"
+        "//   grid: segments\n//   about: x\n//   block: 128\n"
+    )
+    with pytest.raises(KernelHeaderError) as caught:
+        parse_header(kernel, "reduce")
+    assert str(caught.value) == (
+        f"{kernel}:8: header: the key 'block' is written twice (first at line 5; each key once)"
+    )
+
+
+def test_4_every_readme_reference_in_the_package_names_a_section_that_exists():
+    """`see README, 'Tuning'`: every mention of the README in the package's messages names
+    one of its sections (a bare "see README" or a section that is not there sends the user
+    nowhere); every docs/ page a message names exists."""
+    import re
+
+    sections = {
+        line.lstrip("#").strip().lower()
+        for line in (ROOT / "README.md").read_text().splitlines()
+        if line.startswith("#")
+    }
+    found = 0
+    for path in (ROOT / "cudabench").rglob("*.py"):
+        text = path.read_text()
+        for match in re.finditer(r"README\b(.{0,40})", text):
+            named = re.match(r"""[,:]\s*['"]?([A-Za-z][\w ,&-]*?)['"]?[)"'\s]""", match.group(1))
+            assert named, f"{path}: 'README{match.group(1)}' names no section"
+            assert named.group(1).lower() in sections, f"{path}: README has no section {named.group(1)!r}"
+            found += 1
+        for page in re.findall(r"\bdocs/[\w/.-]+\.md", text):
+            assert (ROOT / page).is_file(), f"{path}: names {page}, which does not exist"
+    assert found >= 2

@@ -30,7 +30,7 @@ from cudabench.core.dtypes import ALL, DTYPES
 from cudabench.core.names import closest
 from cudabench.core.records import Shape, TimingOptions
 from cudabench.core.shapes import ShapeError, parse_shape
-from cudabench.core.yaml_lines import LineLoader, Lines, line_at
+from cudabench.core.yaml_lines import DuplicateKey, LineLoader, Lines, line_at
 
 BUILTIN_CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 _TOP_KEYS = {"op", "shapes", "variants", "dtype", "dtypes", "params", "timing", "benchmarks"}
@@ -206,6 +206,8 @@ def load_config(path: Path) -> BenchConfig:
         raise ConfigError(f"{where}: cannot read: {exc}") from exc
     try:
         raw = yaml.load(text, Loader=LineLoader)  # noqa: S506 - a SafeLoader subclass
+    except DuplicateKey as exc:
+        raise ConfigError(f"{where}:{exc.line + 1}: {exc.said(exc.first_line + 1)}") from exc
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         at = f"{where}:{mark.line + 1}" if mark is not None else where
