@@ -28,11 +28,12 @@ import yaml
 from cudabench.backends.cupti_clock import TIMERS
 from cudabench.core.dtypes import ALL, DTYPES
 from cudabench.core.names import closest
+from cudabench.core.paths import PACKAGE_DIR
 from cudabench.core.records import Shape, TimingOptions
 from cudabench.core.shapes import ShapeError, parse_shape
 from cudabench.core.yaml_lines import DuplicateKey, LineLoader, Lines, line_at
 
-BUILTIN_CONFIGS = Path(__file__).resolve().parent.parent / "configs"
+BUILTIN_CONFIGS = PACKAGE_DIR.parent / "configs"  # configs/ beside the package in a checkout
 _TOP_KEYS = {"op", "shapes", "variants", "dtype", "dtypes", "params", "timing", "benchmarks"}
 _BENCH_KEYS = {"op", "shapes", "variants", "dtype", "dtypes", "params"}
 _TIMING_TYPES: dict[str, type] = {
