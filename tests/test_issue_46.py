@@ -279,3 +279,36 @@ def test_9_an_about_holding_a_colon_is_its_text(tmp_path):
     kernel.write_text(header.format(block=256).replace("//   variant: mine", "//   variant: a: b"))
     with pytest.raises(KernelHeaderError, match=r"k.cu:3: header is not valid YAML: .* quote a value"):
         parse_header(kernel, "reduce")
+
+
+def test_9_the_docs_triton_variant_computes_rmsnorm_in_tritons_interpreter(tmp_path, monkeypatch):
+    """docs/guide/ops.md's Triton variant, its kernel run by Triton's CPU interpreter
+    (TRITON_INTERPRET=1) on torch CPU tensors against the float64 rmsnorm. Skips unless
+    triton and torch import (neither is a dependency; on a GPU, `run` times the variant)."""
+    import importlib.util
+    import re
+    import sys
+
+    monkeypatch.setenv("TRITON_INTERPRET", "1")  # read as triton imports
+    pytest.importorskip("torch")
+    pytest.importorskip("triton")
+    import torch
+
+    docs = (Path(__file__).resolve().parent.parent / "docs" / "guide" / "ops.md").read_text()
+    (block,) = [
+        b for b in re.findall(r"```\w*\n(.*?)```", docs, re.DOTALL) if b.startswith("# rmsnorm/triton_rows")
+    ]
+    path = tmp_path / "triton_rows.py"
+    path.write_text(block)
+    spec = importlib.util.spec_from_file_location("docs_triton_rows", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    triton, kernel = module._kernel()
+    for rows, cols in ((5, 1000), (3, 8192), (1, 1)):
+        x, w = torch.randn(rows, cols), torch.rand(cols) * 1.5 + 0.5
+        out = torch.empty_like(x)
+        kernel[(rows,)](x, w, out, cols, 1e-6, BLOCK=triton.next_power_of_2(cols))
+        x64 = x.double()
+        ref = x64 * w.double() / torch.sqrt((x64 * x64).mean(-1, keepdim=True) + 1e-6)
+        assert (out.double() - ref).abs().max().item() < 1e-5 * ref.abs().max().item() + 1e-6

@@ -251,18 +251,27 @@ def _try_lock(stem: Path, again: bool) -> bool:
         if not current:
             os.close(fd)
             continue
-        owner = {"pid": os.getpid(), "command": " ".join(sys.argv), "since": now_utc()}
+        owner = {"pid": os.getpid(), "command": _command_line(), "since": now_utc()}
         os.ftruncate(fd, 0)
         os.write(fd, json.dumps(owner).encode())
         _HELD[key] = fd
         return True
 
 
+def _command_line() -> str:
+    """This process's command as a user typed it: `cudabench run ...` (the API: its script)."""
+    argv = list(sys.argv) or ["python"]
+    if argv[0].endswith(("cudabench", "__main__.py")):
+        argv[0] = "cudabench"
+    return " ".join(argv)
+
+
 def _holder(stem: Path) -> str:
     """Who holds a stem's lock, as the lock file says: `pid 123 (cudabench run ...)`."""
     try:
         owner = json.loads(lock_path(stem).read_text())
-        command = " ".join(str(owner.get("command", "")).split()[:6])
+        command = " ".join(str(owner.get("command", "")).split())
+        command = command if len(command) <= 120 else command[:117] + "..."
         return f"pid {owner['pid']}, since {owner.get('since', '?')}" + (f": {command}" if command else "")
     except (OSError, ValueError, KeyError, TypeError):
         return "a process that is starting"
