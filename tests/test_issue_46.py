@@ -312,3 +312,19 @@ def test_9_the_docs_triton_variant_computes_rmsnorm_in_tritons_interpreter(tmp_p
         x64 = x.double()
         ref = x64 * w.double() / torch.sqrt((x64 * x64).mean(-1, keepdim=True) + 1e-6)
         assert (out.double() - ref).abs().max().item() < 1e-5 * ref.abs().max().item() + 1e-6
+
+
+def test_9_every_cb_helper_of_dtype_cuh_is_in_the_kernel_guide():
+    """docs/guide/kernels.md gives the signature of each helper kernels/common/dtype.cuh
+    defines (a helper added there without its line in the guide fails here)."""
+    import re
+
+    root = Path(__file__).resolve().parent.parent
+    header = (root / "kernels" / "common" / "dtype.cuh").read_text()
+    body = header[header.index("namespace cb {") :]
+    names = set(re.findall(r"(?:__forceinline__|inline)\s+[\w:<>]+\s+(\w+)\s*(?:<[^>]*>)?\s*\(", body))
+    names |= set(re.findall(r"\bstruct\s+(\w+)", body)) | set(re.findall(r"constexpr int (\w+) =", body))
+    assert {"to_float", "from_float", "load16", "store16_stream", "word", "cp_async16", "Vec"} <= names
+    guide = (root / "docs" / "guide" / "kernels.md").read_text()
+    missing = sorted(n for n in names if not re.search(rf"`[^`]*\b{n}\b[^`]*`", guide))
+    assert not missing, f"kernels.md does not give the signature of {missing}"
