@@ -2,7 +2,7 @@
 
 Everything that can be known without a GPU is checked: the header (keys, values, the op's grid
 rules and `requires:` names, each error at its own line), nvcc's diagnostics, the entry
-points in the cubin, and each entry's parameter count against the op's argument list. nvcc
+points in the cubin, and each entry's parameters (count, kinds) against the op's argument list. nvcc
 runs in parallel (one process per CPU), with a progress bar on a terminal and a line per
 kernel otherwise.
 """
