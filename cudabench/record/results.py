@@ -3,7 +3,8 @@
 Each run writes `<stem>.csv` (one flat row per (case, variant)) and `<stem>.json`
 (`{"meta": {...}, "rows": [...]}`, every figure including the raw samples), where the stem is
 `results/<UTC timestamp>_<op>` unless `--output` names another. Files are written to a
-temporary name and renamed, so a results file is never half written.
+temporary name and renamed, so a results file is never half written. A run claims its stem
+first (`claim_stem`: a lock held until it ends), so two runs at once never write one file.
 """
 
 from __future__ import annotations
@@ -267,7 +268,7 @@ def _command_line() -> str:
 
 
 def _holder(stem: Path) -> str:
-    """Who holds a stem's lock, as the lock file says: `pid 123 (cudabench run ...)`."""
+    """Who holds a stem's lock, as the lock file says: `pid 123, since <time>: cudabench run ...`."""
     try:
         owner = json.loads(lock_path(stem).read_text())
         command = " ".join(str(owner.get("command", "")).split())
