@@ -220,8 +220,9 @@ def _about_quoted(block: str) -> str | None:
 
 
 def _load_block(block: str) -> Any:
-    """A header's YAML (LineLoader): as written, or, where that fails only because the
-    `about:` text holds a ": ", with that text quoted (the user meant it as text)."""
+    """A header's YAML (LineLoader): as written, or, where that fails and the `about:` text
+    is plain, with that text quoted (a ": " in it is text the user wrote, not a mapping).
+    A mistake elsewhere is then reported from the quoted text: every line keeps its number."""
     try:
         return yaml.load(block, Loader=LineLoader)  # noqa: S506 - a SafeLoader subclass
     except DuplicateKey:
@@ -230,11 +231,7 @@ def _load_block(block: str) -> Any:
         quoted = _about_quoted(block)
         if quoted is None:
             raise
-        try:
-            return yaml.load(quoted, Loader=LineLoader)  # noqa: S506
-        except yaml.YAMLError:
-            pass
-        raise
+    return yaml.load(quoted, Loader=LineLoader)  # noqa: S506
 
 
 def header_op(path: Path, text: str | None = None) -> str | None:
