@@ -42,7 +42,15 @@ README_LIMIT = 12 * 1024  # bytes: the README is a door, the manual is docs/
 
 GPU_COMMANDS = ("run", "profile", "ceilings", "tune", "compare", "report", "history", "import")
 GPU_FREE_FLAGS = ("--help", "-h", "--space")
-CI_PREFIXES = ("pip install ", "python3 -m pytest", "mkdocs ", "ruff check", "mypy")
+CI_PREFIXES = (
+    "pip install ",
+    "python3 -m pytest",
+    "mkdocs ",
+    "ruff check",
+    "ruff format",
+    "mypy",
+    "lint-imports",
+)
 DRIVER_PREFIXES = ("nvidia-smi", "cat /proc/driver/nvidia/")
 SLOW = {"cudabench check"}  # GPU-free but long: its own test below
 
@@ -124,8 +132,10 @@ def test_install_test_and_docs_commands_are_what_ci_runs():
         'pip install -e ".[cuda13,test]"',
         "python3 -m pytest -q",
         "mkdocs build --strict",
-        "ruff check cudabench tests",
+        "ruff check cudabench tests scripts",
+        "ruff format --check cudabench tests scripts",
         "mypy",
+        "lint-imports",
     ]
     for command in needed:
         assert command in ci_commands, f"the README no longer says {command!r}"
