@@ -18,8 +18,8 @@ a new command in the README must be sorted here first):
 - **Every other `cudabench ...` command** is GPU-free: it runs as written (`cudabench` as
   `python -m cudabench`, which the README calls the same CLI, from the repository root so the
   checkout under test is what runs) and must exit 0. `cudabench check` compiles the whole
-  catalogue with nvcc (240 compiles: 463 s with an empty cache on a loaded 2-core machine,
-  under 4 s with a warm `~/.cache/cudabench`), so it runs in its own test, marked `nvcc` and
+  catalogue with nvcc (240 compiles: 240 s with an empty cache on a shared 2-core machine,
+  under 3 s with a warm `~/.cache/cudabench`), so it runs in its own test, marked `nvcc` and
   `slow`.
 """
 
