@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Issue 34 on a GPU: an op outside the package, written from docs/guide/ops.md (rmsnorm: op.py,
-# naive.cu, the planted-wrong wrong.cu, the Python variant xp_rows.py), run, profiled under
-# ncu and (the scaffold's starter) tuned through --ops; then the Triton softmax variant beside
+# naive.cu, the planted-wrong wrong.cu, the Python variants xp_rows.py and triton_rows.py, N/A
+# without Triton), run, profiled under ncu and (the scaffold's starter) tuned through --ops;
+# then the Triton softmax variant beside
 # the CUDA C variants and torch, and under ncu. Logs and results under $OUT (default
 # ./open_ops_check). Run from the repository root on a machine with a GPU.
 set -uo pipefail

@@ -34,11 +34,17 @@ def files_from_docs(folder: Path) -> list[Path]:
 
 def test_a_new_op_from_the_docs_runs_end_to_end_on_the_fake_backend(tmp_path):
     written = files_from_docs(tmp_path / "myops")
-    assert sorted(p.name for p in written) == ["naive.cu", "op.py", "wrong.cu", "xp_rows.py"]
+    assert sorted(p.name for p in written) == [
+        "naive.cu",
+        "op.py",
+        "triton_rows.py",
+        "wrong.cu",
+        "xp_rows.py",
+    ]
     env = {"CUDABENCH_BACKEND": "fake", "CUDABENCH_OPS": str(tmp_path / "myops")}
     listed = runner.invoke(app, ["list", "rmsnorm", "--ops", str(tmp_path / "myops")])
     assert listed.exit_code == 0, listed.output
-    assert all(name in listed.stdout for name in ("naive", "wrong", "xp_rows", "cupy"))
+    assert all(name in listed.stdout for name in ("naive", "wrong", "xp_rows", "triton_rows", "cupy"))
     result = runner.invoke(
         app,
         [
@@ -64,6 +70,7 @@ def test_a_new_op_from_the_docs_runs_end_to_end_on_the_fake_backend(tmp_path):
         assert rows[(shape, "xp_rows")]["status"] == "OK" and not rows[(shape, "xp_rows")]["is_baseline"]
         assert rows[(shape, "cupy")]["status"] == "OK" and rows[(shape, "cupy")]["is_baseline"]
         assert rows[(shape, "wrong")]["status"] == "FAIL"
+        assert rows[(shape, "triton_rows")]["status"] == "N/A"  # it needs GPU arrays
         assert "outputs wrong" in rows[(shape, "wrong")]["error"]
     assert rows[("64x1000", "naive")]["bytes_moved"] == 4 * (2 * 64 * 1000 + 1000)
     bf16 = runner.invoke(
@@ -73,6 +80,7 @@ def test_a_new_op_from_the_docs_runs_end_to_end_on_the_fake_backend(tmp_path):
     doc = json.loads(next((tmp_path / "bf").glob("*_rmsnorm.json")).read_text())
     assert {r["variant"]: r["status"] for r in doc["rows"]} == {
         "naive": "OK",
+        "triton_rows": "N/A",
         "cupy": "OK",
     }  # wrong and xp_rows are float32 only
 

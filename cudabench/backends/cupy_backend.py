@@ -16,7 +16,7 @@ except ImportError as exc:  # pragma: no cover - depends on the machine
     from cudabench.backends.base import BackendUnavailable
 
     raise BackendUnavailable(
-        "CuPy is not installed: pip install -e '.[cuda13]' (or '.[cuda12]'), see README"
+        "CuPy is not installed: pip install -e '.[cuda13]' (or '.[cuda12]'), see README, 'Install'"
     ) from exc
 
 from cudabench.backends.base import BackendUnavailable, Loaded, Scope, StepLog
@@ -74,7 +74,7 @@ def no_gpu_reason(exc: BaseException) -> str:
         return (
             f"the NVIDIA driver is older than CUDA {cp.cuda.runtime.runtimeGetVersion()} "
             "(this CuPy's runtime) needs: update the driver or install the CuPy of an "
-            "older CUDA (see README)"
+            "older CUDA (see README, 'Install')"
         )
     if "NoDevice" in text:
         return "no CUDA GPU found (the driver is loaded but sees no device)"

@@ -322,21 +322,18 @@ def param_defines(variant: KernelVariant) -> list[str]:
     return [f"-D{name}={value}" for name, value in variant.values]
 
 
-def compile_variant(variant: KernelVariant, arch: str, dtype: str = "float32") -> Compiled:
-    """Compile one variant's file for `arch` (e.g. sm_90) and `dtype` to a cached cubin.
-    Raises CompileError with nvcc's diagnostics, or when an entry the header names is missing
-    (a template instantiation that does not exist is nvcc's error, naming it)."""
+def cache_key(variant: KernelVariant, arch: str, dtype: str) -> str:
+    """The compile cache's key of one (variant configuration, arch, dtype): the hash of the
+    source, every header in kernels/common/ and the `.cuh` files beside it (and in the folder
+    above), the arch, the flags (the dtype's and the
+    configuration's definitions among them), nvcc's version and the entries. A cached cubin
+    is `<key>.cubin`, ptxas's report `<key>.json`, the entries' parameters
+    `<key>.params.json`."""
     element = get_dtype(dtype)
-    if variant.kind != "cuda":
-        raise CompileError(f"{variant.path}: {variant.name} is a Python variant: nothing to compile")
-    if dtype not in variant.dtypes:
-        raise CompileError(
-            f"{variant.path}: variant {variant.name!r} is for {', '.join(variant.dtypes)}, not {dtype}"
-        )
     entries = [instantiate(launch.entry, element.ctype) for launch in variant.launches]
-    source = Path(variant.path).read_text()
     flags = [*NVCC_FLAGS, *element.defines, *param_defines(variant)]
-    key = hashlib.sha256(
+    source = Path(variant.path).read_text()
+    return hashlib.sha256(
         "\0".join(
             [
                 source,
@@ -349,6 +346,58 @@ def compile_variant(variant: KernelVariant, arch: str, dtype: str = "float32") -
             ]
         ).encode()
     ).hexdigest()[:24]
+
+
+# A PTX entry's parameter list: `.param .u64 k_param_0`, `.param .align 8 .b8 k_param_3[16]`
+_PTX_ENTRY = re.compile(r"\.entry\s+([\w$]+)\s*\(([^)]*)\)", re.DOTALL)
+_PTX_PARAM = re.compile(r"\.param\s+(?:\.align\s+\d+\s+)?\.(\w+)(?:\s+\.ptr[^,]*?)?\s+[\w$]+(?:\[(\d+)\])?")
+
+
+def ptx_parameters(ptx: str) -> dict[str, tuple[str, ...]]:
+    """Each `.entry` of a PTX file and its parameters' PTX types, in order: `u64` (a pointer
+    or a 64-bit integer: PTX does not tell them apart), `u32`/`s32`, `f32`, `f64`, or
+    `b8[16]` for a 16-byte value (a struct)."""
+    found = {}
+    for name, params in _PTX_ENTRY.findall(ptx):
+        kinds = []
+        for kind, count in _PTX_PARAM.findall(params):
+            kinds.append(f"{kind}[{count}]" if count else kind)
+        found[name] = tuple(kinds)
+    return found
+
+
+def cached_parameters(key: str) -> dict[str, tuple[str, ...]] | None:
+    """The entries' parameters kept beside a cubin (`<key>.params.json`), or None."""
+    try:
+        raw = json.loads((cache_dir() / f"{key}.params.json").read_text())
+        return {str(name): tuple(str(k) for k in kinds) for name, kinds in raw.items()}
+    except (OSError, ValueError, TypeError, AttributeError):
+        return None
+
+
+def store_parameters(key: str, params: dict[str, tuple[str, ...]]) -> None:
+    """Keep the entries' parameters beside the cubin (write, then rename). OSError."""
+    folder = cache_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    tmp = folder / f".{key}.{os.getpid()}.{threading.get_ident()}.params.json"
+    tmp.write_text(json.dumps({name: list(kinds) for name, kinds in params.items()}))
+    os.replace(tmp, folder / f"{key}.params.json")
+
+
+def compile_variant(variant: KernelVariant, arch: str, dtype: str = "float32") -> Compiled:
+    """Compile one variant's file for `arch` (e.g. sm_90) and `dtype` to a cached cubin.
+    Raises CompileError with nvcc's diagnostics, or when an entry the header names is missing
+    (a template instantiation that does not exist is nvcc's error, naming it)."""
+    element = get_dtype(dtype)
+    if variant.kind != "cuda":
+        raise CompileError(f"{variant.path}: {variant.name} is a Python variant: nothing to compile")
+    if dtype not in variant.dtypes:
+        raise CompileError(
+            f"{variant.path}: variant {variant.name!r} is for {', '.join(variant.dtypes)}, not {dtype}"
+        )
+    entries = [instantiate(launch.entry, element.ctype) for launch in variant.launches]
+    flags = [*NVCC_FLAGS, *element.defines, *param_defines(variant)]
+    key = cache_key(variant, arch, dtype)
     folder = cache_dir()
     cubin, report_file = folder / f"{key}.cubin", folder / f"{key}.json"
     resources = _cached_report(report_file) if cubin.exists() else None
@@ -366,11 +415,15 @@ def compile_variant(variant: KernelVariant, arch: str, dtype: str = "float32") -
             if any("<" in e for e in entries):
                 target = Path(tmp) / f"{Path(variant.path).stem}.instantiate.cu"
                 target.write_text(_wrapper(Path(variant.path).resolve(), entries))
+            kept = Path(tmp) / "keep"  # nvcc's intermediate files: the PTX, for its parameters
+            kept.mkdir()
             cmd = [
                 nvcc_path(),
                 "-cubin",
                 f"-arch={arch}",
                 *flags,
+                "-keep",
+                f"-keep-dir={kept}",
                 f"-I{BUILTIN_KERNELS}",
                 f"-I{Path(variant.path).resolve().parent}",
                 "-o",
@@ -401,6 +454,9 @@ def compile_variant(variant: KernelVariant, arch: str, dtype: str = "float32") -
                 tmp_report = folder / f".{key}.{os.getpid()}.json"
                 tmp_report.write_text(json.dumps({k: vars(v) for k, v in resources.items()}))
                 os.replace(tmp_report, report_file)
+                ptx = sorted(kept.glob("*.ptx"))
+                if ptx:  # what `check` compares with the op's arguments, learnt for free
+                    store_parameters(key, ptx_parameters(ptx[0].read_text()))
             except OSError as exc:
                 raise ToolchainError(
                     f"compile cache {folder}: cannot write ({exc.strerror}); "

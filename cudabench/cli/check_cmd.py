@@ -2,7 +2,7 @@
 
 Everything that can be known without a GPU is checked: the header (keys, values, the op's grid
 rules and `requires:` names, each error at its own line), nvcc's diagnostics, the entry
-points in the cubin, and each entry's parameter count against the op's argument list. nvcc
+points in the cubin, and each entry's parameters (count, kinds) against the op's argument list. nvcc
 runs in parallel (one process per CPU), with a progress bar on a terminal and a line per
 kernel otherwise.
 """
@@ -43,6 +43,7 @@ from cudabench.cli.common import (
 from cudabench.core.names import UnknownName
 from cudabench.core.records import KernelVariant
 from cudabench.ops.registry import all_ops, get_op
+from cudabench.ops.space import configurations
 from cudabench.usecases.catalogue import catalogue
 
 DEFAULT_ARCHS = ["sm_80", "sm_90"]
@@ -71,6 +72,14 @@ def check_command(
         Optional[int],
         typer.Option("--jobs", "-j", min=1, help="nvcc processes at once (default: one per CPU)."),
     ] = None,
+    every: Annotated[
+        bool,
+        typer.Option(
+            "--all",
+            help="Every configuration of each variant's params: space (within its constraints), "
+            "not only the header's defaults.",
+        ),
+    ] = False,
 ) -> None:
     """Check every kernel variant without a GPU: its header against the op, and nvcc for each
     dtype the header declares and each arch (registers and spills reported). Exits 1 if any
@@ -86,6 +95,7 @@ def check_command(
         if not a.startswith("sm_") or not a[3:].rstrip("a").isdigit():
             fail_usage(f"--arch {a!r} is not an arch like sm_90")
     found, problems = catalogue(ops, kernels, every_op=op is None)
+    found = [(o, [c for v in vs for c in (configurations(v) if every else [v])]) for o, vs in found]
     for problem in problems:
         err.print(error_line(problem, style="red"), soft_wrap=True)
     work = [
@@ -132,7 +142,7 @@ def check_command(
                 if outcome is None:  # cancelled: only a Ctrl-C cancels
                     raise KeyboardInterrupt
                 outcomes.append(outcome)
-                name = f"{operation.name} {variant.name} {d} {a}"
+                name = f"{operation.name} {variant.label if every else variant.name} {d} {a}"
                 progress.update(task, advance=1, description=name)
                 if not err.is_terminal:
                     status = "COMPILE_ERROR" if isinstance(outcome, CompileError) else "ok"
@@ -152,13 +162,14 @@ def check_command(
     for (operation, variant, d, a), outcome in zip(work, outcomes):
         if isinstance(outcome, CompileError):
             failures += 1
-            table.add_row(operation.name, variant.name, d, a, "[red]COMPILE_ERROR[/]", "", "")
+            shown = variant.label if every else variant.name
+            table.add_row(operation.name, shown, d, a, "[red]COMPILE_ERROR[/]", "", "")
             err.print(f"[red]{escape(variant.path)}[/] ({d}, {a}):\n{escape(str(outcome))}", soft_wrap=True)
             continue
         res = outcome.launch_resources
         table.add_row(
             operation.name,
-            variant.name,
+            variant.label if every else variant.name,
             d,
             a,
             "[green]OK[/]",

@@ -57,7 +57,9 @@ class KernelVariant:
     launches: tuple[Launch, ...]
     about: str
     init: str = "none"  # "zero": the output is zeroed before every launch (atomic variants)
-    requires: tuple[tuple[str, int], ...] = ()  # named constraints the op knows how to check
+    # named constraints the op knows how to check; a value may name a parameter of the
+    # variant (`cols_multiple_of: VEC`): its value in each configuration (`requirements`)
+    requires: tuple[tuple[str, int | str], ...] = ()
     source_hash: str = ""
     header_line: int = 1  # where the header starts, for error messages
     dtypes: tuple[str, ...] = ("float32",)  # the element types the file compiles for
@@ -73,9 +75,18 @@ class KernelVariant:
     kind: str = "cuda"
     function: str = ""
 
+    @property
+    def requirements(self) -> tuple[tuple[str, int], ...]:
+        """`requires:` in this configuration: a value naming a parameter (`VEC`) is that
+        parameter's value here (`cols_multiple_of: VEC` with VEC=4 -> 4)."""
+        values = dict(self.values)
+        return tuple(
+            (name, value if isinstance(value, int) else values[value]) for name, value in self.requires
+        )
+
     def unmet_on(self, device: DeviceInfo) -> str | None:
         """Why the GPU cannot run this variant (`requires: {min_sm: 90}`), or None."""
-        need = dict(self.requires).get("min_sm", 0)
+        need = dict(self.requirements).get("min_sm", 0)
         have = device.sm_version
         if need and have < need:
             return f"needs sm_{need} or later (this GPU is sm_{have})"

@@ -1,5 +1,7 @@
 """YAML that remembers the line of every key, so configs and kernel headers can name the
-exact line of a mistake (`configs/x.yaml:7: unknown key 'shape' (did you mean shapes?)`)."""
+exact line of a mistake (`configs/x.yaml:7: unknown key 'shape' (did you mean shapes?)`), and
+refuses a key written twice in one mapping (plain YAML keeps the last silently: a config with
+two `op:` would run the second op): a DuplicateKey error at the second one's line."""
 
 from __future__ import annotations
 
@@ -16,8 +18,31 @@ class Lines(dict[Hashable, Any]):
     lines: dict[str, int]
 
 
+class DuplicateKey(yaml.constructor.ConstructorError):
+    """A key written twice in one mapping. `problem_mark` is the second one's place (as for
+    any YAML error); `first_line` and `line` the first and the second one's lines (0-based,
+    as marks count)."""
+
+    def __init__(self, key: str, first: yaml.Mark, second: yaml.Mark) -> None:
+        super().__init__(None, None, f"the key {key!r} is written twice (each key once)", second)
+        self.key, self.first_line, self.line = key, first.line, second.line
+
+    def said(self, first_line: int) -> str:
+        """The problem, with the first one's line as the file numbers it."""
+        return f"the key {self.key!r} is written twice (first at line {first_line}; each key once)"
+
+
 class LineLoader(yaml.SafeLoader):
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> Lines:
+        seen: dict[Hashable, yaml.Mark] = {}
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue  # `<<: *defaults`: merged keys may be overridden
+            key = self.construct_object(key_node)
+            if isinstance(key, Hashable):
+                if key in seen:
+                    raise DuplicateKey(str(key), seen[key], key_node.start_mark)
+                seen[key] = key_node.start_mark
         mapping = Lines(super().construct_mapping(node, deep=True))
         mapping.lines = {str(self.construct_object(k)): k.start_mark.line + 1 for k, _ in node.value}
         return mapping

@@ -53,11 +53,9 @@ from cudabench.execution.sweep import Listener, Sweep
 from cudabench.record.history import History, HistoryError
 from cudabench.record.results import (
     ResultsError,
-    check_writable,
+    claim_stem,
     git_sha,
     now_utc,
-    refuse_overwrite_stem,
-    result_stem,
 )
 
 __all__ = ["Cluster", "InProcess", "Local", "Session", "Where", "parse_devices", "results_stem"]
@@ -67,13 +65,10 @@ def results_stem(output: Path | None, label: str, started: str, force: bool = Fa
     """Where a run's files go (`--output` a folder or a file stem; default results/); a
     SweepError if that folder cannot be written, or if an earlier run's results file is
     there (unless `force`)."""
-    stem = result_stem(output, label, started)
     try:
-        refuse_overwrite_stem(stem, force)
-        check_writable(stem)
+        return claim_stem(output, label, started, force)  # no other run writes these files
     except ResultsError as exc:
         raise SweepError(str(exc)) from None
-    return stem
 
 
 class Session:

@@ -22,7 +22,7 @@ from typing import Protocol
 
 from cudabench.core.records import Case, ResultRow, RunMeta
 from cudabench.record.history import History, HistoryError
-from cudabench.record.results import write_results
+from cudabench.record.results import release_stem, write_results
 
 
 class Listener(Protocol):
@@ -83,6 +83,7 @@ class ResultsFiles:
 
     def finish(self, meta: RunMeta, rows: list[ResultRow]) -> None:
         self.paths = write_results(self.stem, meta, rows)
+        release_stem(self.stem)  # the run is over: its name is free again (claim_stem)
 
     def cut_short(self, meta: RunMeta, rows: list[ResultRow]) -> None:
         write_results(self.stem, meta, rows)  # complete: false

@@ -153,7 +153,7 @@ class Op:
 
     def unmet(self, variant: KernelVariant, shape: Shape) -> str | None:
         dims = self.dim_values(shape)
-        for name, value in variant.requires:
+        for name, value in variant.requirements:  # a parameter's name: its value here
             for dim, size in dims.items():
                 if name == f"max_{dim}" and size > value:
                     return f"needs {dim} <= {value} ({dim} = {size})"

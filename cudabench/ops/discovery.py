@@ -11,7 +11,7 @@ from pathlib import Path
 
 from cudabench.core.paths import BUILTIN_KERNELS
 from cudabench.core.records import KernelVariant
-from cudabench.ops.header import KernelHeaderError, OtherOp, header_op, parse_header
+from cudabench.ops.header import HEADER_START, KernelHeaderError, OtherOp, header_op, parse_header
 
 
 def discover(op: str, roots: Iterable[Path]) -> tuple[list[KernelVariant], list[str]]:
@@ -24,7 +24,7 @@ def discover(op: str, roots: Iterable[Path]) -> tuple[list[KernelVariant], list[
     variants: dict[str, KernelVariant] = {}
     problems: list[str] = []
     for folder, in_op_folder in _folders(op, roots):
-        for path in sorted(folder.glob("*.cu")):
+        for path in [folder] if folder.is_file() else sorted(folder.glob("*.cu")):  # a --kernels file
             try:
                 variant = parse_header(path, op)
             except OtherOp as exc:
@@ -35,7 +35,7 @@ def discover(op: str, roots: Iterable[Path]) -> tuple[list[KernelVariant], list[
                 problems.extend(exc.problems)
                 continue
             _add(variants, variant, problems)
-        if in_op_folder:  # Python variants: functions in the op folder's .py files
+        if in_op_folder and folder.is_dir():  # Python variants: functions in the op folder's .py files
             from cudabench.ops.pyvariants import discover_python
 
             found, bad = discover_python(op, folder)
@@ -81,22 +81,80 @@ def unassigned(roots: Iterable[Path]) -> list[Path]:
     names = all_ops()
     found = []
     for root in roots:
-        if any((root / name).is_dir() for name in names) or root == BUILTIN_KERNELS:
-            continue
+        if root.is_file() or any((root / name).is_dir() for name in names) or root == BUILTIN_KERNELS:
+            continue  # a --kernels file names its op (user_roots)
         found += [p for p in sorted(root.glob("*.cu")) if header_op(p) is None]
     return found
 
 
-def user_roots(folders: Iterable[Path]) -> list[Path]:
-    """Check `--kernels` folders exist and are readable; raises FileNotFoundError with a
-    one-line reason."""
+class KernelRootError(FileNotFoundError):
+    """A `--kernels` path that cannot serve: missing, unreadable, or holding no op's
+    kernels (a misspelt op folder, a file whose header names no op); one line."""
+
+
+def user_roots(paths: Iterable[Path]) -> list[Path]:
+    """Check each `--kernels` path; raises KernelRootError with a one-line reason. A folder
+    must be readable, and each of its subfolders that holds .cu files must be an op's (a
+    misspelt one is named with the closest op, never silently skipped); a file directly in
+    it whose header says `op:` must name an op. A single .cu file is taken when its header
+    names an op (it joins that op), else refused with the reason."""
+    from cudabench.core.names import closest
+    from cudabench.ops.registry import all_ops
+
+    ops = sorted(all_ops())
     roots = []
-    for folder in folders:
-        if not folder.is_dir():
-            raise FileNotFoundError(f"--kernels {folder}: no such folder")
+    for path in paths:
+        if path.is_file():
+            roots.append(_single_file(path, ops))
+            continue
+        if not path.is_dir():
+            what = "file" if path.suffix == ".cu" else "folder"
+            raise KernelRootError(f"--kernels {path}: no such {what}")
         try:
-            next(iter(folder.iterdir()), None)
+            entries = sorted(path.iterdir())
         except OSError as exc:
-            raise FileNotFoundError(f"--kernels {folder}: cannot read: {exc.strerror}") from exc
-        roots.append(folder)
+            raise KernelRootError(f"--kernels {path}: cannot read: {exc.strerror}") from exc
+        for entry in entries:
+            try:
+                holds_kernels = entry.is_dir() and any(entry.glob("*.cu"))
+            except OSError:
+                holds_kernels = False
+            if holds_kernels and entry.name not in ops:
+                raise KernelRootError(
+                    f"--kernels {path}: its folder {entry.name}/ holds .cu files but is no op's "
+                    f"folder{closest(entry.name, ops)}; an op's kernels go in <folder>/<op>/"
+                )
+            if entry.suffix == ".cu" and entry.is_file():
+                named = header_op(entry)
+                if named is not None and named not in ops:
+                    raise KernelRootError(
+                        f"--kernels {path}: {entry.name}'s header names op {named!r}, which is no "
+                        f"op{closest(named, ops)}"
+                    )
+        roots.append(path)
     return roots
+
+
+def _single_file(path: Path, ops: list[str]) -> Path:
+    """A `--kernels` path that is a file: a .cu file whose header names an op."""
+    from cudabench.core.names import closest
+
+    if path.suffix != ".cu":
+        raise KernelRootError(f"--kernels {path}: not a folder or a .cu file")
+    try:
+        text = path.read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise KernelRootError(f"--kernels {path}: cannot read: {exc}") from exc
+    if HEADER_START not in text:
+        raise KernelRootError(f"--kernels {path}: no '{HEADER_START}' header (docs/reference/header.md)")
+    named = header_op(path, text)
+    if named is None:
+        raise KernelRootError(
+            f"--kernels {path}: its header names no op, so a single file joins none (add e.g. "
+            "'op: reduce' to its header, or pass its folder)"
+        )
+    if named not in ops:
+        raise KernelRootError(
+            f"--kernels {path}: its header names op {named!r}, which is no op{closest(named, ops)}"
+        )
+    return path

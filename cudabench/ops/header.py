@@ -14,7 +14,8 @@ first line that is not a comment, or is an empty `//`:
     //                            # --kernels folder that holds several ops' files)
     //   init: zero               # zero (or `nan`: fill with NaN) the output before every launch
     //   requires: {cols_multiple_of: 4}   # constraints the op checks (optional); every op
-    //                            # also takes min_sm: 90 (the GPU's compute capability, x10)
+    //                            # also takes min_sm: 90 (the GPU's compute capability, x10);
+    //                            # a value may name a parameter (cols_multiple_of: VEC)
     //   about: warp-shuffle reduction (seed 001, 002, 004)
 
 A multi-kernel variant writes `launches:` instead of entry/block/grid: a list of
@@ -28,6 +29,7 @@ know. kernels.py finds the files.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from collections.abc import Iterable
 from pathlib import Path
@@ -36,7 +38,7 @@ from typing import Any
 import yaml
 
 from cudabench.core.records import KernelVariant, Launch
-from cudabench.core.yaml_lines import LineLoader
+from cudabench.core.yaml_lines import DuplicateKey, LineLoader
 
 HEADER_START = "// cudabench:"
 _KEYS = (
@@ -110,7 +112,7 @@ def _header_block(text: str, path: Path) -> tuple[str, int]:
                     break  # the header ends at the first non-comment or empty `//` line
                 body.append(stripped[2:])
             return "\n".join(body), start + 1
-    raise KernelHeaderError(f"{path}:1: no '{HEADER_START}' header (see README: adding a kernel)")
+    raise KernelHeaderError(f"{path}:1: no '{HEADER_START}' header (see docs/reference/header.md)")
 
 
 class _Where:
@@ -192,11 +194,51 @@ def _launch(
     return Launch(entry=entry_text, block=sizes[0], grid=grid, block_param=block_param)
 
 
+_ABOUT = re.compile(r"^(\s*)about:[ \t]+(\S.*)$")
+
+
+def _about_quoted(block: str) -> str | None:
+    """The header with its `about:` text quoted, when that text is plain and holds what YAML
+    reads as structure (`about: sum: float4 loads`, whose ": " would start a mapping), or
+    None when there is nothing to quote. Lines continuing the text are joined into it and
+    left blank, so every other key keeps its line. A trailing ` # comment` stays a comment."""
+    lines = block.split("\n")
+    for i, line in enumerate(lines):
+        m = _ABOUT.match(line)
+        if not m or m.group(2)[0] in "'\"|>[{&*!":
+            continue
+        indent = len(m.group(1))
+        parts, end = [m.group(2)], i + 1
+        while end < len(lines) and lines[end].strip() and len(lines[end]) - len(lines[end].lstrip()) > indent:
+            parts.append(lines[end].strip())
+            end += 1
+        text = " ".join(part.split(" #")[0].strip() for part in parts if not part.startswith("#"))
+        lines[i] = f"{m.group(1)}about: {json.dumps(text)}"  # a JSON string is a YAML one
+        lines[i + 1 : end] = [""] * (end - i - 1)
+        return "\n".join(lines)
+    return None
+
+
+def _load_block(block: str) -> Any:
+    """A header's YAML (LineLoader): as written, or, where that fails and the `about:` text
+    is plain, with that text quoted (a ": " in it is text the user wrote, not a mapping).
+    A mistake elsewhere is then reported from the quoted text: every line keeps its number."""
+    try:
+        return yaml.load(block, Loader=LineLoader)  # noqa: S506 - a SafeLoader subclass
+    except DuplicateKey:
+        raise
+    except yaml.YAMLError:
+        quoted = _about_quoted(block)
+        if quoted is None:
+            raise
+    return yaml.load(quoted, Loader=LineLoader)  # noqa: S506
+
+
 def header_op(path: Path, text: str | None = None) -> str | None:
     """The op a file's header names with `op:`, or None (no such key, or no usable header)."""
     try:
         text = path.read_text() if text is None else text
-        raw = yaml.load(_header_block(text, path)[0], Loader=LineLoader)  # noqa: S506
+        raw = _load_block(_header_block(text, path)[0])
     except (OSError, UnicodeDecodeError, KernelHeaderError, yaml.YAMLError):
         return None
     value = raw.get("op") if isinstance(raw, dict) else None
@@ -216,11 +258,16 @@ def parse_header(path: Path, op: str, text: str | None = None) -> KernelVariant:
     block_text, line = _header_block(text, path)
     at = _Where(path, line)
     try:
-        raw = yaml.load(block_text, Loader=LineLoader)  # noqa: S506 - a SafeLoader subclass
+        raw = _load_block(block_text)
+    except DuplicateKey as exc:
+        second, first = line + 1 + exc.line, line + 1 + exc.first_line
+        raise KernelHeaderError(f"{path}:{second}: header: {exc.said(first)}") from exc
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{path}:{line + 1 + mark.line}" if mark is not None else at()
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        if "mapping values" in problem:  # `variant: a: b`
+            problem += " (header values are YAML: quote a value that holds ': ')"
         raise KernelHeaderError(f"{where}: header is not valid YAML: {problem}") from exc
     if not isinstance(raw, dict):
         raise KernelHeaderError(f"{at()}: header must be 'key: value' lines")
@@ -271,14 +318,25 @@ def parse_header(path: Path, op: str, text: str | None = None) -> KernelVariant:
         )
     requires = raw.get("requires", {}) or {}
     if not isinstance(requires, dict) or not all(
-        isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) for k, v in requires.items()
+        isinstance(k, str) and isinstance(v, (int, str)) and not isinstance(v, bool)
+        for k, v in requires.items()
     ):
-        problems.found.append(f"{at(raw, 'requires')}: requires must map names to integers")
+        problems.found.append(
+            f"{at(raw, 'requires')}: requires must map names to integers or parameters "
+            "(e.g. {cols_multiple_of: 4} or {cols_multiple_of: VEC})"
+        )
         requires = {}
-    for key in requires:
+    for key, value in requires.items():
         if key not in requirements:
             known = _unknown(key, requirements) if requirements else f"{key!r} ({op} checks none)"
             problems.found.append(f"{at(requires, key)}: {op} cannot check requires {known}")
+        elif isinstance(value, str) and params_ok and value not in params:
+            from cudabench.core.names import closest
+
+            hint = closest(value, list(params)) if params else " (the header declares no params:)"
+            problems.found.append(
+                f"{at(requires, key)}: requires {key}: {value!r} is neither an integer nor a parameter{hint}"
+            )
     dtypes = problems.attempt(_dtypes, raw, at, default=("float32",))
     constraints = (
         problems.attempt(_constraints, raw, at, params, default=()) if params_ok else ()

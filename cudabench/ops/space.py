@@ -250,4 +250,21 @@ def grid(variant: KernelVariant, overrides: dict[str, tuple[int, ...]]) -> list[
     return [variant.configured(c) for c in configs]
 
 
-__all__ = ["Space", "SpaceError", "check_overrides", "grid", "parse_constraint", "parse_param_option"]
+def configurations(variant: KernelVariant) -> list[KernelVariant]:
+    """The variant at every configuration of its space that satisfies its constraints, the
+    default first (`check --all` compiles each); the variant itself when it has no params."""
+    if not variant.params:
+        return [variant]
+    space = Space(variant.params, variant.constraints)
+    return [variant.configured(config) for config in space.valid()]
+
+
+__all__ = [
+    "Space",
+    "SpaceError",
+    "check_overrides",
+    "configurations",
+    "grid",
+    "parse_constraint",
+    "parse_param_option",
+]

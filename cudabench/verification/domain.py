@@ -108,7 +108,7 @@ class Domain:
         return tuple(f"d{i}" for i in range(rank))
 
     def _limits(self, dim: str) -> Limits:
-        declared = dict(self.variant.requires)
+        declared = dict(self.variant.requirements)
         low = declared.get(f"min_{dim}", 1)
         high = declared.get(f"max_{dim}", MAX_DIM)
         multiple = declared.get(f"{dim}_multiple_of", 1) or 1
