@@ -18,6 +18,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import time
@@ -56,6 +57,9 @@ def prepare(page: Path, folder: Path) -> None:
     --ops folder; then its `cudabench new` commands."""
     commands = lines(page)
     ops = {w[i + 1] for c in commands for w in [shlex.split(c)] for i, x in enumerate(w[:-1]) if x == "--ops"}
+    for name in ops:  # a folder of the checkout (the README's tests/corpus): copied as it is
+        if (ROOT / name).is_dir():
+            shutil.copytree(ROOT / name, folder / name, dirs_exist_ok=True)
     under = folder / (sorted(ops)[0] if ops else ".")
     for block in fenced(page):
         first = block.splitlines()[0].strip() if block.strip() else ""
@@ -71,8 +75,11 @@ def prepare(page: Path, folder: Path) -> None:
 
 
 def planted(folder: Path) -> set[str]:
-    """The variants whose header names one of the fake backend's planted faults."""
+    """The variants whose header names one of the fake backend's planted faults, and the
+    Python variants planted wrong on purpose (tests/corpus names them `bug_*`)."""
     found = set()
+    for path in folder.rglob("*.py"):
+        found.update(re.findall(r'@variant\(\s*name="(bug_\w+)"', path.read_text()))
     for path in folder.rglob("*.cu"):
         text = path.read_text()
         name = re.search(r"^//\s+variant:\s*(\w+)", text, re.MULTILINE)

@@ -12,9 +12,11 @@ a new command in the README must be sorted here first):
   tests exactly as the README says.
 - **Needs an NVIDIA driver** (`nvidia-smi`, `cat /proc/driver/nvidia/...`, a `python3 -c`
   that imports pynvml): not run.
-- **Needs a GPU** (GPU_COMMANDS below): `cudabench run|profile|ceilings|tune` unless the
+- **Needs a GPU** (GPU_COMMANDS below): `cudabench run|profile|ceilings|tune|verify` unless the
   command asks only for `--help`/`-h` or `--space`; `cudabench compare|report|history|import`
   read the results of such runs. Not run.
+- **On the fake backend** (`CUDABENCH_BACKEND=fake cudabench ...`): GPU-free, and run as
+  written by tests/test_docs_commands.py, which runs every such line of the README and docs/.
 - **Every other `cudabench ...` command** is GPU-free: it runs as written (`cudabench` as
   `python -m cudabench`, which the README calls the same CLI, from the repository root so the
   checkout under test is what runs) and must exit 0. `cudabench check` compiles the whole
@@ -28,6 +30,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import unicodedata
@@ -40,7 +43,7 @@ README = ROOT / "README.md"
 CI_RUN = ROOT / ".ci" / "run"
 README_LIMIT = 12 * 1024  # bytes: the README is a door, the manual is docs/
 
-GPU_COMMANDS = ("run", "profile", "ceilings", "tune", "compare", "report", "history", "import")
+GPU_COMMANDS = ("run", "profile", "ceilings", "tune", "verify", "compare", "report", "history", "import")
 GPU_FREE_FLAGS = ("--help", "-h", "--space")
 CI_PREFIXES = (
     "pip install ",
@@ -76,9 +79,11 @@ def commands(text: str) -> list[str]:
 
 
 def kind(command: str) -> str:
-    """'ci', 'driver', 'gpu', 'slow' or 'run' (see the module's docstring), or 'unknown'."""
+    """'ci', 'driver', 'fake', 'gpu', 'slow' or 'run' (see the module's docstring), or 'unknown'."""
     if command.startswith(CI_PREFIXES):
         return "ci"
+    if command.startswith("CUDABENCH_BACKEND=fake cudabench "):
+        return "fake"
     if command.startswith(DRIVER_PREFIXES) or (command.startswith("python3 -c") and "pynvml" in command):
         return "driver"
     words = shlex.split(command)
@@ -146,8 +151,15 @@ def test_install_test_and_docs_commands_are_what_ci_runs():
 @pytest.fixture(scope="module")
 def user_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Where the README's commands run, in the README's order, as a user's own folder would
-    be (`cudabench new op ... --in myops` writes there, not into the checkout)."""
-    return tmp_path_factory.mktemp("user")
+    be (`cudabench new op ... --in myops` writes there, not into the checkout); the
+    checkout's folders a command names (`--ops tests/corpus`) are copied there."""
+    folder = tmp_path_factory.mktemp("user")
+    for command in COMMANDS:
+        words = shlex.split(command)
+        for name in (w for prev, w in zip(words, words[1:]) if prev == "--ops"):
+            if (ROOT / name).is_dir():
+                shutil.copytree(ROOT / name, folder / name, dirs_exist_ok=True)
+    return folder
 
 
 @pytest.mark.parametrize("command", [c for c in COMMANDS if kind(c) == "run"])
