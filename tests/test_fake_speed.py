@@ -51,7 +51,8 @@ def test_a_rows_reference_is_computed_once_for_its_inputs(monkeypatch):
     reference = type(op).reference
 
     def counted(self, xp, *inputs):
-        calls.append(1)
+        if inputs[0].dtype == np.float64:  # the float64 reference (not the float32 yardstick)
+            calls.append(1)
         return reference(self, xp, *inputs)
 
     monkeypatch.setattr(type(op), "reference", counted)

@@ -31,7 +31,7 @@ from cudabench.core.names import closest
 from cudabench.core.paths import BUILTIN_CONFIGS
 from cudabench.core.records import Shape, TimingOptions
 from cudabench.core.shapes import ShapeError, parse_shape
-from cudabench.core.yaml_lines import LineLoader, Lines, line_at
+from cudabench.core.yaml_lines import DuplicateKey, LineLoader, Lines, line_at
 
 _TOP_KEYS = {"op", "shapes", "variants", "dtype", "dtypes", "params", "timing", "benchmarks"}
 _BENCH_KEYS = {"op", "shapes", "variants", "dtype", "dtypes", "params"}
@@ -206,6 +206,8 @@ def load_config(path: Path) -> BenchConfig:
         raise ConfigError(f"{where}: cannot read: {exc}") from exc
     try:
         raw = yaml.load(text, Loader=LineLoader)  # noqa: S506 - a SafeLoader subclass
+    except DuplicateKey as exc:
+        raise ConfigError(f"{where}:{exc.line + 1}: {exc.said(exc.first_line + 1)}") from exc
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         at = f"{where}:{mark.line + 1}" if mark is not None else where

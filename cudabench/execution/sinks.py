@@ -87,6 +87,7 @@ class ResultsFiles:
 
     def cut_short(self, meta: RunMeta, rows: list[ResultRow]) -> None:
         write_results(self.stem, meta, rows)  # complete: false
+        release_stem(self.stem)  # the sweep ends here: its name is free again
 
 
 class HistoryRecord:
