@@ -219,10 +219,11 @@ def bump_op(tmp_path):  # type: ignore[no-untyped-def]
     registry.use_ops([])
 
 
-def bump_rows(timing: TimingOptions, names=("bump", "twice", "late")):  # type: ignore[no-untyped-def]
+def bump_rows(timing: TimingOptions, names=("bump", "twice", "late"), log=None):  # type: ignore[no-untyped-def]
     variants, _ = discover("bump", [])
     chosen = tuple(v for v in variants if v.name in names)
     backend = FakeBackend(clock=lambda name: 0.005)  # 5 us calls: batched, a CUDA graph a sample
+    backend.step_log = log if log is not None else None
     return {r.variant: r for r in Runner(backend).run_job(CaseJob(Case("bump", (1000,)), chosen, (), timing))}
 
 
@@ -244,7 +245,11 @@ def test_12_an_in_place_input_is_restored_before_every_graph_sample(bump_op, int
     """Planted: the in-place input not restored before each CUDA-graph sample: x += 1 applied
     once a sample then leaves x + samples, which the check after timing sees (the catalogue's
     one in-place op gives the same result applied twice: no check could see it there)."""
-    rows = bump_rows(dataclasses.replace(QUICK, interleave=interleave), names=("bump", "twice"))
+    from cudabench.backends.base import LAUNCH, RESET, StepLog
+
+    log = StepLog()
+    rows = bump_rows(dataclasses.replace(QUICK, interleave=interleave), names=("bump", "twice"), log=log)
     ok = rows["bump"]
-    assert ok.status is Status.OK, ok.error
+    assert ok.status is Status.OK, ok.error  # checked on one call: a graph applied it `batch` times
     assert ok.method == "graph" and ok.batch and ok.batch > 1 and ok.samples and ok.samples >= 5
+    assert sum(s == [RESET, LAUNCH] for s in log.samples) >= ok.samples, log.samples
