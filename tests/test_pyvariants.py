@@ -203,8 +203,11 @@ def test_the_triton_softmax_variant_is_listed_and_n_a_without_a_gpu():
 @pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
 @pytest.mark.parametrize("shape", [(4096, 1000), (300, 8192), (1000,)])
 def test_the_triton_softmax_variant_validates_on_a_gpu(dtype, shape):
-    pytest.importorskip("triton")
-    pytest.importorskip("torch")
+    """Runs on a CUDA GPU only (Triton compiles for it): without one it always skips, as
+    the `gpu` marker's reason says; torch and triton come with `pip install -e ".[gpu-tests]"`."""
+    why = 'the Triton test needs torch and triton: pip install -e ".[gpu-tests]"'
+    pytest.importorskip("triton", reason=why)
+    pytest.importorskip("torch", reason=why)
     from cudabench.backends import open_backend
 
     (triton,) = [v for v in discover("softmax", [BUILTIN_KERNELS])[0] if v.name == "triton_rows"]

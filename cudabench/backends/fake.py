@@ -486,7 +486,10 @@ class _FakeSampler:
             if log is not None:
                 log.step(step)
         with self.scope():
-            self.call()  # once: the result is the same, and tests stay fast
+            # once: the result is the same, and tests stay fast; but an in-place op's graph
+            # applies the call `batch` times to its input, as a GPU's would
+            for _ in range(self.batch if self.reset is not None else 1):
+                self.call()
         ms = backend.clock(backend._last)
         backend._busy(ms * self.batch)
         if self.kernel_clock:
