@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from catalogue_record import SHAPES, record_case
+from catalogue_record import SHAPES, close, record_case
 
 from cudabench.core.paths import BUILTIN_KERNELS
 from cudabench.ops import registry
@@ -44,7 +44,18 @@ def test_each_case_computes_what_it_did(name, case):
     shape = tuple(int(d) for d in shape_text.split("x"))
     now, before = record_case(name, shape, dtype), BEFORE[name]["cases"][case]
     # variants added to the catalogue since the record have nothing to compare with
-    assert {k: v for k, v in now.items() if k != "variants"} == {
-        k: v for k, v in before.items() if k != "variants"
-    }
+    assert close(
+        {k: v for k, v in now.items() if k != "variants"},
+        {k: v for k, v in before.items() if k != "variants"},
+    )
     assert {v: now["variants"].get(v) for v in before["variants"]} == before["variants"]
+
+
+def test_a_last_bit_passes_and_a_real_change_does_not():
+    """The reference and tolerance are compared with a tolerance (CPUs differ in the last
+    place of exp and tanh), the rest exactly."""
+    recorded = {"reference": {"sum": 1.0, "values": [0.5, 0.25]}, "bytes_moved": 8}
+    last_bit = {"reference": {"sum": 1.0 + 2e-16, "values": [0.5, 0.25 * (1 + 2e-16)]}, "bytes_moved": 8}
+    assert close(last_bit, recorded)
+    assert not close({"reference": {"sum": 1.0001, "values": [0.5, 0.25]}, "bytes_moved": 8}, recorded)
+    assert not close({**last_bit, "bytes_moved": 9}, recorded)
