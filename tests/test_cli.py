@@ -463,6 +463,9 @@ def test_configs_are_found_from_any_directory_and_nvcc_is_checked_once(tmp_path,
         "run", "configs/reduce.yaml", "-s", "1024", "-v", "float4", *QUICK, "-o", str(tmp_path / "out")
     )
     assert result.exit_code == 0, result.output
+    from cudabench import backends
+
+    monkeypatch.setattr(backends, "driver_present", lambda: True)  # a driver, so nvcc is what is missing
     missing = run("run", "reduce", "-s", "1024", env={"CUDABENCH_NVCC": str(tmp_path / "nvcc")})
     assert missing.exit_code == 2 and "CUDABENCH_NVCC" in missing.stderr and "no such file" in missing.stderr
 

@@ -328,3 +328,46 @@ def test_9_every_cb_helper_of_dtype_cuh_is_in_the_kernel_guide():
     guide = (root / "docs" / "guide" / "kernels.md").read_text()
     missing = sorted(n for n in names if not re.search(rf"`[^`]*\b{n}\b[^`]*`", guide))
     assert not missing, f"kernels.md does not give the signature of {missing}"
+
+
+# ---------------------------------------------------------------- 6: the profile hint, pasted
+
+
+def test_6_the_profile_hint_of_a_user_op_works_when_pasted(tmp_path, monkeypatch):
+    """`run` on an op from an --ops folder printed `profile it: cudabench profile rms_lite ...`
+    without --ops: pasted, "unknown op". Pasted now (from another folder), it parses and
+    names the op, its dtype and the folder."""
+    import shlex
+
+    made = runner.invoke(app, ["new", "op", "rms_lite", "--in", str(tmp_path / "mine")])
+    assert made.exit_code == 0, made.output
+    monkeypatch.chdir(tmp_path)
+    env = {"CUDABENCH_BACKEND": "fake"}
+    ran = runner.invoke(
+        app,
+        [
+            "run",
+            "rms_lite",
+            "--ops",
+            "mine",
+            "-s",
+            "16x300",
+            "-d",
+            "float16",
+            *QUICK,
+            "-o",
+            str(tmp_path / "out"),
+        ],
+        env=env,
+    )
+    assert ran.exit_code == 0, ran.output
+    hint = next(line for line in ran.stderr.splitlines() if line.startswith("profile it: "))
+    words = shlex.split(hint.removeprefix("profile it: ").split("   (or by hand")[0])
+    assert words[:3] == ["cudabench", "profile", "rms_lite"], words
+    assert ["--ops", str((tmp_path / "mine").resolve())] == words[words.index("--ops") :][:2]
+    assert ["--dtype", "float16"] == words[words.index("--dtype") :][:2]
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    pasted = runner.invoke(app, [*words[1:], "--print-command"], env=env)
+    assert pasted.exit_code == 0, pasted.output
+    assert "rms_lite" in pasted.stdout and "unknown op" not in pasted.output

@@ -409,3 +409,53 @@ def test_4_every_readme_reference_in_the_package_names_a_section_that_exists():
         for page in re.findall(r"\bdocs/[\w/.-]+\.md", text):
             assert (ROOT / page).is_file(), f"{path}: names {page}, which does not exist"
     assert found >= 2
+
+
+# ---------------------------------------------------------------- 5: no driver, before planning
+
+
+@pytest.mark.parametrize("command", ["run", "tune"])
+def test_5_a_missing_driver_is_one_line_before_a_big_config_is_planned(tmp_path, monkeypatch, command):
+    """20,000 shapes took 50 s to plan before `no NVIDIA driver found` was said: the driver
+    is probed first (a stand-in probe here says it does not load), and nothing is planned."""
+    from typer.testing import CliRunner
+
+    from cudabench import backends
+    from cudabench.cli import app
+    from cudabench.execution import plan as planning
+    from cudabench.usecases import flow
+
+    config = tmp_path / "big.yaml"
+    config.write_text("op: reduce\nshapes:\n" + "".join(f"  - {n}x{1 + n % 7}\n" for n in range(1, 20_001)))
+    probed: list[bool] = []
+
+    def no_driver() -> bool:
+        probed.append(True)
+        return False
+
+    def no_planning(*args, **kwargs):
+        raise AssertionError("planned before the driver was probed")
+
+    monkeypatch.setattr(backends, "driver_present", no_driver)
+    monkeypatch.setattr(flow, "plan", no_planning)
+    monkeypatch.setattr(planning, "plan", no_planning)
+    args = [command, str(config), *(QUICK if command == "run" else ["--budget", "2"])]
+    started = time.monotonic()
+    result = CliRunner().invoke(app, args, env={"CUDABENCH_BACKEND": "cupy"})
+    assert time.monotonic() - started < 10
+    _one_line(result, "no NVIDIA driver found")
+    assert probed
+
+
+def test_5_the_fake_backend_and_a_cluster_are_not_probed(monkeypatch):
+    from cudabench import backends
+    from cudabench.usecases import flow
+
+    def probe() -> bool:
+        raise AssertionError("probed")
+
+    monkeypatch.setattr(backends, "driver_present", probe)
+    monkeypatch.setenv("CUDABENCH_BACKEND", "fake")
+    flow.require_driver(flow.Local())
+    monkeypatch.setenv("CUDABENCH_BACKEND", "cupy")
+    flow.require_driver(flow.Cluster("local"))

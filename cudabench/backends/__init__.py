@@ -16,6 +16,25 @@ def backend_name() -> str:
     return os.environ.get("CUDABENCH_BACKEND", "cupy")
 
 
+NO_DRIVER = (
+    "no NVIDIA driver found (libcuda.so.1 does not load): run, tune, ceilings and "
+    "profile need a GPU and its driver; list, check, compare, report and history "
+    "work without one"
+)
+
+
+def driver_present() -> bool:
+    """Whether the NVIDIA driver's library (libcuda) can be loaded on this machine: a
+    probe of a millisecond that imports no CuPy."""
+    import ctypes
+
+    try:
+        ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return False
+    return True
+
+
 def open_backend(name: str | None = None, device: int = 0) -> Backend:
     """The backend named (default: $CUDABENCH_BACKEND, else `cupy`). Raises
     BackendUnavailable with a one-line reason when there is no GPU, driver or CuPy."""

@@ -19,6 +19,7 @@ except ImportError as exc:  # pragma: no cover - depends on the machine
         "CuPy is not installed: pip install -e '.[cuda13]' (or '.[cuda12]'), see README, 'Install'"
     ) from exc
 
+from cudabench.backends import NO_DRIVER, driver_present
 from cudabench.backends.base import BackendUnavailable, Loaded, Scope, StepLog
 from cudabench.backends.cupti_clock import KernelClockUnavailable
 from cudabench.backends.cupy_timing import CUDA_ERRORS, Sampler, Samplers, crash_from
@@ -49,27 +50,12 @@ def _driver_release() -> str:
     return version.decode() if isinstance(version, bytes) else str(version)
 
 
-def driver_present() -> bool:
-    """Whether the NVIDIA driver's library (libcuda) can be loaded on this machine."""
-    import ctypes
-
-    try:
-        ctypes.CDLL("libcuda.so.1")
-    except OSError:
-        return False
-    return True
-
-
 def no_gpu_reason(exc: BaseException) -> str:
     """One line for a runtime that cannot start: no driver at all reads differently from a
     driver that is too old (CUDA says "insufficient" for both)."""
     text = str(exc)
     if "InsufficientDriver" in text and not driver_present():
-        return (
-            "no NVIDIA driver found (libcuda.so.1 does not load): run, tune, ceilings and "
-            "profile need a GPU and its driver; list, check, compare, report and history "
-            "work without one"
-        )
+        return NO_DRIVER
     if "InsufficientDriver" in text:
         return (
             f"the NVIDIA driver is older than CUDA {cp.cuda.runtime.runtimeGetVersion()} "

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shlex
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -237,7 +238,7 @@ def run_command(
     if as_json:
         out.print_json(json.dumps(results_document(meta, rows)))
     err.print(f"results: {done.csv_path.resolve()}  {done.json_path.resolve()}", soft_wrap=True, markup=False)
-    hint = profile_hint(target, rows, meta.command)
+    hint = profile_hint(target, rows, meta.command, ops or (), kernels or ())
     if hint:
         err.print(hint, soft_wrap=True, markup=False)
     if any(v.verdict.is_wrong for v in done.verified) and not done.history_error:
@@ -245,16 +246,32 @@ def run_command(
     exit_with_summary(rows, done.work.problems, done.history_error)
 
 
-def profile_hint(target: str, rows: list[ResultRow], command: str) -> str:
-    """How to profile the run's first shape's fastest variant (the starred row)."""
+def profile_hint(
+    target: str,
+    rows: list[ResultRow],
+    command: str,
+    ops: Sequence[Path | str] = (),
+    kernels: Sequence[Path | str] = (),
+) -> str:
+    """How to profile the run's first shape's fastest variant (the starred row): a command
+    that works when pasted, so it names the run's --ops and --kernels folders (in full: it
+    may be pasted elsewhere), the row's op (not a config's path), dtype and parameters."""
     best = fastest_per_shape(rows)
     star = next((r for r in rows if r.key in best), None)
     if star is None:
         return ""
-    dtype = f" --dtype {star.dtype}" if star.dtype != "float32" else ""
-    dtype += "".join(f" --param {p}" for p in star.params.split(",") if p)
+    words = ["cudabench", "profile", star.op or target, "--shape", star.shape, "--variant", star.variant]
+    if star.dtype != "float32":
+        words += ["--dtype", star.dtype]
+    for p in star.params.split(","):
+        if p:
+            words += ["--param", p]
+    for folder in ops:
+        words += ["--ops", str(Path(folder).resolve())]
+    for folder in kernels:
+        words += ["--kernels", str(Path(folder).resolve())]
     return (
-        f"profile it: cudabench profile {target} --shape {star.shape} --variant {star.variant}{dtype}"
+        f"profile it: {shlex.join(words)}"
         f"   (or by hand: ncu --nvtx --nvtx-include "
         f'"{ncu_filter(star.op, star.label, star.shape, star.dtype)}" -c 1 --clock-control none '
         f"{without_output(command)})"

@@ -18,7 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
+from cudabench import backends
 from cudabench.core.dtypes import DType
+from cudabench.core.errors import SweepError
 from cudabench.core.records import DeviceInfo, ResultRow, RunMeta, Shape
 from cudabench.execution.plan import Plan, plan
 from cudabench.execution.pool import DEFAULT_TIMEOUT_S
@@ -145,9 +147,25 @@ class RunRecord:
         return 1 if self.failed or self.work.problems or wrong else 0
 
 
-def planned(selection: Selection, observer: Observer, expand: bool = True) -> Plan:
+def require_driver(where: Where) -> None:
+    """SweepError (one line) where the run is to be on this host's GPUs with the CuPy
+    backend and the NVIDIA driver does not load: said before planning, which can take
+    a minute for a big config. A cluster's nodes, the fake backend and an opened backend
+    are not probed."""
+    if isinstance(where, Cluster) or (isinstance(where, InProcess) and where.backend is not None):
+        return
+    if backends.backend_name() == "cupy" and not backends.driver_present():
+        raise SweepError(backends.NO_DRIVER)
+
+
+def planned(
+    selection: Selection, observer: Observer, expand: bool = True, where: Where | None = None
+) -> Plan:
     """The plan of a selection (SweepError for bad usage); the kernel files that could not
-    be loaded are said at once, the run goes on without them."""
+    be loaded are said at once, the run goes on without them. With `where`, a missing NVIDIA
+    driver for it is said first (`require_driver`), before any planning."""
+    if where is not None:
+        require_driver(where)
     work = plan(
         selection.target,
         selection.shapes,

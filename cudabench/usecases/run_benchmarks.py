@@ -76,7 +76,7 @@ def run_benchmarks(request: RunRequest, observer: Observer | None = None) -> Run
     """Plan, then run every job in one session (flow.in_session); returns the finished run.
     SweepError (a UsageError) for bad usage, before anything runs."""
     observer = observer or Silent()
-    work = planned(request.selection, observer)
+    work = planned(request.selection, observer, where=request.placement.where)
     command = request.command or f"cudabench.run({request.selection.target!r})"
     if request.verify_budget:
         done, verified = in_session(

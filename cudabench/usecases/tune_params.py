@@ -115,7 +115,7 @@ def plan_tuning(request: TuneRequest, observer: Observer | None = None) -> Tunin
     observer = observer or Silent()
     if request.strategy not in STRATEGIES:
         raise TuneError(f"--strategy {request.strategy!r}: not one of {', '.join(STRATEGIES)}")
-    work = planned(request.selection, observer, expand=False)
+    work = planned(request.selection, observer, expand=False, where=request.placement.where)
     searches = plan_searches(work.jobs, work.narrowing, named=bool(request.selection.variants))
     walkers = [make_strategy(request.strategy, space, request.budget, request.seed) for _, space in searches]
     return TuningPlan(work, searches, walkers, request.budget)
