@@ -9,30 +9,14 @@ from __future__ import annotations
 import os
 
 from cudabench.backends.base import Backend, BackendUnavailable
+from cudabench.backends.driver import NO_DRIVER, driver_present
+
+__all__ = ["NO_DRIVER", "Backend", "BackendUnavailable", "backend_name", "driver_present", "open_backend"]
 
 
 def backend_name() -> str:
     """The backend `run` will use: $CUDABENCH_BACKEND, else `cupy`."""
     return os.environ.get("CUDABENCH_BACKEND", "cupy")
-
-
-NO_DRIVER = (
-    "no NVIDIA driver found (libcuda.so.1 does not load): run, tune, ceilings and "
-    "profile need a GPU and its driver; list, check, compare, report and history "
-    "work without one"
-)
-
-
-def driver_present() -> bool:
-    """Whether the NVIDIA driver's library (libcuda) can be loaded on this machine: a
-    probe of a millisecond that imports no CuPy."""
-    import ctypes
-
-    try:
-        ctypes.CDLL("libcuda.so.1")
-    except OSError:
-        return False
-    return True
 
 
 def open_backend(name: str | None = None, device: int = 0) -> Backend:

@@ -19,10 +19,10 @@ except ImportError as exc:  # pragma: no cover - depends on the machine
         "CuPy is not installed: pip install -e '.[cuda13]' (or '.[cuda12]'), see README, 'Install'"
     ) from exc
 
-from cudabench.backends import NO_DRIVER, driver_present
 from cudabench.backends.base import BackendUnavailable, Loaded, Scope, StepLog
 from cudabench.backends.cupti_clock import KernelClockUnavailable
 from cudabench.backends.cupy_timing import CUDA_ERRORS, Sampler, Samplers, crash_from
+from cudabench.backends.driver import NO_DRIVER, driver_present
 from cudabench.backends.nvml import Gauge, open_gauge, with_facts
 from cudabench.build.compile import compile_variant
 from cudabench.core.records import DeviceInfo, KernelVariant

@@ -21,6 +21,7 @@ from cudabench.usecases.flow import (
     Selection,
     in_session,
     planned,
+    require_driver,
 )
 from cudabench.usecases.observe import Observer, Silent
 
@@ -115,7 +116,7 @@ def plan_tuning(request: TuneRequest, observer: Observer | None = None) -> Tunin
     observer = observer or Silent()
     if request.strategy not in STRATEGIES:
         raise TuneError(f"--strategy {request.strategy!r}: not one of {', '.join(STRATEGIES)}")
-    work = planned(request.selection, observer, expand=False, where=request.placement.where)
+    work = planned(request.selection, observer, expand=False)
     searches = plan_searches(work.jobs, work.narrowing, named=bool(request.selection.variants))
     walkers = [make_strategy(request.strategy, space, request.budget, request.seed) for _, space in searches]
     return TuningPlan(work, searches, walkers, request.budget)
@@ -132,8 +133,10 @@ def save_tuned(outcome: Outcome, gpu: DeviceInfo, results: Path) -> Saved:
 
 def tune_params(request: TuneRequest, observer: Observer | None = None) -> TuneResult:
     """Plan the searches, run them in one session (one results file), then save each best
-    configuration when asked."""
+    configuration when asked. A missing NVIDIA driver is said first, before planning (the
+    `--space` listing, plan_tuning alone, needs none)."""
     observer = observer or Silent()
+    require_driver(request.placement.where)
     tuning = plan_tuning(request, observer)
     work = tuning.work
     label = f"tune_{work.op_label}"
