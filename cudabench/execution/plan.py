@@ -158,6 +158,23 @@ def _configure(
     return out
 
 
+def checked_timing(options: TimingOptions) -> TimingOptions:
+    """The options with --clocks parsed; SweepError (one line) for a --timer, --settle,
+    --fill or --clocks that is not one of its choices. Cheap, so a command says bad usage
+    before it probes the driver or plans."""
+    if options.timer not in TIMERS:
+        raise SweepError(
+            f"--timer {options.timer!r}: choose {', '.join(TIMERS)}{closest(options.timer, list(TIMERS))}"
+        )
+    for name, value, choices in (("--settle", options.settle, SETTLE), ("--fill", options.fill, FILLS)):
+        if value not in choices:
+            raise SweepError(f"{name} {value!r}: choose {', '.join(choices)}{closest(value, list(choices))}")
+    try:
+        return dataclasses.replace(options, clocks=parse_clocks(options.clocks))
+    except ValueError as exc:
+        raise SweepError(str(exc)) from None
+
+
 def plan(
     target: str,
     shapes: Sequence[Shape] | None,
@@ -190,18 +207,7 @@ def plan(
     parsed = tuple(tuple(shape) for shape in shapes) if shapes else None
     # field name -> value, as the CLI and the API typed them (mypy cannot match ** to the fields)
     changes: dict[str, Any] = {k: v for k, v in timing.items() if v is not None}
-    options = dataclasses.replace(config.timing, **changes)
-    if options.timer not in TIMERS:
-        raise SweepError(
-            f"--timer {options.timer!r}: choose {', '.join(TIMERS)}{closest(options.timer, list(TIMERS))}"
-        )
-    for name, value, choices in (("--settle", options.settle, SETTLE), ("--fill", options.fill, FILLS)):
-        if value not in choices:
-            raise SweepError(f"{name} {value!r}: choose {', '.join(choices)}{closest(value, list(choices))}")
-    try:
-        options = dataclasses.replace(options, clocks=parse_clocks(options.clocks))
-    except ValueError as exc:
-        raise SweepError(str(exc)) from None
+    options = checked_timing(dataclasses.replace(config.timing, **changes))
     jobs: list[CaseJob] = []
     problems: list[str] = []
     unsupported: list[str] = []

@@ -21,8 +21,8 @@ from typing import TypeVar
 from cudabench import backends
 from cudabench.core.dtypes import DType
 from cudabench.core.errors import SweepError
-from cudabench.core.records import DeviceInfo, ResultRow, RunMeta, Shape
-from cudabench.execution.plan import Plan, plan
+from cudabench.core.records import DeviceInfo, ResultRow, RunMeta, Shape, TimingOptions
+from cudabench.execution.plan import Plan, checked_timing, plan
 from cudabench.execution.pool import DEFAULT_TIMEOUT_S
 from cudabench.execution.session import Cluster, InProcess, Local, Session, Where, parse_devices
 from cudabench.execution.sweep import Interrupted, Sweep, SweepFailed
@@ -163,7 +163,11 @@ def planned(
 ) -> Plan:
     """The plan of a selection (SweepError for bad usage); the kernel files that could not
     be loaded are said at once, the run goes on without them. With `where`, a missing NVIDIA
-    driver for it is said first (`require_driver`), before any planning."""
+    driver for it is said first (`require_driver`), before any planning, and before that
+    a timing option that is not one of its choices."""
+    # bad usage first: a --settle or --clocks typo says so with or without a driver
+    given = {k: v for k, v in selection.timing.items() if v is not None}
+    checked_timing(dataclasses.replace(TimingOptions(), **given))  # type: ignore[arg-type]
     if where is not None:
         require_driver(where)
     work = plan(
