@@ -1,5 +1,5 @@
 """`python -m cudabench ...` runs the same CLI as the `cudabench` script."""
 
-from cudabench.cli import main
+from cudabench import _command
 
-main()
+_command()

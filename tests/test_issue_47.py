@@ -459,3 +459,52 @@ def test_5_the_fake_backend_and_a_cluster_are_not_probed(monkeypatch):
     flow.require_driver(flow.Local())
     monkeypatch.setenv("CUDABENCH_BACKEND", "cupy")
     flow.require_driver(flow.Cluster("local"))
+
+
+# ---------------------------------------------------------------- 6: Ctrl-C from the first instant
+
+
+def _without_site() -> tuple[list[str], dict[str, str]]:
+    """`python -S -m cudabench` with the packages' folders on PYTHONPATH: Python's own start
+    without the environment's .pth files (site-packages code that runs before any line of
+    cudabench: a Ctrl-C there is Python's traceback, not ours to catch)."""
+    import site
+
+    paths = [str(ROOT), *site.getsitepackages(), site.getusersitepackages()]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths), "CUDABENCH_HOME": os.devnull}
+    env.pop("PYTHONSTARTUP", None)
+    return [sys.executable, "-S", "-m", "cudabench", "list"], env
+
+
+def test_6_ctrl_c_at_any_instant_of_a_command_is_one_line_and_130(tmp_path):
+    """Real SIGINTs spread over a whole `cudabench list`, from the process's first
+    millisecond to its end: each ends with 'interrupted' and exit 130, or finished, or as
+    Python's default outside the interpreter's life (killed by the signal, which a shell
+    shows as 130, before Python takes SIGINT or after it gave it back); never a traceback
+    nor a second line. Removing the handling of a Ctrl-C while the CLI's modules load
+    (cudabench/__init__.py's _command, cli/__init__.py) fails this: that load is most of
+    a `list`."""
+    import signal
+
+    command, env = _without_site()
+    begin = time.monotonic()
+    whole = subprocess.run(command, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    span = time.monotonic() - begin
+    assert whole.returncode == 0, whole.stderr
+    outcomes = []
+    for step in range(20):
+        proc = subprocess.Popen(
+            command, env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        time.sleep(span * step / 20)
+        proc.send_signal(signal.SIGINT)
+        _, errors = proc.communicate(timeout=60)
+        said = [line for line in errors.splitlines() if line.strip() and not line.startswith("note: ")]
+        assert "Traceback" not in errors, errors
+        assert proc.returncode in (0, 130, -signal.SIGINT) and said in ([], ["interrupted"]), (
+            proc.returncode,
+            errors,
+        )
+        assert proc.returncode != 130 or said == ["interrupted"], errors
+        outcomes.append(proc.returncode)
+    assert outcomes.count(130) >= 5, outcomes  # most of the spread landed while cudabench ran

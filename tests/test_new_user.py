@@ -524,8 +524,9 @@ def test_19_ctrl_c_while_the_cli_loads_is_one_line_and_130():
         "        if name == 'cudabench.cli.tune_cmd':\n"
         "            raise KeyboardInterrupt\n"
         "sys.meta_path.insert(0, Interrupt())\n"
-        "from cudabench.cli import main\n"
-        "main(['list'])\n"
+        "sys.argv = ['cudabench', 'list']\n"
+        "from cudabench import _command\n"
+        "_command()\n"
     )
     proc = subprocess.run(
         [sys.executable, "-c", code],

@@ -7,45 +7,34 @@ traceback; a failed kernel is a row, and makes `run` exit 1 at the end.
 from __future__ import annotations
 
 import functools
-import os
 import sys
 from collections.abc import Callable
 from typing import Annotated, Any, Optional
 
+import typer
+import typer.core
 
-def _interrupted() -> None:
-    """Ctrl-C before a command could take it (while the CLI's modules load): one line, 130."""
-    try:
-        sys.stderr.write("interrupted\n")
-        sys.stderr.flush()
-    finally:
-        os._exit(130)
+from cudabench.cli import (
+    ceilings_cmd,
+    check_cmd,
+    cluster_cmd,
+    compare_cmd,
+    history_cmd,
+    list_cmd,
+    new_cmd,
+    profile_cmd,
+    report_cmd,
+    run_cmd,
+    tolerance_cmd,
+    tune_cmd,
+    verify_cmd,
+)
+from cudabench.cli.common import err, error_line, fail_usage
+from cudabench.core.errors import UsageError
+from cudabench.core.version import __version__
 
-
-try:  # a Ctrl-C while typer, rich, pandas and the commands load is no traceback either
-    import typer
-    import typer.core
-
-    from cudabench.cli import (
-        ceilings_cmd,
-        check_cmd,
-        cluster_cmd,
-        compare_cmd,
-        history_cmd,
-        list_cmd,
-        new_cmd,
-        profile_cmd,
-        report_cmd,
-        run_cmd,
-        tolerance_cmd,
-        tune_cmd,
-        verify_cmd,
-    )
-    from cudabench.cli.common import err, error_line, fail_usage
-    from cudabench.core.errors import UsageError
-    from cudabench.core.version import __version__
-except KeyboardInterrupt:  # pragma: no cover - timing; tests/test_new_user.py plays it
-    _interrupted()
+# A Ctrl-C while these modules load is cudabench/__init__.py's `_command` (the script's
+# entry): one line and exit 130 from the first instant, like a Ctrl-C in a command.
 
 
 class _WholeSummaries(typer.core.TyperGroup):
@@ -56,6 +45,14 @@ class _WholeSummaries(typer.core.TyperGroup):
     def invoke(self, ctx: Any) -> Any:
         try:
             return super().invoke(ctx)
+        except KeyboardInterrupt:
+            err.print("interrupted", markup=False)
+            raise typer.Exit(130) from None
+
+    def make_context(self, *args: Any, **kwargs: Any) -> Any:
+        """The command line read (typer turns a Ctrl-C here into a silent exit 130)."""
+        try:
+            return super().make_context(*args, **kwargs)
         except KeyboardInterrupt:
             err.print("interrupted", markup=False)
             raise typer.Exit(130) from None
