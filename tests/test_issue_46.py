@@ -371,3 +371,95 @@ def test_6_the_profile_hint_of_a_user_op_works_when_pasted(tmp_path, monkeypatch
     pasted = runner.invoke(app, [*words[1:], "--print-command"], env=env)
     assert pasted.exit_code == 0, pasted.output
     assert "rms_lite" in pasted.stdout and "unknown op" not in pasted.output
+
+
+# ---------------------------------------------------------------- 2: Ctrl-C under load
+
+
+def _busy(count: int) -> list:
+    """CPU-bound processes, so the commands below run on a loaded machine."""
+    import subprocess
+    import sys
+
+    return [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(count)]
+
+
+def _interrupt_after(command: list[str], env: dict, cwd: Path, seconds: float, group: bool):
+    """Start `command`, SIGINT it after `seconds` (its whole group, as a terminal's Ctrl-C,
+    or the process alone), and return (exit status, stderr, seconds it took to stop)."""
+    import os
+    import signal
+    import subprocess
+    import time
+
+    proc = subprocess.Popen(
+        command,
+        env=env,
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        time.sleep(seconds)
+        begin = time.monotonic()
+        if group:
+            os.killpg(proc.pid, signal.SIGINT)
+        else:
+            os.kill(proc.pid, signal.SIGINT)
+        _, errors = proc.communicate(timeout=60)
+        return proc.returncode, errors, time.monotonic() - begin
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+_SLOW_NVCC = """#!/bin/sh
+if [ "$1" = "--version" ]; then echo "Cuda compilation tools, release 13.0, V13.0.88"; exit 0; fi
+exec sleep 120
+"""
+
+
+@pytest.mark.parametrize("group", [True, False], ids=["terminal", "process"])
+def test_2_ctrl_c_stops_run_and_check_within_seconds_under_load(tmp_path, group):
+    """Both commands at work on a machine with twice as many busy processes as cores: a
+    fake-backend `run` of the seeds config (worker processes) and a `check` of the whole
+    catalogue (nvcc children that would take two minutes each) stop within 5 s of SIGINT,
+    exit 130, with one 'interrupted' line; the run's finished rows are kept in its file,
+    marked incomplete."""
+    import os
+    import sys
+
+    root = Path(__file__).resolve().parent.parent
+    nvcc = tmp_path / "nvcc"
+    nvcc.write_text(_SLOW_NVCC)
+    nvcc.chmod(0o755)
+    env = {
+        **os.environ,
+        "CUDABENCH_BACKEND": "fake",
+        "CUDABENCH_DB": str(tmp_path / "h.db"),
+        "CUDABENCH_CACHE": str(tmp_path / "cache"),
+        "CUDABENCH_NVCC": str(nvcc),
+        "PYTHONPATH": str(root),
+    }
+    cudabench = [sys.executable, "-m", "cudabench"]
+    load = _busy(2 * (os.cpu_count() or 1))
+    try:
+        out = tmp_path / "out.json"
+        code, errors, took = _interrupt_after(
+            [*cudabench, "run", str(root / "configs" / "seeds.yaml"), "-o", str(out)], env, tmp_path, 8, group
+        )
+        assert code == 130 and took < 5, (code, took, errors)
+        assert "Traceback" not in errors and "finished rows kept" in errors.strip().splitlines()[-1]
+        assert json.loads(out.read_text())["meta"]["complete"] is False
+        code, errors, took = _interrupt_after(
+            [*cudabench, "check", "--arch", "sm_80", "-j", "2"], env, tmp_path, 8, group
+        )
+        assert code == 130 and took < 5, (code, took, errors)
+        assert "Traceback" not in errors and errors.strip().splitlines()[-1].startswith("interrupted")
+    finally:
+        for process in load:
+            process.kill()
+            process.wait()
