@@ -561,3 +561,80 @@ def test_a_tuned_configuration_the_header_no_longer_allows_is_not_used(tmp_path)
     tuned = apply_tuned(work, FAKE_DEVICE.name, path)
     assert tuned.jobs[0].variants[0].params_text == "BLOCK=256,ITEMS=64"
     assert any("not used" in n and "BLOCK * ITEMS <= 16384" in n for n in tuned.notes)
+
+
+# ---------------------------------------------------------------- where a search's time goes (issue 43)
+
+
+def test_configurations_of_one_case_share_inputs_and_reference(monkeypatch):
+    """Every configuration of a variant at one case draws the same inputs (the seed is the
+    variant's name's): the float64 reference is made once, not once a configuration; a
+    baseline (its own seed) or another case makes its own."""
+    from cudabench.measure import prepare
+    from cudabench.measure.runner import CaseJob, Runner
+
+    made = []
+    real = prepare.problem
+    monkeypatch.setattr(prepare, "problem", lambda *a, **k: made.append(a[2]) or real(*a, **k))
+    variant = parse_header(FLOAT4, "reduce")
+    configs = tuple(variant.configured({"BLOCK": b, "WARP_ROW_BYTES": 16}) for b in (128, 256, 512, 1024))
+    runner = Runner(FakeBackend())
+    rows = runner.run_job(CaseJob(Case("reduce", (64, 129)), configs[:2], (), TimingOptions(**QUICK)))
+    rows += runner.run_job(CaseJob(Case("reduce", (64, 129)), configs[2:], ("cupy",), TimingOptions(**QUICK)))
+    assert [r.status for r in rows] == [Status.OK] * 5
+    assert len(made) == 2  # the variant's problem once over two jobs, the baseline's once
+    runner.run_job(CaseJob(Case("reduce", (64, 130)), configs[:1], (), TimingOptions(**QUICK)))
+    assert len(made) == 3
+    assert all(
+        r.setup_s is not None and r.setup_s > 0 and r.measure_s is not None and r.measure_s > 0 for r in rows
+    )
+
+
+def test_a_fail_on_kept_inputs_is_checked_again_on_fresh_ones(monkeypatch):
+    """A kernel that wrote to its inputs (a bug the check does not see) cannot make the next
+    configuration FAIL: a FAIL on a kept problem is checked again on a fresh one; a variant
+    wrong on its own still FAILs."""
+    from cudabench.measure.runner import CaseJob, Runner
+
+    variant = parse_header(FLOAT4, "reduce")
+    one, two = (variant.configured({"BLOCK": b, "WARP_ROW_BYTES": 16}) for b in (128, 256))
+    runner = Runner(FakeBackend())
+    case = Case("reduce", (64, 129))
+    (first,) = runner.run_job(CaseJob(case, (one,), (), TimingOptions(**QUICK)))
+    kept = runner.preparer._kept[1]
+    kept.inputs[0][...] = 7.0  # what a kernel writing to its input would leave
+    (second,) = runner.run_job(CaseJob(case, (two,), (), TimingOptions(**QUICK)))
+    assert first.status is Status.OK and second.status is Status.OK and not runner.preparer.reused
+    assert runner.preparer._kept[1] is not kept  # the fresh one is kept now
+
+
+def test_costs_say_the_host_share_and_tune_prints_them(tmp_path):
+    costs = search.Costs(
+        rounds_s=10.0,
+        final_s=2.0,
+        setup_s=8.0,
+        measure_s=4.0,
+        compile_s=30.0,
+        waited_s=0.5,
+        strategy_s=0.5,
+        configurations=100,
+        workers=2,
+    )
+    assert costs.host_s == pytest.approx(3.0)  # 10 - (8 + 4) / 2 - 0.5 - 0.5
+    assert costs.per_configuration_ms() == pytest.approx((100.0, 80.0, 40.0, 30.0))
+    result = cli(
+        "tune",
+        "reduce",
+        "-v",
+        "float4",
+        "-s",
+        "64x129",
+        "-p",
+        "WARP_ROW_BYTES=16",
+        "-o",
+        str(tmp_path / "res"),
+        tuning_file=tmp_path / "tuning.json",
+    )
+    assert result.exit_code == 0, result.output
+    line = next(x for x in result.stderr.splitlines() if x.startswith("where the time went"))
+    assert "4 configurations in" in line and "set-up" in line and "host" in line and "nvcc" not in line

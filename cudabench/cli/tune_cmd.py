@@ -29,6 +29,7 @@ from cudabench.present.tables import title
 from cudabench.usecases.flow import DEFAULT_TIMEOUT_S, Recording
 from cudabench.usecases.tune_params import (
     FINAL_TOP,
+    Costs,
     Outcome,
     Saved,
     SearchSpace,
@@ -123,6 +124,25 @@ def _outcome_table(outcome: Outcome) -> Table:
             style="bold" if mark.startswith("★") else ("dim" if row.is_baseline else ""),
         )
     return table
+
+
+def costs_line(costs: Costs) -> str:
+    """Where the search's time went: per configuration of its rounds, the workers' set-up and
+    timing and the host's share; then nvcc ahead of the GPU, the strategy, the final round."""
+    wall, setup, timing, host = costs.per_configuration_ms()
+    workers = f" ({costs.workers} workers at a time)" if costs.workers > 1 else ""
+    nvcc = (
+        f"nvcc {costs.compile_s:.1f} s ahead of the GPU, {costs.waited_s:.1f} s waited for; "
+        if costs.compile_s is not None
+        else ""
+    )  # none where nothing compiles ahead (the fake backend)
+    return (
+        f"where the time went: {costs.configurations} configurations in {costs.rounds_s:.1f} s, "
+        f"{wall:.0f} ms each: set-up {setup:.0f} ms (module load, inputs, float64 reference, "
+        f"check), timing {timing:.0f} ms (warm-up, samples, check after){workers}, host "
+        f"{host:.0f} ms (worker round trips, results file, progress); {nvcc}strategy "
+        f"{costs.strategy_s:.2f} s; final interleaved round {costs.final_s:.1f} s"
+    )
 
 
 def _summary(outcome: Outcome) -> str:
@@ -286,6 +306,8 @@ def tune_command(
     for outcome, saved in zip(outcomes, tuned.saved):
         out.print(_outcome_table(outcome))
         err.print(_summary(outcome), soft_wrap=True, markup=False)
+        if outcome.costs is not None:
+            err.print(costs_line(outcome.costs), soft_wrap=True, markup=False)
         if plot:
             _plot(outcome, done.stem, meta)
         if saved is not None:

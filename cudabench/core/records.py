@@ -355,6 +355,11 @@ class ResultRow:
     pct_ceiling: float | None = None  # of what this card can move in the row's mix (ceilings.py)
     kernels_us: float | None = None  # cupti: median of each launch's kernel durations summed
     events_us: float | None = None  # --timer both: the events clock's median, measured just before
+    # where the row's own time went, host wall seconds: made a validated call (module load,
+    # inputs, float64 reference, tolerance, the check), then timed (warm-up, samples, the
+    # check after); a tune search sums them in its summary
+    setup_s: float | None = None
+    measure_s: float | None = None
     samples_us: tuple[float, ...] = field(default=(), repr=False)
 
     @classmethod

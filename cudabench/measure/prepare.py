@@ -5,7 +5,8 @@ that stands for why it cannot go on: a header requirement unmet (N/A), a compile
 module compiled and loaded once per runner), a block that does not fit on an SM (SKIPPED), a
 wrong first result (FAIL). A kernel variant gets the op's geometry, workspace and argument list
 for each of its launches; a Python variant (pyvariants.py) and a library baseline get their
-calls. Each gets fresh inputs, a float64 reference and tolerance (problem.py), an output
+calls. Each gets fresh inputs, a float64 reference and tolerance (problem.py; the last one is
+kept for the next configuration of the same variant and case, as a tune search runs them), an output
 poisoned with NaN (or, for an op that works in place, a copy of its input and the reset that
 restores it before every timed call), one call inside its NVTX ranges (outside in profile
 mode), and the check of that call's output.
@@ -25,7 +26,7 @@ from cudabench.backends.nvtx import nvtx_range
 from cudabench.build.compile import CompileError
 from cudabench.core.dtypes import get_dtype
 from cudabench.core.records import Case, DeviceInfo, KernelVariant, ResultRow, Status
-from cudabench.measure.problem import problem, seed_of
+from cudabench.measure.problem import Problem, problem, seed_of
 from cudabench.ops import pyvariants
 from cudabench.ops.protocol import Check, OpProtocol, in_place_input
 
@@ -45,6 +46,7 @@ class Prepared:
     resources: dict[str, Any] = field(default_factory=dict)
     is_baseline: bool = False
     blocks: int = 0  # the largest grid of its launches, in blocks (0: not known, a library)
+    setup_s: float | None = None  # seconds it took to prepare (the runner's, for the row)
 
 
 def fail_row(case: Case, label: str, check: Check, *, when: str = "", **fields: Any) -> ResultRow:
@@ -70,6 +72,34 @@ class Preparer:
         self.profile = profile
         self.device: DeviceInfo = backend.device_info()
         self._loaded: dict[tuple[str, str, str, str], Loaded | CompileError] = {}
+        # the last problem made, by (op, case, seed, fill): a variant's seed is its name's, so
+        # every configuration of one variant at one case draws the same inputs and needs the
+        # same reference; a tune search makes it once, not once a configuration
+        self._kept: tuple[tuple[str, Case, int, str], Problem] | None = None
+        self.reused = False  # the last prepare's problem was the kept one
+
+    def _problem(self, op: OpProtocol, case: Case, seed: int, fill: str) -> Problem:
+        """The case's inputs, float64 reference and tolerance: the kept ones where they are
+        the same, else made anew (the kept ones freed first: never two on the GPU)."""
+        key = (op.name, case, seed, fill)
+        if self._kept is not None and self._kept[0] == key:
+            self.reused = True
+            return self._kept[1]
+        self._kept = None
+        made = problem(self.backend.xp, op, case, seed, fill)
+        self._kept, self.reused = (key, made), False
+        return made
+
+    def keep_only(self, case: Case) -> int:
+        """Drop a kept problem of another case; the bytes the kept one of `case` holds on the
+        device (a job's memory check counts them as free: the job reuses them)."""
+        if self._kept is None:
+            return 0
+        if self._kept[0][1] != case:
+            self._kept = None
+            return 0
+        held = self._kept[1]
+        return sum(int(getattr(a, "nbytes", 0)) for a in (*held.inputs, held.ref, held.tol))
 
     def _load(self, variant: KernelVariant, dtype: str) -> Loaded:
         key = (variant.path, variant.source_hash, dtype, variant.params_text)
@@ -88,6 +118,17 @@ class Preparer:
     ) -> Prepared | ResultRow:
         """A variant (or a baseline, by name) of `case` made a validated call; a row instead
         when it cannot go on."""
+        ready = self._prepare_once(op, case, item, fill)
+        if self.reused and isinstance(ready, ResultRow) and ready.status is Status.FAIL:
+            # a FAIL is the call's own, never owed to kept inputs that an earlier call may
+            # have written to: checked again on a fresh problem
+            self._kept = None
+            ready = self._prepare_once(op, case, item, fill)
+        return ready
+
+    def _prepare_once(
+        self, op: OpProtocol, case: Case, item: KernelVariant | str, fill: str
+    ) -> Prepared | ResultRow:
         if isinstance(item, str):
             return self._prepare_baseline(op, case, item, seed_of(case, item), fill)
         return self._prepare_variant(op, case, item, seed_of(case, item.name), fill)
@@ -125,7 +166,7 @@ class Preparer:
         except ValueError as exc:
             return ResultRow.of(case, label, Status.ERROR, str(exc))
         xp = self.backend.xp
-        given = problem(xp, op, case, seed, fill)
+        given = self._problem(op, case, seed, fill)
         inputs = given.inputs
         out = xp.empty(op.output_shape(case.shape), dtype=dtype.array_type())
         # one workspace for all launches of the variant: a multi-kernel variant's kernels
@@ -197,7 +238,7 @@ class Preparer:
         if reason:
             return ResultRow.of(case, label, Status.N_A, reason)
         xp = self.backend.xp
-        given = problem(xp, op, case, seed, fill)
+        given = self._problem(op, case, seed, fill)
         out = xp.empty(op.output_shape(case.shape), dtype=get_dtype(case.dtype).array_type())
         in_place = in_place_input(op)
         call, produced = pyvariants.bind(fn, info, in_place, given.inputs, out)
@@ -214,8 +255,7 @@ class Preparer:
     def _prepare_baseline(
         self, op: OpProtocol, case: Case, name: str, seed: int, fill: str = "random"
     ) -> Prepared | ResultRow:
-        xp = self.backend.xp
-        given = problem(xp, op, case, seed, fill)
+        given = self._problem(op, case, seed, fill)
         library_call = op.baselines()[name]
         result: list[Any] = [None]
 

@@ -31,6 +31,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol, TypeVar
@@ -147,7 +148,7 @@ class Runner:
         case = job.case
         names = [v.label for v in job.variants] + list(job.baselines)
         needed = op.device_bytes(case.shape)
-        free = self.backend.free_bytes()
+        free = self.backend.free_bytes() + self.preparer.keep_only(case)  # kept inputs: reused
         interleave = job.timing.interleave and len(names) > 1 and not self.profile and not job.check_only
         if interleave and needed * len(names) > free:  # every variant's data at once
             interleave = False
@@ -183,13 +184,18 @@ class Runner:
     ) -> ResultRow | Prepared:
         """Prepare one variant or baseline, then (time_now) time it and build its row."""
         item = job.variants[index] if index < len(job.variants) else name
+        begin = time.perf_counter()
         ready = self._guarded(
             job.case, name, lambda: self.preparer.prepare(op, job.case, item, job.timing.fill)
         )
-        if not isinstance(ready, Prepared) or not time_now:
+        setup_s = time.perf_counter() - begin
+        if not isinstance(ready, Prepared):
+            return dataclasses.replace(ready, setup_s=setup_s)
+        ready.setup_s = setup_s
+        if not time_now:
             return ready
         if job.check_only:
-            return checked_row(job.case, ready)
+            return dataclasses.replace(checked_row(job.case, ready), setup_s=setup_s)
         if self.profile:
             return self._guarded(job.case, name, lambda: self._profiled(op, job, ready))
 
@@ -198,13 +204,16 @@ class Runner:
             measurement = measure(self.backend, ready.call, job.timing, ready.scope, ready.reset)
             return self._timed_row(op, job.case, ready, measurement, job.timing, waited)
 
-        return self._guarded(job.case, name, timed)
+        begin = time.perf_counter()
+        row = self._guarded(job.case, name, timed)
+        return dataclasses.replace(row, setup_s=setup_s, measure_s=time.perf_counter() - begin)
 
     def _interleaved(
         self, op: OpProtocol, case: Case, prepared: list[tuple[int, Prepared]], timing: TimingOptions
     ) -> list[tuple[int, ResultRow]]:
         """Time the prepared calls of one shape with their samples taken in turn."""
         calls = [(p.call, p.scope, p.reset) for _, p in prepared]
+        begin = time.perf_counter()
         try:
             waited = self._cool_down(timing)
             measurements = measure_interleaved(self.backend, calls, timing)
@@ -217,7 +226,11 @@ class Runner:
         for (i, p), m in zip(prepared, measurements):
             build = functools.partial(self._timed_row, op, case, p, m, timing, waited)
             rows.append((i, self._guarded(case, p.name, build)))
-        return rows
+        share = (time.perf_counter() - begin) / len(prepared)  # the samples were taken in turn
+        return [
+            (i, dataclasses.replace(r, setup_s=p.setup_s, measure_s=share))
+            for (i, r), (_, p) in zip(rows, prepared)
+        ]
 
     def _cool_down(self, timing: TimingOptions) -> float | None:
         """--cooldown: wait, idle, for the GPU to cool to the asked temperature first."""

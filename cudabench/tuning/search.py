@@ -25,6 +25,7 @@ import concurrent.futures
 import dataclasses
 import functools
 import os
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -53,6 +54,40 @@ UNCOUNTED = (Status.N_A, Status.SKIPPED)
 
 
 @dataclass(frozen=True)
+class Costs:
+    """Where a search's wall time went, in seconds. `setup_s` and `measure_s` are summed over
+    the search rounds' rows (in the workers, `workers` at a time); the rest of the rounds'
+    wall time is the host's: worker round trips, writing the results, the progress bar."""
+
+    rounds_s: float  # the search rounds, wall (the final round apart)
+    final_s: float  # the final interleaved round, wall
+    setup_s: float  # module load, inputs, float64 reference and tolerance, the first check
+    measure_s: float  # warm-up, samples, the check after
+    compile_s: float | None  # nvcc, summed over the threads compiling ahead (None: none did)
+    waited_s: float  # the sweep waited for a job's own compiles
+    strategy_s: float  # the strategy's ask and tell
+    configurations: int  # rows of the search rounds
+    workers: int
+
+    @property
+    def host_s(self) -> float:
+        """The rounds' wall time not spent in a worker's set-up or timing, nor waiting for
+        nvcc, nor in the strategy: what the host's side of a configuration costs."""
+        busy = (self.setup_s + self.measure_s) / max(1, self.workers)
+        return max(0.0, self.rounds_s - busy - self.waited_s - self.strategy_s)
+
+    def per_configuration_ms(self) -> tuple[float, float, float, float]:
+        """(wall, set-up, timing, host) per configuration of the search rounds, ms."""
+        n = max(1, self.configurations)
+        return (
+            1e3 * self.rounds_s / n,
+            1e3 * self.setup_s / n,
+            1e3 * self.measure_s / n,
+            1e3 * self.host_s / n,
+        )
+
+
+@dataclass(frozen=True)
 class Outcome:
     """What one search found. Rows are the sweep's: every configuration once (the final
     round's measurement for those timed again), then the baselines."""
@@ -69,6 +104,7 @@ class Outcome:
     uncounted: int  # N/A and SKIPPED
     failed: int  # FAIL, COMPILE_ERROR, CRASH, TIMEOUT, ERROR
     wall_s: float
+    costs: Costs | None = None
 
     @property
     def speedup_over_default(self) -> float | None:
@@ -108,6 +144,17 @@ class _Compiles:
             concurrent.futures.ThreadPoolExecutor(max_workers=threads) if compile_one is not None else None
         )
         self.jobs: list[list[concurrent.futures.Future[Any]]] = []
+        self.compile_s = 0.0  # nvcc's wall time, summed over the threads
+        self.waited_s = 0.0  # the sweep's wait for a job's own compiles
+        self._lock = threading.Lock()
+
+    def _timed(self, variant: KernelVariant) -> Any:
+        begin = time.perf_counter()
+        try:
+            return self.compile_one(variant)  # type: ignore[misc]
+        finally:
+            with self._lock:
+                self.compile_s += time.perf_counter() - begin
 
     def submit(self, jobs: list[CaseJob]) -> None:
         self.jobs = []
@@ -115,14 +162,16 @@ class _Compiles:
             if self.pool is None:
                 self.jobs.append([])
                 continue
-            self.jobs.append([self.pool.submit(self.compile_one, v) for v in job.variants])  # type: ignore[arg-type]
+            self.jobs.append([self.pool.submit(self._timed, v) for v in job.variants])
 
     def ready(self, index: int) -> None:
+        begin = time.perf_counter()
         for future in self.jobs[index] if index < len(self.jobs) else []:
             try:
                 future.result()
             except Exception:  # the worker compiles it again and makes the row say why
                 pass
+        self.waited_s += time.perf_counter() - begin
 
     def close(self) -> None:
         if self.pool is not None:
@@ -147,9 +196,13 @@ def search(
     compiles = _Compiles(compile_one, threads or os.cpu_count() or 4)
     by_label: dict[str, ResultRow] = {}
     counted = uncounted = failed = 0
+    thinking = setup = measuring = 0.0  # the strategy's seconds; the rounds' rows' costs
+    rows_seen = 0
     try:
         while counted < budget:
+            begin = time.perf_counter()
             configs = strategy.ask(budget - counted)
+            thinking += time.perf_counter() - begin
             if not configs:
                 break
             variants = [space.variant.configured(c) for c in configs]
@@ -160,10 +213,17 @@ def search(
             compiles.submit(jobs)
             results = sweep.run(jobs, compiles.ready)
             rows = {r.label: r for job_rows in results for r in job_rows}
+            setup += sum(r.setup_s or 0 for r in rows.values())
+            measuring += sum(r.measure_s or 0 for r in rows.values())
+            rows_seen += len(rows)
+            begin = time.perf_counter()
             for config, variant in zip(configs, variants):
                 row = rows.get(variant.label)
                 ok = row is not None and row.status is Status.OK and row.time_us
                 strategy.tell(config, row.time_us if ok else None)  # type: ignore[union-attr]
+            thinking += time.perf_counter() - begin
+            for variant in variants:
+                row = rows.get(variant.label)
                 if row is None:
                     continue
                 by_label[row.label] = row
@@ -183,6 +243,8 @@ def search(
         searched = by_label.get(default_label)
         if default_label not in finalists and (searched is None or searched.status is Status.OK):
             finalists.append(default_label)
+        rounds_s = time.monotonic() - start
+        waited = compiles.waited_s
         final: list[ResultRow] = []
         if finalists:
             chosen = tuple(space.variant.configured(values_of(label)) for label in finalists)
@@ -211,6 +273,17 @@ def search(
         uncounted=uncounted,
         failed=failed,
         wall_s=time.monotonic() - start,
+        costs=Costs(
+            rounds_s=rounds_s,
+            final_s=time.monotonic() - start - rounds_s,
+            setup_s=setup,
+            measure_s=measuring,
+            compile_s=compiles.compile_s if compiles.pool is not None else None,
+            waited_s=waited,
+            strategy_s=thinking,
+            configurations=rows_seen,
+            workers=len(getattr(sweep.executor, "devices", None) or [1]),
+        ),
     )
 
 

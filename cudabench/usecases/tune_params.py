@@ -11,7 +11,7 @@ from cudabench.core.records import Case, DeviceInfo, ResultRow
 from cudabench.execution.session import Session
 from cudabench.execution.sweep import Sweep
 from cudabench.record import tuning_file
-from cudabench.tuning.search import FINAL_TOP, Outcome, entry_of, plan_searches, run_searches
+from cudabench.tuning.search import FINAL_TOP, Costs, Outcome, entry_of, plan_searches, run_searches
 from cudabench.tuning.strategies import STRATEGIES, SearchSpace, Strategy, TuneError, make_strategy
 from cudabench.usecases.flow import (
     Placement,
@@ -28,6 +28,7 @@ from cudabench.usecases.observe import Observer, Silent
 __all__ = [
     "FINAL_TOP",
     "STRATEGIES",
+    "Costs",
     "Outcome",
     "Saved",
     "SearchSpace",
