@@ -272,3 +272,44 @@ def test_the_speedup_heading_names_the_library_the_speedups_are_over():
     assert speedup_label(bf16) == "vs torch"  # cupyx failed: the speedups are over torch
     assert speedup_label(float32 + bf16) == "vs library"
     assert speedup_label([row("k", "8", "float32", 1.0, False)]) == "speedup"
+
+
+def test_a_sweeps_rewrites_are_byte_for_byte_what_write_results_writes(tmp_path):
+    """record/rowcache.py joins each row's CSV line and JSON text made once; the files are
+    exactly write_results's, as rows end one by one, as a row is replaced (its speedup
+    filled), with text a CSV must quote, and when a profiled row adds the ncu columns."""
+    from cudabench.core.records import ProfileMetrics
+    from cudabench.record.rowcache import RowCache
+
+    odd = ResultRow(
+        "reduce",
+        "3x5",
+        "bfloat16",
+        "mine",
+        Status.FAIL,
+        error='a "quoted", comma\nand a line',
+        sm_mhz=(1980, 1755),
+        registers=32,
+        notes="ünïcode",
+        time_us=3,  # an int in a float column: written as pandas writes it, 3.0
+        max_abs_err=1e-07,
+    )
+    profiled = ResultRow(
+        "reduce",
+        "7",
+        "float32",
+        "fast",
+        Status.OK,
+        time_us=1.5,
+        ncu=ProfileMetrics(kernels=2, duration_us=1.25),
+    )
+    cache = RowCache()
+    whole, joined = tmp_path / "whole", tmp_path / "joined"
+    sequence = [[], ROWS[:1], ROWS[:3], [*ROWS[:2], dataclasses.replace(ROWS[2], speedup=0.5)], [*ROWS, odd]]
+    sequence.append([*ROWS, odd, profiled])
+    for rows in sequence:
+        write_results(whole, META, rows)
+        cache.write(joined, META, rows)
+        for suffix in (".csv", ".json"):
+            assert (tmp_path / f"joined{suffix}").read_bytes() == (tmp_path / f"whole{suffix}").read_bytes()
+    assert read_results(tmp_path / "joined.json")[1] == [*ROWS, odd, profiled]

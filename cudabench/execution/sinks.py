@@ -22,7 +22,8 @@ from typing import Protocol
 
 from cudabench.core.records import Case, ResultRow, RunMeta
 from cudabench.record.history import History, HistoryError
-from cudabench.record.results import release_stem, write_results
+from cudabench.record.results import release_stem
+from cudabench.record.rowcache import RowCache
 
 
 class Listener(Protocol):
@@ -65,6 +66,7 @@ class ResultsFiles:
         # rewrite of every row is quadratic), and always at the end or when cut short
         self.every_s = every_s
         self._saved_at = 0.0
+        self._files = RowCache()  # each row's CSV line and JSON text made once, not at every rewrite
 
     def started(self, case: Case, name: str, device: int) -> None:
         pass
@@ -72,7 +74,7 @@ class ResultsFiles:
     def _save(self, meta: RunMeta, rows: list[ResultRow]) -> None:
         if self.every_s and time.monotonic() - self._saved_at < self.every_s:
             return
-        write_results(self.stem, meta, rows)
+        self._files.write(self.stem, meta, rows)
         self._saved_at = time.monotonic()
 
     def row(self, meta: RunMeta, rows: list[ResultRow], row: ResultRow) -> None:
@@ -82,11 +84,11 @@ class ResultsFiles:
         self._save(meta, rows)
 
     def finish(self, meta: RunMeta, rows: list[ResultRow]) -> None:
-        self.paths = write_results(self.stem, meta, rows)
+        self.paths = self._files.write(self.stem, meta, rows)
         release_stem(self.stem)  # the run is over: its name is free again (claim_stem)
 
     def cut_short(self, meta: RunMeta, rows: list[ResultRow]) -> None:
-        write_results(self.stem, meta, rows)  # complete: false
+        self._files.write(self.stem, meta, rows)  # complete: false
         release_stem(self.stem)  # the sweep ends here: its name is free again
 
 

@@ -89,11 +89,14 @@ NCU_COLUMNS = [f"ncu_{f.name}" for f in dataclasses.fields(ProfileMetrics)]
 
 
 _CLOCKS = ("sm_mhz", "mem_mhz", "temp_c")  # (before, after) pairs: two CSV columns each
-_INT_COLUMNS = [name for name, hint in typing.get_type_hints(ResultRow).items() if hint in (int, int | None)]
-_INT_COLUMNS += [f"{name}_{when}" for name in _CLOCKS for when in ("before", "after")]
+INT_COLUMNS = [name for name, hint in typing.get_type_hints(ResultRow).items() if hint in (int, int | None)]
+INT_COLUMNS += [f"{name}_{when}" for name in _CLOCKS for when in ("before", "after")]
+INT_COLUMNS += [
+    f"ncu_{name}" for name, hint in typing.get_type_hints(ProfileMetrics).items() if hint in (int, int | None)
+]
 
 
-def _flat(row: ResultRow) -> dict[str, Any]:
+def flat_record(row: ResultRow) -> dict[str, Any]:
     """A CSV record: the raw samples stay in the JSON file only, ncu's metrics become
     `ncu_*` columns, and each clock pair two columns (`sm_mhz_before`, `sm_mhz_after`)."""
     record: dict[str, Any] = {}
@@ -110,20 +113,24 @@ def _flat(row: ResultRow) -> dict[str, Any]:
     return record
 
 
-def rows_frame(rows: Iterable[ResultRow]) -> pd.DataFrame:
-    """One row per ResultRow; the `ncu_*` columns only when some row was profiled."""
-    rows = list(rows)
+def csv_columns(with_ncu: bool) -> list[str]:
+    """The CSV's columns, in order; the `ncu_*` ones `with_ncu`."""
     columns = []
     for f in dataclasses.fields(ResultRow):
         if f.name in _CLOCKS:
             columns += [f"{f.name}_before", f"{f.name}_after"]
         elif f.name not in ("samples_us", "ncu"):
             columns.append(f.name)
-    if any(row.ncu for row in rows):
-        columns += NCU_COLUMNS
-    frame = pd.DataFrame.from_records([_flat(row) for row in rows], columns=columns)
+    return columns + (NCU_COLUMNS if with_ncu else [])
+
+
+def rows_frame(rows: Iterable[ResultRow]) -> pd.DataFrame:
+    """One row per ResultRow; the `ncu_*` columns only when some row was profiled."""
+    rows = list(rows)
+    columns = csv_columns(any(row.ncu for row in rows))
+    frame = pd.DataFrame.from_records([flat_record(row) for row in rows], columns=columns)
     # integers stay integers beside missing values (pandas would make 32 into 32.0)
-    return frame.astype({c: "Int64" for c in _INT_COLUMNS if c in frame.columns})
+    return frame.astype({c: "Int64" for c in INT_COLUMNS if c in frame.columns})
 
 
 def meta_dict(meta: RunMeta) -> dict[str, Any]:
@@ -347,7 +354,7 @@ def _umask() -> int:
     return mask
 
 
-def _atomic_write(path: Path, text: str) -> None:
+def atomic_write(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
@@ -376,8 +383,8 @@ def check_writable(stem: Path) -> None:
 def write_results(stem: Path, meta: RunMeta, rows: list[ResultRow]) -> tuple[Path, Path]:
     """Write `<stem>.csv` and `<stem>.json`; returns their paths."""
     csv_path, json_path = stem_file(stem, ".csv"), stem_file(stem, ".json")
-    _atomic_write(csv_path, rows_frame(rows).to_csv(index=False))
-    _atomic_write(json_path, json.dumps(results_document(meta, rows), indent=1))
+    atomic_write(csv_path, rows_frame(rows).to_csv(index=False))
+    atomic_write(json_path, json.dumps(results_document(meta, rows), indent=1))
     return csv_path, json_path
 
 

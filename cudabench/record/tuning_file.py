@@ -18,7 +18,7 @@ import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from cudabench.record.results import RESULTS_DIR, _atomic_write
+from cudabench.record.results import RESULTS_DIR, atomic_write
 from cudabench.record.schema import SchemaError, read_record
 
 FORMAT_VERSION = 1
@@ -80,7 +80,7 @@ def save(entry: TunedEntry, path: Path | None = None) -> Path:
     entries = sorted([*kept, entry], key=lambda e: e.key)
     doc = {"format_version": FORMAT_VERSION, "entries": [asdict(e) for e in entries]}
     try:
-        _atomic_write(path, json.dumps(doc, indent=1) + "\n")
+        atomic_write(path, json.dumps(doc, indent=1) + "\n")
     except OSError as exc:
         raise TuningError(f"{path}: cannot write ({exc.strerror})") from None
     return path
