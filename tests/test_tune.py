@@ -624,3 +624,8 @@ def test_costs_say_the_host_share():
     )
     assert costs.host_s == pytest.approx(3.0)  # 10 - (8 + 4) / 2 - 0.5 - 0.5
     assert costs.per_configuration_ms() == pytest.approx((100.0, 80.0, 40.0, 30.0))
+    from cudabench.cli.tune_cmd import costs_line
+
+    line = costs_line(costs)
+    assert "100 ms each: set-up 80 ms" in line and "host 30 ms" in line and "(2 workers at a time)" in line
+    assert "nvcc 30.0 s ahead of the GPU, 0.5 s waited for" in line and "on one GPU" in line

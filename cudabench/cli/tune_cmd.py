@@ -142,6 +142,7 @@ def costs_line(costs: Costs) -> str:
         f"check), timing {timing:.0f} ms (warm-up, samples, check after){workers}, host "
         f"{host:.0f} ms (worker round trips, results file, progress); {nvcc}strategy "
         f"{costs.strategy_s:.2f} s; final interleaved round {costs.final_s:.1f} s"
+        + (" (on one GPU: its rows are timed in turn)" if costs.workers > 1 else "")
     )
 
 
