@@ -250,3 +250,42 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     if path and (report.when == "call" or report.outcome != "passed"):
         with open(path, "a") as log:
             log.write(f"{report.duration:8.2f} {report.outcome:7} {report.when:8} {report.nodeid}\n")
+
+
+def interrupt(command, env, cwd, ready, group):  # type: ignore[no-untyped-def]
+    """Start `command` in its own session, wait until `ready()` (a float: that many seconds),
+    then SIGINT its whole group (a terminal's Ctrl-C, `group`) or the process alone; return
+    (exit status, stderr, seconds it took to stop). A process still alive is killed."""
+    import os
+    import subprocess
+    import time
+
+    proc = subprocess.Popen(
+        command,
+        env=env,
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        if isinstance(ready, float | int):
+            time.sleep(ready)
+        else:
+            deadline = time.monotonic() + 240
+            while not ready() and time.monotonic() < deadline and proc.poll() is None:
+                time.sleep(0.05)
+            assert ready(), "what the test waits for never happened"
+            time.sleep(0.3)
+        begin = time.monotonic()
+        if group:
+            os.killpg(proc.pid, signal.SIGINT)
+        else:
+            os.kill(proc.pid, signal.SIGINT)
+        _, errors = proc.communicate(timeout=60)
+        return proc.returncode, errors, time.monotonic() - begin
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()

@@ -5,6 +5,7 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import interrupt
 from typer.testing import CliRunner
 
 from cudabench.cli import app
@@ -384,38 +385,6 @@ def _busy(count: int) -> list:
     return [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(count)]
 
 
-def _interrupt_after(command: list[str], env: dict, cwd: Path, seconds: float, group: bool):
-    """Start `command`, SIGINT it after `seconds` (its whole group, as a terminal's Ctrl-C,
-    or the process alone), and return (exit status, stderr, seconds it took to stop)."""
-    import os
-    import signal
-    import subprocess
-    import time
-
-    proc = subprocess.Popen(
-        command,
-        env=env,
-        cwd=cwd,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    try:
-        time.sleep(seconds)
-        begin = time.monotonic()
-        if group:
-            os.killpg(proc.pid, signal.SIGINT)
-        else:
-            os.kill(proc.pid, signal.SIGINT)
-        _, errors = proc.communicate(timeout=60)
-        return proc.returncode, errors, time.monotonic() - begin
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-
-
 _SLOW_NVCC = """#!/bin/sh
 if [ "$1" = "--version" ]; then echo "Cuda compilation tools, release 13.0, V13.0.88"; exit 0; fi
 exec sleep 120
@@ -448,13 +417,13 @@ def test_2_ctrl_c_stops_run_and_check_within_seconds_under_load(tmp_path, group)
     load = _busy(2 * (os.cpu_count() or 1))
     try:
         out = tmp_path / "out.json"
-        code, errors, took = _interrupt_after(
+        code, errors, took = interrupt(
             [*cudabench, "run", str(root / "configs" / "seeds.yaml"), "-o", str(out)], env, tmp_path, 8, group
         )
         assert code == 130 and took < 5, (code, took, errors)
         assert "Traceback" not in errors and "finished rows kept" in errors.strip().splitlines()[-1]
         assert json.loads(out.read_text())["meta"]["complete"] is False
-        code, errors, took = _interrupt_after(
+        code, errors, took = interrupt(
             [*cudabench, "check", "--arch", "sm_80", "-j", "2"], env, tmp_path, 8, group
         )
         assert code == 130 and took < 5, (code, took, errors)

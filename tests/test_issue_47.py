@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import interrupt
 
 ROOT = Path(__file__).resolve().parent.parent
 QUICK = ["--no-ceilings", "--min-samples", "2", "--min-time", "0", "--max-time", "0.01", "--warmup", "0"]
@@ -209,7 +210,6 @@ def _alive(pid: int) -> bool:
 def test_2_ctrl_c_in_the_parameter_pass_stops_check_at_once(tmp_path, terminal):
     """Ctrl-C while `check` reads the kernels' parameters (an `nvcc -ptx` under way, with a
     child): exit 130 within a few seconds, one line, the nvcc and its child gone."""
-    import signal
 
     nvcc, _, pids = _logging_nvcc(tmp_path)
     made = subprocess.run(
@@ -227,38 +227,14 @@ def test_2_ctrl_c_in_the_parameter_pass_stops_check_at_once(tmp_path, terminal):
         "CUDABENCH_CACHE": str(tmp_path / "cache"),
         "CUDABENCH_TEST_SLOW_PTX": "1",
     }
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "cudabench", "check", "rms_lite", "--ops", str(tmp_path / "mine")]
-        + ["--arch", "sm_80", "-j", "2"],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    try:
-        deadline = time.monotonic() + 240
-        while not pids.exists() and time.monotonic() < deadline and proc.poll() is None:
-            time.sleep(0.05)
-        assert pids.exists(), "the parameter pass never started"
-        time.sleep(0.3)
-        started = [int(p) for line in pids.read_text().splitlines() for p in line.split()]
-        begin = time.monotonic()
-        if terminal:
-            os.killpg(proc.pid, signal.SIGINT)
-        else:
-            os.kill(proc.pid, signal.SIGINT)
-        out, errors = proc.communicate(timeout=60)
-        took = time.monotonic() - begin
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-    assert proc.returncode == 130, errors
+    command = [sys.executable, "-m", "cudabench", "check", "rms_lite", "--ops", str(tmp_path / "mine")]
+    code, errors, took = interrupt([*command, "--arch", "sm_80", "-j", "2"], env, None, pids.exists, terminal)
+    assert code == 130, errors
     assert took < 3, took
     assert "Traceback" not in errors and errors.strip().splitlines()[-1] == "interrupted"
     time.sleep(0.3)
-    assert not any(_alive(pid) for pid in started)
+    started = [int(p) for line in pids.read_text().splitlines() for p in line.split()]
+    assert started and not any(_alive(pid) for pid in started)  # every nvcc and child, before or after
 
 
 # ---------------------------------------------------------------- 3: --kernels paths
