@@ -289,3 +289,29 @@ def interrupt(command, env, cwd, ready, group):  # type: ignore[no-untyped-def]
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
+
+
+class TwoGPUs:
+    """The fake session's executor as if it had two GPUs: it runs what the sweep hands it in
+    process, in order, and stamps part i as run on GPU i % 2."""
+
+    def __init__(self, inner):
+        self.inner, self.devices, self.parts, self.cuts_jobs = inner, [0, 1], [], True
+
+    def execute(self, jobs, events, ready=None):
+        self.parts += [(j.case.shape_text, [v.name for v in j.variants], list(j.baselines)) for j in jobs]
+
+        class Stamp:
+            def started(self, case, name, device):
+                events.started(case, name, device)
+
+            def row(self, i, row):
+                events.row(i, row.ran_on(i % 2))
+
+            def job_done(self, i, rows):
+                events.job_done(i, [r.ran_on(i % 2) for r in rows])
+
+        self.inner.execute(jobs, Stamp(), ready)
+
+    def close(self, graceful=True):
+        self.inner.close(graceful)

@@ -686,7 +686,7 @@ class Replay:
     """An executor that hands the sweep rows made beforehand, job by job."""
 
     def __init__(self, rows):
-        self.rows = rows
+        self.rows, self.devices, self.cuts_jobs = rows, [0], True
 
     def execute(self, jobs, events, ready=None):
         for index, rows in enumerate(self.rows):

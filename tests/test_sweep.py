@@ -4,7 +4,7 @@ backend, rows streamed and saved as they end, Ctrl-C kept; no typer, no printing
 import json
 
 import pytest
-from conftest import StopAfter, run_in_process
+from conftest import StopAfter, TwoGPUs, run_in_process
 
 from cudabench.core.shapes import parse_shape
 from cudabench.execution import sweep
@@ -135,3 +135,47 @@ def test_a_database_that_fails_mid_run_is_a_problem_not_the_end(tmp_path):
     sink = HistoryRecord(Broken(), "tag")  # type: ignore[arg-type]
     sink.row(None, [], None)  # type: ignore[arg-type]
     assert "disk I/O error; the run goes on" in sink.problem and sink.history is None
+
+
+def _sweep_on(tmp_path, work, executor=None):
+    from conftest import fake_session
+
+    with fake_session() as session:
+        run = session.start(work.op_label, work.timing, "test", output=tmp_path, record=False)
+        if executor is not None:
+            run.executor = executor(run.executor)
+        run.run(work.jobs)
+        run.finish()
+        return run, run.executor
+
+
+def test_on_several_gpus_cases_go_out_in_parts_longest_first_and_come_back_whole(tmp_path):
+    """Issue 45: each variant alone and the baselines together, the biggest case first; the
+    rows, their order and their speedups are the uncut sweep's, and the run notes each
+    GPU's work and the longest row."""
+    work = plan("reduce", [(7,), (64, 129)], ["float4", "naive"], None, None, **QUICK)
+    one, _ = _sweep_on(tmp_path / "one", work)
+    two, executor = _sweep_on(tmp_path / "two", work, TwoGPUs)
+    assert executor.parts == [
+        ("64x129", ["float4"], []),
+        ("64x129", ["naive"], []),
+        ("64x129", [], ["cupy"]),
+        ("7", ["float4"], []),
+        ("7", ["naive"], []),
+        ("7", [], ["cupy"]),
+    ]
+    assert [(r.shape, r.variant, r.status) for r in two.rows] == [
+        (r.shape, r.variant, r.status) for r in one.rows
+    ]
+    assert [r.shape for r in two.rows] == ["7"] * 3 + ["64x129"] * 3  # the jobs' order, not the parts'
+    assert all(r.speedup for r in two.rows)
+    assert {r.device for r in two.rows} == {0, 1}
+    (note,) = [n for n in two.meta.notes if n.startswith("work per GPU")]
+    assert "GPU 0" in note and "GPU 1" in note and "the longest row: reduce" in note
+    assert not any(n.startswith("work per GPU") for n in one.meta.notes)
+
+
+def test_an_interleaved_case_stays_whole_on_several_gpus(tmp_path):
+    work = plan("reduce", [(64, 129)], ["float4", "naive"], None, None, interleave=True, **QUICK)
+    _, executor = _sweep_on(tmp_path, work, TwoGPUs)
+    assert executor.parts == [("64x129", ["float4", "naive"], ["cupy"])]

@@ -10,7 +10,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import fake_session
+from conftest import TwoGPUs, fake_session
 from typer.testing import CliRunner
 
 from cudabench.backends.fake import FAKE_DEVICE, FakeBackend
@@ -629,3 +629,27 @@ def test_costs_say_the_host_share():
     line = costs_line(costs)
     assert "100 ms each: set-up 80 ms" in line and "host 30 ms" in line and "(2 workers at a time)" in line
     assert "nvcc 30.0 s ahead of the GPU, 0.5 s waited for" in line and "on one GPU" in line
+
+
+def test_a_search_on_several_gpus_sends_each_configuration_alone(tmp_path):
+    """Issue 45's parts in a search (issue 43): each configuration is a part of its own, and
+    `ready` (the compiles ahead) still answers for the job each part is of."""
+    variant = parse_header(FLOAT4, "reduce")
+    space = strategies.search_space(variant, (64, 129), {"WARP_ROW_BYTES": (16,)})
+    timing = TimingOptions(**QUICK)
+    sweep_ = _sweep(tmp_path, _clocked_backend(best_block=512), timing)
+    sweep_.executor = TwoGPUs(sweep_.executor)
+    outcome = search.search(
+        Case("reduce", (64, 129)),
+        space,
+        strategies.make_strategy("exhaustive", space, 10),
+        10,
+        ("cupy",),
+        timing,
+        sweep_,
+        search_timing=timing,
+    )
+    assert outcome.measured == 4 and search.values_of(outcome.best.label)["BLOCK"] == 512
+    searched = [p for p in sweep_.executor.parts if len(p[1]) == 1 and not p[2]]
+    assert len(searched) >= 4  # each configuration alone; the final round stays whole (interleaved)
+    assert sweep_.executor.parts[-1][2] == ["cupy"] and len(sweep_.executor.parts[-1][1]) > 1

@@ -384,6 +384,7 @@ class Cluster:
             self.close()
             raise
         self.devices = list(range(len(self.workers)))  # one "device" a Dask worker
+        self.cuts_jobs = False  # whole cases: see executors.Executor.cuts_jobs
         self.notes: list[str] = []  # what the run should say at its end (workers lost)
         pin = set(self.workers) != everyone  # only some workers have the run's GPU model
         self.execute = on_cluster(self.client, timeout_s, self.workers, pin, self.notes)

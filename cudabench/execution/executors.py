@@ -35,6 +35,10 @@ class Executor(Protocol):
     versions: dict[str, str]  # cupy, driver, ... and `timer`: the clock the workers resolved
     devices: list[int]  # one entry a GPU (a Dask worker counts as one)
     notes: list[str]  # what the run should say at its end (a cluster's lost workers)
+    # whether the sweep may cut its jobs into parts for several GPUs (parts.py): not on a
+    # Dask cluster, where a node that dies takes the tasks queued on it with it, and Dask
+    # gives up on a task after a few such deaths: more, smaller tasks would lose innocent rows
+    cuts_jobs: bool
 
     def execute(self, jobs: list[CaseJob], events: PoolEvents, ready: Ready | None = None) -> None:
         """Run every job; each (case, variant) ends as exactly one row, reported to `events`."""
@@ -96,6 +100,7 @@ class InProcessExecutor:
             clock, note = resolve_timer(timer, backend.kernel_clock_error())
             self.versions = {**self.versions, "timer": clock, **({"timer_note": note} if note else {})}
         self.devices = [device]
+        self.cuts_jobs = True
         self.notes: list[str] = []
         self.runner = Runner(backend, profile=profile)
 

@@ -167,6 +167,7 @@ class WorkerPool:
         self.info: DeviceInfo | None = None
         self.versions: dict[str, str] = {}
         self.devices: list[int] = []
+        self.cuts_jobs = True  # a worker killed takes only its own job (the rest run again)
         self.started_workers = 0  # for tests: replacements show here
         self.notes: list[str] = []  # nothing to add at a run's end (the Executor interface)
 

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from cudabench.core.errors import SweepError
 from cudabench.core.paths import BUILTIN_KERNELS
 from cudabench.core.records import Case, Ceilings, ResultRow, RunMeta, Status
+from cudabench.execution.parts import balance_note, in_job_order, split
 from cudabench.execution.pool import PoolError
 from cudabench.execution.sinks import HistoryRecord, Listener, Progress, ResultsFiles, Sink
 from cudabench.measure import telemetry
@@ -160,6 +161,7 @@ class Sweep:
         metrics were joined). Returns the CSV and JSON paths."""
         self.meta = dataclasses.replace(self.meta, complete=True)
         rows = self.rows if rows is None else [self.with_ceiling(r) for r in rows]
+        self._note(balance_note(rows))  # several GPUs: how even their work was
         for sink in self.sinks:
             sink.finish(self.meta, rows)
         return stem_file(self.stem, ".csv"), stem_file(self.stem, ".json")
@@ -217,34 +219,51 @@ class Sweep:
             self.meta = dataclasses.replace(self.meta, notes=(*self.meta.notes, note))
 
     def run(self, jobs: list[CaseJob], ready: Ready | None = None) -> list[list[ResultRow]]:
-        """Run a round of jobs; returns each job's rows (in the jobs' order)."""
+        """Run a round of jobs; returns each job's rows (in the jobs' order). On several GPUs
+        the jobs go out cut into parts, the longest first (parts.py); a job's derived columns
+        are filled once all its parts are in."""
         offset = len(self.jobs)
         self.jobs += jobs
         outer = self
+        cuts = self.executor.cuts_jobs
+        parts = split(jobs, len(self.executor.devices) if cuts else 1)
+        arrived: dict[int, list[ResultRow]] = collections.defaultdict(list)
+        left = list(parts.count)
 
         class Events:
             def started(self, case: Case, name: str, device: int) -> None:
                 for sink in outer.sinks:
                     sink.started(case, name, device)
 
-            def row(self, job_index: int, row: ResultRow) -> None:
+            def row(self, part: int, row: ResultRow) -> None:
+                index = offset + parts.owner[part]
                 row = outer.with_ceiling(row)
-                outer.note_energy(row, outer.jobs[offset + job_index])
-                outer._pending[offset + job_index].append(row)
+                outer.note_energy(row, outer.jobs[index])
+                outer._pending[index].append(row)
                 rows = outer.rows
                 for sink in outer.sinks:  # every row kept as it ends
                     sink.row(outer.meta, rows, row)
 
-            def job_done(self, job_index: int, finished: list[ResultRow]) -> None:
-                finished = outer.derive(finished, outer.jobs[offset + job_index])
-                outer._done[offset + job_index] = finished
-                outer._pending.pop(offset + job_index, None)
+            def job_done(self, part: int, finished: list[ResultRow]) -> None:
+                owner = parts.owner[part]
+                arrived[owner] += finished
+                left[owner] -= 1
+                if left[owner]:
+                    return
+                job = outer.jobs[offset + owner]
+                finished = outer.derive(in_job_order(arrived.pop(owner), job), job)
+                outer._done[offset + owner] = finished
+                outer._pending.pop(offset + owner, None)
                 rows = outer.rows
                 for sink in outer.sinks:
                     sink.job_done(outer.meta, rows, finished)
 
+        def part_ready(part: int) -> None:
+            if ready is not None:
+                ready(parts.owner[part])
+
         try:
-            self.executor.execute(jobs, Events(), ready)
+            self.executor.execute(parts.jobs, Events(), part_ready if ready is not None else None)
         except KeyboardInterrupt:
             self.save()  # complete: false
             raise Interrupted(self.rows, stem_file(self.stem, ".json")) from None

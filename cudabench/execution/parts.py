@@ -1,0 +1,95 @@
+"""A sweep's jobs cut finer for several GPUs, the longest first, and put back together.
+
+A job is a whole case: every variant of one op, shape and dtype, and its library baselines.
+On one GPU the jobs run as they are, in their order. On several, a whole case is the unit a
+GPU takes, so one long case (reduce's naive variant at 2^30 elements, two seconds a call)
+is the sweep's critical path while the other GPUs wait. So here each case whose variants are
+not sampled in turn (`--interleave`) and that is not a `verify` check is cut into parts:
+each variant alone, and its library baselines together (the `vs` column divides by them).
+Parts go out longest first, by the bytes their case moves. The sweep (sweep.py) gives a
+case's rows their derived columns once all its parts are in, in the job's own row order,
+so the rows, the files and the tables are those of the uncut job. An interleaved case stays
+whole: its variants' samples are taken in turn on one GPU. A Dask cluster's cases stay whole
+too (executors.Executor.cuts_jobs says why).
+
+`balance_note` says how even the GPUs' work was: each one's busy seconds (its rows' set-up
+and timing) and the longest row.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+from cudabench.core.records import ResultRow
+from cudabench.measure.runner import CaseJob
+
+
+@dataclass(frozen=True)
+class Parts:
+    """What the executor runs (`jobs`), the index of the job each part is of (`owner`), and
+    how many parts each job has (`count`)."""
+
+    jobs: list[CaseJob]
+    owner: list[int]
+    count: list[int]
+
+
+def _cut(job: CaseJob) -> list[CaseJob]:
+    """The parts of one job: each variant alone and the baselines together, or the job whole."""
+    if job.timing.interleave or job.check_only or len(job.variants) + bool(job.baselines) <= 1:
+        return [job]
+    parts = [CaseJob(job.case, (variant,), (), job.timing, job.op_file) for variant in job.variants]
+    if job.baselines:
+        parts.append(CaseJob(job.case, (), job.baselines, job.timing, job.op_file))
+    return parts
+
+
+def _size(job: CaseJob) -> int:
+    """The bytes the job's case moves on the device (0 where the op cannot say)."""
+    try:
+        return int(job.op().device_bytes(job.case.shape))
+    except Exception:  # an op that does not load: its rows will say so; no estimate
+        return 0
+
+
+def split(jobs: list[CaseJob], workers: int) -> Parts:
+    """The jobs as parts for `workers` GPUs (one: the jobs themselves, in order), the
+    longest first (a stable sort: equal cases keep their order)."""
+    if workers <= 1:
+        return Parts(list(jobs), list(range(len(jobs))), [1] * len(jobs))
+    cut = [(index, part) for index, job in enumerate(jobs) for part in _cut(job)]
+    sizes = {index: _size(job) for index, job in enumerate(jobs)}
+    cut.sort(key=lambda item: -sizes[item[0]])
+    count = [0] * len(jobs)
+    for index, _ in cut:
+        count[index] += 1
+    return Parts([part for _, part in cut], [index for index, _ in cut], count)
+
+
+def in_job_order(rows: list[ResultRow], job: CaseJob) -> list[ResultRow]:
+    """A job's rows in its own order (its variants, then its baselines), however its parts
+    arrived."""
+    names = [v.label for v in job.variants] + list(job.baselines)
+    rank = {name: i for i, name in enumerate(names)}
+    return sorted(rows, key=lambda r: rank.get(r.label, len(names)))
+
+
+def balance_note(rows: list[ResultRow]) -> str:
+    """How the rows' work spread over the GPUs that ran them, or '' for one GPU: each GPU's
+    busy seconds (its rows' set-up and timing) and the longest row."""
+    busy: dict[str, float] = defaultdict(float)
+    for row in rows:
+        if row.device is None:
+            continue
+        where = f"{row.host} GPU {row.device}" if len({r.host for r in rows}) > 1 else f"GPU {row.device}"
+        busy[where] += (row.setup_s or 0) + (row.measure_s or 0)
+    if len(busy) < 2:
+        return ""
+    longest = max(rows, key=lambda r: (r.setup_s or 0) + (r.measure_s or 0))
+    spent = (longest.setup_s or 0) + (longest.measure_s or 0)
+    each = ", ".join(f"{where} {seconds:.1f} s" for where, seconds in sorted(busy.items()))
+    return (
+        f"work per GPU (its rows' set-up and timing): {each}; the longest row: {longest.op} "
+        f"{longest.label} {longest.shape} {longest.dtype}, {spent:.1f} s"
+    )
