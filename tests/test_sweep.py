@@ -179,3 +179,27 @@ def test_an_interleaved_case_stays_whole_on_several_gpus(tmp_path):
     work = plan("reduce", [(64, 129)], ["float4", "naive"], None, None, interleave=True, **QUICK)
     _, executor = _sweep_on(tmp_path, work, TwoGPUs)
     assert executor.parts == [("64x129", ["float4", "naive"], ["cupy"])]
+
+
+def test_two_fake_gpus_run_a_sweep_in_parts_with_real_workers(tmp_path, monkeypatch):
+    """The worker pool with two fake GPUs (a worker process each): every row comes back in
+    the uncut order with its speedup, the rows ran on both GPUs, and the run says how."""
+    from typer.testing import CliRunner
+
+    from cudabench.cli import app
+
+    monkeypatch.setenv("CUDABENCH_BACKEND", "fake")
+    monkeypatch.setenv("CUDABENCH_FAKE_DEVICES", "2")
+    out = tmp_path / "run.json"
+    args = ["run", "reduce", "-s", "7", "-s", "64x129", "--devices", "all", "-o", str(out)]
+    args += ["--min-time", "0", "--min-samples", "2", "--warmup", "0"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    doc = json.loads(out.read_text())
+    variants = ["atomic", "float4", "naive", "shared", "shuffle", "cupy"]
+    assert [(r["shape"], r["variant"]) for r in doc["rows"]] == [
+        (s, v) for s in ("7", "64x129") for v in variants
+    ]
+    assert all(r["status"] == "OK" and r["speedup"] for r in doc["rows"])
+    assert {r["device"] for r in doc["rows"]} == {0, 1}
+    assert any(n.startswith("work per GPU") for n in doc["meta"]["notes"])
