@@ -587,6 +587,10 @@ def test_configurations_of_one_case_share_inputs_and_reference(monkeypatch):
     assert len(made) == 2  # the variant's problem once over two jobs, the baseline's once
     runner.run_job(CaseJob(Case("reduce", (64, 130)), configs[:1], (), TimingOptions(**QUICK)))
     assert len(made) == 3
+    # interleaved: every call is prepared before any is timed, so none shares its inputs
+    interleaved = TimingOptions(**{**QUICK, "interleave": True})
+    rows += runner.run_job(CaseJob(Case("reduce", (64, 129)), configs[:2], (), interleaved))
+    assert len(made) == 5 and [r.status for r in rows[-2:]] == [Status.OK, Status.OK]
     assert all(
         r.setup_s is not None and r.setup_s > 0 and r.measure_s is not None and r.measure_s > 0 for r in rows
     )

@@ -114,11 +114,17 @@ class Preparer:
         return loaded
 
     def prepare(
-        self, op: OpProtocol, case: Case, item: KernelVariant | str, fill: str = "random"
+        self, op: OpProtocol, case: Case, item: KernelVariant | str, fill: str = "random", share: bool = True
     ) -> Prepared | ResultRow:
         """A variant (or a baseline, by name) of `case` made a validated call; a row instead
-        when it cannot go on."""
+        when it cannot go on. `share`: it may use the kept problem (not where several calls
+        are prepared before any is timed: a kernel writing to inputs it shares would make
+        another's check after timing FAIL)."""
+        if not share:
+            self._kept = None
         ready = self._prepare_once(op, case, item, fill)
+        if not share:
+            self._kept = None
         if self.reused and isinstance(ready, ResultRow) and ready.status is Status.FAIL:
             # a FAIL is the call's own, never owed to kept inputs that an earlier call may
             # have written to: checked again on a fresh problem

@@ -186,7 +186,7 @@ class Runner:
         item = job.variants[index] if index < len(job.variants) else name
         begin = time.perf_counter()
         ready = self._guarded(
-            job.case, name, lambda: self.preparer.prepare(op, job.case, item, job.timing.fill)
+            job.case, name, lambda: self.preparer.prepare(op, job.case, item, job.timing.fill, share=time_now)
         )
         setup_s = time.perf_counter() - begin
         if not isinstance(ready, Prepared):
