@@ -56,16 +56,49 @@ def _command() -> None:
     """The `cudabench` script and `python -m cudabench`: the CLI (cli/__init__.py), with a
     Ctrl-C while Python finds and loads it one line and exit 130 like any later one. It
     lives here, in the package that imports nothing, so that no import runs before the
-    `try` (the CLI's own `main` catches every Ctrl-C after it has loaded)."""
+    `try` (the CLI's own `main` catches every Ctrl-C after it has loaded). A Ctrl-C that
+    Python can only report, not raise (in an import lock's weakref callback, in the threads'
+    shutdown at exit), ends the command the same way (`_unraisable`)."""
+    import signal
+    import sys
+
+    heard: list[int] = []
+
+    def on_sigint(signum: int, frame: object) -> None:  # Python's own, and what it heard
+        heard.append(signum)
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, on_sigint)
+    sys.unraisablehook = _unraisable
     try:
         from cudabench.cli import main
-    except KeyboardInterrupt:
-        import os
-        import sys
-
-        try:
-            sys.stderr.write("interrupted\n")
-            sys.stderr.flush()
-        finally:
-            os._exit(130)
+    except BaseException:
+        # a Ctrl-C inside the import machinery can surface as another error (an import's
+        # `except ImportError` interrupted: "TypeError: expected a message argument")
+        if heard:
+            _interrupted()
+        raise
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     main()
+
+
+def _interrupted() -> None:
+    """One line, exit 130, nothing else run (no traceback, no exit handler's)."""
+    import os
+    import sys
+
+    try:
+        sys.stderr.write("interrupted\n")
+        sys.stderr.flush()
+    finally:
+        os._exit(130)
+
+
+def _unraisable(info: object) -> None:
+    """sys.unraisablehook of the CLI process: a KeyboardInterrupt is `_interrupted`; any
+    other error Python reports as it would."""
+    import sys
+
+    if getattr(info, "exc_type", None) is KeyboardInterrupt:
+        _interrupted()
+    sys.__unraisablehook__(info)  # type: ignore[arg-type]

@@ -18,14 +18,14 @@ QUICK = ["--no-ceilings", "--min-samples", "2", "--min-time", "0", "--max-time",
 # "started in the same second" as every other one's.
 _SAME_SECOND = """
 import datetime as real, sys, types
-import cudabench.record.results as results
+import cudabench.record.stems as stems
 
 class Fixed(real.datetime):
     @classmethod
     def now(cls, tz=None):
         return real.datetime(2026, 11, 21, 22, 19, 24, tzinfo=real.timezone.utc)
 
-results.dt = types.SimpleNamespace(datetime=Fixed, timezone=real.timezone)
+stems.dt = types.SimpleNamespace(datetime=Fixed, timezone=real.timezone)
 from cudabench.cli import main
 main(sys.argv[1:])
 """
@@ -108,7 +108,9 @@ def test_1_a_run_writing_an_output_file_refuses_a_second_run_naming_it(tmp_path)
 def test_1_claims_in_one_process(tmp_path):
     from test_new_user import META
 
-    from cudabench.record.results import ResultsError, claim_stem, release_stem, write_results
+    from cudabench.core.errors import ResultsError
+    from cudabench.record.results import write_results
+    from cudabench.record.stems import claim_stem, release_stem
 
     started = "2026-11-21T22:19:24+00:00"
     first = claim_stem(tmp_path, "reduce", started)
@@ -457,7 +459,7 @@ def test_6_ctrl_c_at_any_instant_of_a_command_is_one_line_and_130(tmp_path):
     millisecond to its end: each ends with 'interrupted' and exit 130, or finished, or as
     Python's default outside the interpreter's life (killed by the signal, which a shell
     shows as 130, before Python takes SIGINT or after it gave it back); never a traceback
-    nor a second line. Removing the handling of a Ctrl-C while the CLI's modules load
+    through cudabench's code nor a second line. Removing the handling of a Ctrl-C while the CLI's modules load
     (cudabench/__init__.py's _command, cli/__init__.py) fails this: that load is most of
     a `list`."""
     import signal
@@ -475,6 +477,10 @@ def test_6_ctrl_c_at_any_instant_of_a_command_is_one_line_and_130(tmp_path):
         time.sleep(span * step / 20)
         proc.send_signal(signal.SIGINT)
         _, errors = proc.communicate(timeout=60)
+        if "Traceback" in errors and f"cudabench{os.sep}" not in errors:
+            # Python's own start, before any line of cudabench (runpy's imports): its own
+            # traceback, as docs/reference/exit-codes.md says; not ours to catch
+            continue
         said = [line for line in errors.splitlines() if line.strip() and not line.startswith("note: ")]
         assert "Traceback" not in errors, errors
         assert proc.returncode in (0, 130, -signal.SIGINT) and said in ([], ["interrupted"]), (

@@ -11,16 +11,11 @@ from typer.testing import CliRunner
 
 from cudabench.backends.fake import FAKE_DEVICE
 from cudabench.cli import app
+from cudabench.core.errors import ResultsError
 from cudabench.core.records import ResultRow, RowKey, RunMeta, Status, TimingOptions
 from cudabench.present.tables import failure_summary, report_markdown, results_table
-from cudabench.record.results import (
-    ResultsError,
-    fastest_per_shape,
-    read_results,
-    result_stem,
-    rows_frame,
-    write_results,
-)
+from cudabench.record.results import fastest_per_shape, read_results, rows_frame, write_results
+from cudabench.record.stems import result_stem
 
 META = RunMeta(
     device=FAKE_DEVICE,

@@ -28,7 +28,7 @@ SET_UP = {
     "cudabench.execution.cluster": {"*"},
     "cudabench.execution.calibration": {"*"},
     "cudabench.execution.sweep": {"Sweep"},
-    "cudabench.record.results": {"result_stem", "check_writable"},
+    "cudabench.record.stems": {"result_stem", "check_writable", "claim_stem"},
     "cudabench.execution.plan": {"apply_tuned"},
 }
 # `history` and `compare --against` read the database; `cluster status` asks the cluster.

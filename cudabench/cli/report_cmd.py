@@ -10,6 +10,7 @@ from typing import Annotated, Optional
 import typer
 
 from cudabench.cli.common import err, fail_usage, out
+from cudabench.core.errors import ResultsError
 from cudabench.present.tables import (
     fingerprint_caption,
     report_frame,
@@ -17,7 +18,8 @@ from cudabench.present.tables import (
     report_markdown,
     results_table,
 )
-from cudabench.record.results import ResultsError, refuse_overwrite, results_document
+from cudabench.record.results import results_document
+from cudabench.record.stems import refuse_overwrite
 from cudabench.usecases.compare_runs import load_run
 
 FORMATS = ("table", "markdown", "csv", "json", "html")

@@ -15,3 +15,8 @@ class UsageError(ValueError):
 
 class SweepError(UsageError):
     """Bad usage found while planning or opening a sweep: one line, nothing has run."""
+
+
+class ResultsError(UsageError):
+    """A file that is not a cudabench results file, or a path that cannot be written: the
+    user's to fix, so one line and exit 2 wherever it escapes (UsageError)."""

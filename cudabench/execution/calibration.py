@@ -32,7 +32,7 @@ from cudabench.execution.sweep import Listener, Sweep
 from cudabench.ops.space import grid
 from cudabench.record import ceilings
 from cudabench.record.history import History, HistoryError
-from cudabench.record.results import stem_file
+from cudabench.record.stems import stem_file
 
 
 class SweepMaker(Protocol):

@@ -33,7 +33,7 @@ from cudabench.backends import backend_name
 from cudabench.backends.clocklock import held, restore_left, state_dir
 from cudabench.backends.nvml import Gauge, open_gauge
 from cudabench.build.compile import NVCC_FLAGS, nvcc_version
-from cudabench.core.errors import SweepError
+from cudabench.core.errors import ResultsError, SweepError
 from cudabench.core.records import Ceilings, DeviceInfo, ResultRow, RunMeta, TimingOptions
 from cudabench.core.version import __version__
 from cudabench.execution.calibration import calibrate, use_ceilings
@@ -51,12 +51,8 @@ from cudabench.execution.plan import Plan, apply_tuned
 from cudabench.execution.pool import WorkerPool
 from cudabench.execution.sweep import Listener, Sweep
 from cudabench.record.history import History, HistoryError
-from cudabench.record.results import (
-    ResultsError,
-    claim_stem,
-    git_sha,
-    now_utc,
-)
+from cudabench.record.results import git_sha
+from cudabench.record.stems import claim_stem, now_utc
 
 __all__ = ["Cluster", "InProcess", "Local", "Session", "Where", "parse_devices", "results_stem"]
 

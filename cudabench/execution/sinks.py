@@ -22,8 +22,8 @@ from typing import Protocol
 
 from cudabench.core.records import Case, ResultRow, RunMeta
 from cudabench.record.history import History, HistoryError
-from cudabench.record.results import release_stem
 from cudabench.record.rowcache import RowCache
+from cudabench.record.stems import release_stem
 
 
 class Listener(Protocol):

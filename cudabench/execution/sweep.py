@@ -27,7 +27,7 @@ from cudabench.measure.runner import CaseJob
 from cudabench.ops.protocol import in_place_input
 from cudabench.record import ceilings
 from cudabench.record.history import History
-from cudabench.record.results import stem_file
+from cudabench.record.stems import stem_file
 
 if TYPE_CHECKING:
     from cudabench.execution.executors import Executor, Ready

@@ -31,9 +31,11 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
+from cudabench.core.errors import ResultsError
 from cudabench.core.records import ResultRow, RowKey, RunMeta, Status
 from cudabench.record.fingerprint import Difference, blocking, differences, fingerprint, pair_differences
-from cudabench.record.results import RESULTS_DIR, ResultsError, case_labels, fastest_per_shape, read_results
+from cudabench.record.results import case_labels, fastest_per_shape, read_results
+from cudabench.record.stems import RESULTS_DIR
 
 DEFAULT_THRESHOLD = 0.02
 NOISE_SIGMAS = 3.0

@@ -31,18 +31,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cudabench.core.errors import ResultsError
 from cudabench.core.records import Ceilings, ResultRow, RowKey, RunMeta
 from cudabench.record import fingerprint as fp
-from cudabench.record.results import (
-    RESULTS_DIR,
-    ResultsError,
-    kernels_dirty,
-    meta_dict,
-    parse_document,
-    parse_row,
-    row_record,
-)
+from cudabench.record.results import kernels_dirty, meta_dict, parse_document, parse_row, row_record
 from cudabench.record.schema import SchemaError, read_record
+from cudabench.record.stems import RESULTS_DIR
 
 SCHEMA_VERSION = 3
 BUSY_TIMEOUT_MS = 30_000

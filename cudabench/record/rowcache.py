@@ -29,8 +29,8 @@ from cudabench.record.results import (
     flat_record,
     meta_dict,
     row_record,
-    stem_file,
 )
+from cudabench.record.stems import stem_file
 
 _HINTS = {
     **typing.get_type_hints(ResultRow),

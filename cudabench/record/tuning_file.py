@@ -18,8 +18,9 @@ import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from cudabench.record.results import RESULTS_DIR, atomic_write
+from cudabench.record.results import atomic_write
 from cudabench.record.schema import SchemaError, read_record
+from cudabench.record.stems import RESULTS_DIR
 
 FORMAT_VERSION = 1
 

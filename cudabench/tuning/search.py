@@ -341,7 +341,7 @@ def run_searches(
 
 def entry_of(outcome: Outcome, gpu: str, results: str) -> TunedEntry:
     """The tuning-file entry of a search's best configuration (it must have one)."""
-    from cudabench.record.results import now_utc
+    from cudabench.record.stems import now_utc
 
     best = outcome.best
     assert best is not None and best.time_us is not None

@@ -9,14 +9,14 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from cudabench.core.errors import UsageError
+from cudabench.core.errors import ResultsError, UsageError
 from cudabench.core.names import UnknownName, closest
 from cudabench.core.records import ResultRow, RowKey, Shape, Status
 from cudabench.ops.registry import get_op
 from cudabench.record.compare import DEFAULT_THRESHOLD, Pair, Verdict, verdict_for
 from cudabench.record.fingerprint import ALL, describe, differences
 from cudabench.record.history import History, HistoryError, RunInfo
-from cudabench.record.results import ResultsError, read_results
+from cudabench.record.results import read_results
 
 __all__ = [
     "CaseHistory",

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import cast
 
-from cudabench.core.errors import UsageError
+from cudabench.core.errors import ResultsError, UsageError
 from cudabench.core.records import ResultRow, RunMeta
 from cudabench.record.compare import (
     DEFAULT_THRESHOLD,
@@ -32,7 +32,7 @@ from cudabench.record.compare import (
 )
 from cudabench.record.fingerprint import ALL, Difference, describe
 from cudabench.record.history import History, HistoryError
-from cudabench.record.results import RESULTS_DIR, ResultsError
+from cudabench.record.stems import RESULTS_DIR
 
 __all__ = [
     "DEFAULT_THRESHOLD",

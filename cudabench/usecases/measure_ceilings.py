@@ -13,7 +13,7 @@ from cudabench.core.errors import UsageError
 from cudabench.core.records import Ceilings, DeviceInfo, ResultRow, TimingOptions
 from cudabench.execution.session import Session
 from cudabench.record import ceilings
-from cudabench.record.results import stem_file
+from cudabench.record.stems import stem_file
 from cudabench.usecases.flow import DEFAULT_TIMEOUT_S, Failed, Placement
 from cudabench.usecases.observe import Observer, Silent
 

@@ -21,7 +21,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cudabench.core.errors import UsageError
+from cudabench.core.errors import ResultsError, UsageError
 from cudabench.core.records import ProfileMetrics, ResultRow, RowKey, RunMeta, Status, TimingOptions
 from cudabench.execution.ncu import (
     NcuError,
@@ -35,7 +35,8 @@ from cudabench.execution.ncu import (
 )
 from cudabench.execution.session import Session, results_stem
 from cudabench.execution.sweep import Sweep
-from cudabench.record.results import ResultsError, now_utc, read_results, stem_file, write_results
+from cudabench.record.results import read_results, write_results
+from cudabench.record.stems import now_utc, stem_file
 from cudabench.usecases.flow import (
     DEFAULT_TIMEOUT_S,
     Failed,
