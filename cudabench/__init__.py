@@ -72,6 +72,8 @@ def _command() -> None:
     sys.unraisablehook = _unraisable
     try:
         from cudabench.cli import main
+    except KeyboardInterrupt:
+        _interrupted()
     except BaseException:
         # a Ctrl-C inside the import machinery can surface as another error (an import's
         # `except ImportError` interrupted: "TypeError: expected a message argument")
