@@ -79,11 +79,15 @@ def test_1_two_runs_started_in_the_same_second_keep_both_results(tmp_path):
     assert not list((tmp_path / "results").glob(".*.lock"))  # the claims were given back
 
 
+SHAPES = 150
+
+
 def test_1_a_run_writing_an_output_file_refuses_a_second_run_naming_it(tmp_path):
     """`-o run.json` held by a live run: a second run's -o run.json (even with --force)
     is one line naming the first (its pid), exit 2; the first run's rows are intact."""
     target = tmp_path / "run.json"
-    many = [a for n in range(1, 41) for a in ("-s", str(1000 + n))]
+    # long enough to outlast a second process's start (rows are cheap to save: rowcache.py)
+    many = [a for n in range(1, SHAPES + 1) for a in ("-s", str(1000 + n))]
     first = _cudabench(tmp_path, "run", "reduce", *many, *QUICK, "-o", str(target), same_second=False)
     try:
         deadline = time.monotonic() + 120
@@ -102,7 +106,7 @@ def test_1_a_run_writing_an_output_file_refuses_a_second_run_naming_it(tmp_path)
     assert first_code == 0, first_errors
     doc = json.loads(target.read_text())
     assert doc["meta"]["complete"]
-    assert {r["shape"] for r in doc["rows"]} == {str(1000 + n) for n in range(1, 41)}
+    assert {r["shape"] for r in doc["rows"]} == {str(1000 + n) for n in range(1, SHAPES + 1)}
 
 
 def test_1_claims_in_one_process(tmp_path):
