@@ -1,6 +1,6 @@
 """Is every built-in kernel's PTX at its default configuration the same as at another commit?
 
-    git worktree add /tmp/old <rev> && python scripts/ptx_same.py /tmp/old
+    git worktree add /tmp/old <rev> && python scripts/ptx_same.py /tmp/old [--ops FOLDER]
 
 Compiles each (op, variant, dtype) for sm_90 with nvcc -ptx in both trees (both with this
 tree's header parameter definitions) and compares the PTX without comments, .file/.loc lines
@@ -24,12 +24,13 @@ from cudabench.build.compile import _wrapper, param_defines  # noqa: E402
 from cudabench.core.dtypes import get_dtype  # noqa: E402
 from cudabench.ops.discovery import BUILTIN_KERNELS, discover  # noqa: E402
 from cudabench.ops.header import instantiate  # noqa: E402
-from cudabench.ops.registry import all_ops  # noqa: E402
+from cudabench.ops.registry import all_ops, use_ops  # noqa: E402
 
 
-def ptx(root: Path, variant, dtype: str, defines: list[str]) -> str:
+def ptx(root: Path, variant, dtype: str, defines: list[str], folder: Path = BUILTIN_KERNELS) -> str:
+    """`folder`: where the variant's ops live in this tree (the catalogue, or --ops FOLDER)."""
     element = get_dtype(dtype)
-    source = root / "kernels" / Path(variant.path).relative_to(BUILTIN_KERNELS)
+    source = root / folder.relative_to(ROOT) / Path(variant.path).relative_to(folder)
     entries = [instantiate(launch.entry, element.ctype) for launch in variant.launches]
     with tempfile.TemporaryDirectory() as tmp:
         target = source
@@ -64,11 +65,17 @@ def ptx(root: Path, variant, dtype: str, defines: list[str]) -> str:
 
 def main() -> int:
     old = Path(sys.argv[1])
+    # --ops FOLDER: the CUDA variants of the ops in that folder of both trees (tests/corpus)
+    folder = (
+        (ROOT / sys.argv[sys.argv.index("--ops") + 1]).resolve() if "--ops" in sys.argv else BUILTIN_KERNELS
+    )
+    if folder != BUILTIN_KERNELS:
+        use_ops([folder])
     jobs = [
         (op, v, d)
         for op in all_ops()
-        for v in discover(op, [BUILTIN_KERNELS])[0]
-        if v.kind == "cuda"
+        for v in discover(op, [folder])[0]
+        if v.kind == "cuda" and Path(v.path).resolve().is_relative_to(folder)
         for d in v.dtypes
     ]
 
@@ -77,7 +84,7 @@ def main() -> int:
         # both trees at this tree's header defaults: a kernel compiled without them falls back
         # to its .cuh's own #ifndef values, which need not be the header's first ones
         defines = param_defines(variant)
-        same = ptx(old, variant, dtype, defines) == ptx(ROOT, variant, dtype, defines)
+        same = ptx(old, variant, dtype, defines, folder) == ptx(ROOT, variant, dtype, defines, folder)
         return f"{op} {variant.name} {dtype}: {'SAME' if same else 'DIFFERENT'}", same
 
     with concurrent.futures.ThreadPoolExecutor(4) as pool:

@@ -8,7 +8,7 @@
 #pragma once
 
 #include "common/dtype.cuh"
-#include "common/reduce.cuh"  // cb::kFullMask, cb::block_reduce, cb::Max
+#include "common/reduce.cuh"  // cb::block_reduce, cb::Sum, cb::Max
 
 namespace corpus {
 
@@ -30,22 +30,30 @@ __device__ __forceinline__ float add(float a, float b) {
   return kAcc16 ? round16(a + b) : a + b;
 }
 
-// The sum of v over the block, every thread ending with it: a shuffle tree in each warp (all
-// lanes compute the same value: a + b == b + a), then the warps' totals in `scratch` (32 floats
-// of shared memory) by the same tree. Every thread of the block must call it.
+// Addition rounded to the element type: cb::Sum with a 16-bit accumulator (kAcc16's fault).
+struct Sum16 {
+  static __device__ __forceinline__ float identity() { return 0.0f; }
+  static __device__ __forceinline__ float combine(float a, float b) { return round16(a + b); }
+};
+
+// The sum of v over the block, every thread ending with it (cb::block_reduce: a shuffle tree
+// in each warp, then the warps' totals in `scratch`, 32 floats of shared memory), each partial
+// sum rounded to elem_t with kAcc16. Every thread of the block must call it.
 template <bool kAcc16 = false>
 __device__ __forceinline__ float block_sum(float v, float* scratch) {
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const int warps = (blockDim.x + 31) >> 5;
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) v = add<kAcc16>(v, __shfl_xor_sync(cb::kFullMask, v, o));
-  __syncthreads();  // a previous call may still be reading scratch
-  if (lane == 0) scratch[warp] = v;
-  __syncthreads();
-  v = lane < warps ? scratch[lane] : 0.0f;
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) v = add<kAcc16>(v, __shfl_xor_sync(cb::kFullMask, v, o));
-  return v;
+  return kAcc16 ? cb::block_reduce<Sum16>(v, scratch) : cb::block_reduce<cb::Sum>(v, scratch);
+}
+
+// The sum of x^2 over a row's first `summed` elements, each thread striding by the block,
+// then over the block (every thread ending with it).
+template <bool kAcc16>
+__device__ __forceinline__ float sum_of_squares(const elem_t* __restrict__ xr, long long summed, float* scratch) {
+  float q = 0.0f;
+  for (long long c = threadIdx.x; c < summed; c += blockDim.x) {
+    const float v = load(xr, c);
+    q = add<kAcc16>(q, v * v);
+  }
+  return block_sum<kAcc16>(q, scratch);
 }
 
 // The row's maximum (exact in any order), every thread ending with it.

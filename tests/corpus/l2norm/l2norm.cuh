@@ -22,12 +22,7 @@ __device__ __forceinline__ void row(const elem_t* __restrict__ x, elem_t* __rest
   const elem_t* xr = x + row * cols;
   elem_t* yr = out + row * cols;
   const long long summed = F == kTail ? cols - cols % 32 : cols;
-  float q = 0.0f;
-  for (long long c = threadIdx.x; c < summed; c += blockDim.x) {
-    const float v = corpus::load(xr, c);
-    q = corpus::add<acc16>(q, v * v);
-  }
-  const float inv = 1.0f / fmaxf(sqrtf(corpus::block_sum<acc16>(q, scratch)), 1e-12f);
+  const float inv = 1.0f / fmaxf(sqrtf(corpus::sum_of_squares<acc16>(xr, summed, scratch)), 1e-12f);
   for (long long c = threadIdx.x; c < cols; c += blockDim.x) corpus::store(yr, c, corpus::load(xr, c) * inv);
 }
 

@@ -22,12 +22,7 @@ __device__ __forceinline__ void row(const elem_t* __restrict__ x, const elem_t* 
   const elem_t* xr = x + row * cols;
   elem_t* yr = out + row * cols;
   const long long summed = F == kTail ? cols - cols % 32 : cols;
-  float q = 0.0f;
-  for (long long c = threadIdx.x; c < summed; c += blockDim.x) {
-    const float v = corpus::load(xr, c);
-    q = corpus::add<acc16>(q, v * v);
-  }
-  const float scale = rsqrtf(corpus::block_sum<acc16>(q, scratch) / (float)cols + eps);
+  const float scale = rsqrtf(corpus::sum_of_squares<acc16>(xr, summed, scratch) / (float)cols + eps);
   for (long long c = threadIdx.x; c < cols; c += blockDim.x)
     corpus::store(yr, c, corpus::load(xr, c) * scale * corpus::load(w, c));
 }
