@@ -3,6 +3,7 @@
 //   entry: sgemm_naive
 //   block: 256
 //   grid: tile16
+//   requires: {max_K: 16777216}   # a thread walks all of K from global memory: 1x1x2^31 runs minutes (slow, not wrong)
 //   about: a thread per element of C, K multiply-adds from global memory (seed 002 native)
 extern "C" __global__ void __launch_bounds__(256)
 sgemm_naive(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,

@@ -48,7 +48,8 @@ class Sgemm(Product):
     about = "C = A B, float32 only (no 16-bit variants yet), A M x K, B K x N; shape MxNxK (seed 002)"
     example = "4096x4096x4096 (M x N x K)"
     rules = {**{rule: _tiled(rule) for rule in RULES}, "blocktile": _blocktile}
-    requirements: tuple[str, ...] = ()
+    # a header may bound K (`requires: {max_K: ...}`): naive walks all of K in one thread
+    requirements = ("max_K",)
     library = {"cublas": lambda a, b: a @ b, "torch": torch_call(lambda a, b: a @ b)}
 
     def check_shape(self, shape: Shape) -> None:
