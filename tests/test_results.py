@@ -61,6 +61,32 @@ def test_roundtrip_keeps_every_row_and_figure(tmp_path):
     assert not list(tmp_path.glob(".*"))  # no temporary files left behind
 
 
+def test_a_fail_row_with_an_infinite_error_reads_back_and_reports(tmp_path):
+    """A NaN output's error is +inf (check_output): the verdicts sweep wrote such a row and
+    `report` refused its own file. NaN and negative errors are still refused."""
+    poisoned = ResultRow(
+        "reduce",
+        "1",
+        "float32",
+        "nan_out",
+        Status.FAIL,
+        max_abs_err=float("inf"),
+        tolerance=1.7e-6,
+        error="1 of 1 outputs wrong",
+    )
+    _, json_path = write_results(tmp_path / "run", META, [*ROWS, poisoned])
+    assert read_results(json_path)[1][-1] == poisoned
+    result = CliRunner().invoke(app, ["report", str(json_path), "--format", "markdown"])
+    assert result.exit_code == 0, result.output
+    assert "nan_out" in result.stdout
+    for bad in ("NaN", "-1.0"):
+        doc = json.loads(json_path.read_text())
+        doc["rows"][-1]["max_abs_err"] = float(bad)
+        json_path.write_text(json.dumps(doc))
+        with pytest.raises(ResultsError, match=r"rows\[6\]\.max_abs_err: .* is not a number >= 0"):
+            read_results(json_path)
+
+
 def test_read_rejects_other_files(tmp_path):
     (tmp_path / "x.json").write_text('{"hello": 1}')
     with pytest.raises(ResultsError, match="not a cudabench results file"):

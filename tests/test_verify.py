@@ -435,17 +435,3 @@ def test_gpu_verify_finds_each_planted_kernel(tmp_path, op, name, smallest):
         op, shapes=["2^20"], variants=[name], ops=[PLANTED], output=tmp_path, ceilings=False
     )
     assert set(right["status"]) == {"OK"}
-
-
-@pytest.mark.gpu
-@pytest.mark.slow
-@pytest.mark.parametrize("op", sorted(p.name for p in BUILTIN_KERNELS.iterdir() if (p / "op.py").is_file()))
-def test_gpu_every_catalogue_variant_verifies_clean(tmp_path, op):
-    req = usecase.VerifyRequest(
-        target=op, budget_s=20, examples=30, placement=Placement(timeout_s=120), recording=Recording(tmp_path)
-    )
-    outcome = usecase.verify(req)
-    wrong = [
-        f"{v.label} {v.dtype} {v.verdict.state} {v.reproduce}" for v in outcome.verdicts if v.verdict.is_wrong
-    ]
-    assert not wrong

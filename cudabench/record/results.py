@@ -162,10 +162,12 @@ _NON_NEGATIVE = (
     "gflops",
     "pct_peak",
     "speedup",
-    "max_abs_err",
     "tolerance",
     "floor_us",
 )  # a negative or NaN time means nothing
+# a FAIL row's worst error is +inf where an output is NaN or infinite against a finite
+# reference (ops/protocol.check_output): honest, so it reads back; NaN or negative does not
+_NON_NEGATIVE_OR_INF = ("max_abs_err",)
 
 
 def read_results(path: Path) -> tuple[RunMeta, list[ResultRow]]:
@@ -228,6 +230,10 @@ def _row(raw: Any, where: str) -> ResultRow:
         value = getattr(row, name)
         if value is not None and not 0 <= value < math.inf:
             raise SchemaError(f"{where}.{name}: {value!r} is not a finite number >= 0")
+    for name in _NON_NEGATIVE_OR_INF:
+        value = getattr(row, name)
+        if value is not None and not 0 <= value <= math.inf:
+            raise SchemaError(f"{where}.{name}: {value!r} is not a number >= 0")
     if row.status is Status.OK and row.time_us is None and row.method not in ("ncu", "verify"):
         # every timed OK row has a median; one without would read blank in a report and
         # SAME in compare (`profile`'s rows, method ncu, and `verify`'s, are untimed by design)

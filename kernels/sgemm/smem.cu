@@ -3,6 +3,7 @@
 //   entry: sgemm_smem
 //   block: 1024
 //   grid: tile32
+//   requires: {max_K: 16777216}   # no split-K: one block walks all of K (verify: 1x1x(2^31-1) ran past 60 s); k0 + 32 stays an int
 //   about: 32 x 32 tiles of A and B staged in shared memory, each loaded once per block (seed 002 blocktile)
 constexpr int kT = 32;
 

@@ -3,6 +3,7 @@
 //   entry: sgemm_tile128
 //   block: 256
 //   grid: tile128
+//   requires: {max_K: 16777216}   # no split-K: one block walks K 8 at a time (2^28 steps at 1x1x(2^31-1)); k0 + BK stays an int
 //   about: 128 x 128 x 8 block tile, 8 x 8 outputs per thread in registers, A staged transposed, float4 loads (seed 002 threadtile)
 //
 // Each block computes a 128 x 128 tile of C, walking K 8 at a time: A's 128 x 8 slice is

@@ -3,6 +3,7 @@
 //   entry: sgemm_warptile
 //   block: BLOCK
 //   grid: blocktile
+//   requires: {max_K: 16777216}   # no split-K: one block walks K BK at a time (2^28 steps of 8 at 1x1x(2^31-1)); k0 + BK stays an int
 //   params:                  # ops/sgemm.py's blocktile rule reads BM and BN
 //     BM: [256, 64, 128]     # the block's tile of C: BM x BN
 //     BN: [128, 64, 256]

@@ -14,7 +14,9 @@ from typing import Any
 
 from cudabench.op import variant
 
-# rows of up to 8192 columns (requires= below): the row in one program's registers
+# rows of up to 8192 columns (requires= below): the row in one program's registers; and
+# fewer than 2^31 rows: a program per row, and a launch's grid holds at most 2^31 - 1
+# (`verify softmax` found 2^31 x 1 an OverflowError in Triton's launcher)
 
 
 @functools.cache
@@ -42,7 +44,7 @@ _launch: dict[tuple[int, ...], Any] = {}  # one input set at a time: its tensors
 
 
 @variant(name="triton_rows", dtypes=("float32", "float16", "bfloat16"), writes=True,
-         needs=("triton", "torch"), gpu=True, requires={"max_cols": 8192},
+         needs=("triton", "torch"), gpu=True, requires={"max_cols": 8192, "max_rows": 2147483647},
          about="Triton: a program per row, the row in registers, exp and sum in float32 "
                "(rows up to 8192 columns)")
 def triton_rows(x: Any, out: Any) -> None:
