@@ -45,8 +45,17 @@ from cudabench.measure.runner import CaseJob
 from cudabench.record.tuning_file import TunedEntry
 from cudabench.tuning.strategies import SearchSpace, Strategy, TuneError, search_space
 
-# Search timing: enough samples to rank, short enough that 200 configurations take seconds.
-SEARCH_TIMING = {"warmup": 2, "min_samples": 5, "min_time_s": 0.02, "max_time_s": 0.5, "interleave": False}
+# Search timing: enough samples to rank, short enough that a configuration's timing costs
+# about as much GPU time as its set-up (H200: 20 ms of samples in batches of 2 ms left 29 ms
+# a configuration for an 18 us kernel, docs/guide/tuning.md); the finalists get the full timing
+SEARCH_TIMING = {
+    "warmup": 1,
+    "min_samples": 5,
+    "min_time_s": 0.005,
+    "max_time_s": 0.5,
+    "batch_target_us": 500.0,
+    "interleave": False,
+}
 FINAL_TOP = 5  # configurations timed again, interleaved, with the full timing
 CHUNK = 4  # configurations per job: jobs start as soon as their own compiles are done
 MIN_TIE = 0.01  # configurations closer than 1% are ties whatever the spread says
