@@ -5,6 +5,7 @@ configuration. One test compiles configurations with nvcc to see the definitions
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import textwrap
 from pathlib import Path
@@ -625,6 +626,9 @@ def test_costs_say_the_host_share():
         strategy_s=0.5,
         configurations=100,
         workers=2,
+        final_setup_s=1.5,
+        final_measure_s=0.4,
+        final_slowest=("torch", 1.2),
     )
     assert costs.host_s == pytest.approx(3.0)  # 10 - (8 + 4) / 2 - 0.5 - 0.5
     assert costs.per_configuration_ms() == pytest.approx((100.0, 80.0, 40.0, 30.0))
@@ -632,7 +636,10 @@ def test_costs_say_the_host_share():
 
     line = costs_line(costs)
     assert "100 ms each: set-up 80 ms" in line and "host 30 ms" in line and "(2 workers at a time)" in line
-    assert "nvcc 30.0 s ahead of the GPU, 0.5 s waited for" in line and "on one GPU" in line
+    assert "nvcc 30.0 s ahead of the GPU, 0.5 s waited for" in line
+    final = "final interleaved round 2.0 s (on one GPU: set-up 1.5 s, the longest torch 1.2 s; timing 0.4 s"
+    assert final in line
+    assert "(on one GPU" not in costs_line(dataclasses.replace(costs, final_slowest=None))
 
 
 def test_a_search_on_several_gpus_sends_each_configuration_alone(tmp_path):

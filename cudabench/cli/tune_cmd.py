@@ -141,8 +141,19 @@ def costs_line(costs: Costs) -> str:
         f"{wall:.0f} ms each: set-up {setup:.0f} ms (module load, inputs, float64 reference, "
         f"check), timing {timing:.0f} ms (warm-up, samples, check after){workers}, host "
         f"{host:.0f} ms (worker round trips, results file, progress); {nvcc}strategy "
-        f"{costs.strategy_s:.2f} s; final interleaved round {costs.final_s:.1f} s"
-        + (" (on one GPU: its rows are timed in turn)" if costs.workers > 1 else "")
+        f"{costs.strategy_s:.2f} s; final interleaved round {costs.final_s:.1f} s{_final_split(costs)}"
+    )
+
+
+def _final_split(costs: Costs) -> str:
+    """The final round's set-up and timing, and its slowest set-up (a library's first call)."""
+    if costs.final_slowest is None:
+        return ""
+    label, seconds = costs.final_slowest
+    where = "on one GPU: " if costs.workers > 1 else ""
+    return (
+        f" ({where}set-up {costs.final_setup_s:.1f} s, the longest {label} {seconds:.1f} s; "
+        f"timing {costs.final_measure_s:.1f} s, its rows in turn)"
     )
 
 

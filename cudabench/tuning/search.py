@@ -77,6 +77,12 @@ class Costs:
     strategy_s: float  # the strategy's ask and tell
     configurations: int  # rows of the search rounds
     workers: int
+    # the final round's rows: set-up summed (each prepared before any is timed), timing (its
+    # samples taken in turn), and the row whose set-up took longest (a library's first call
+    # imports it there) - (label, seconds), or None without a final round
+    final_setup_s: float = 0.0
+    final_measure_s: float = 0.0
+    final_slowest: tuple[str, float] | None = None
 
     @property
     def host_s(self) -> float:
@@ -292,6 +298,11 @@ def search(
             strategy_s=thinking,
             configurations=rows_seen,
             workers=len(getattr(sweep.executor, "devices", None) or [1]),
+            final_setup_s=sum(r.setup_s or 0.0 for r in final),
+            final_measure_s=sum(r.measure_s or 0.0 for r in final),
+            final_slowest=max(
+                ((r.label, r.setup_s) for r in final if r.setup_s), key=lambda pair: pair[1], default=None
+            ),
         ),
     )
 
