@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call on a two-GPU machine for issues 43, 44 and 45 (logs and results to $OUT):
-#   GPU 1: `cudabench verify` of gemv, sgemm and softmax (the ops whose catalogue-wide verify
-#          test failed), 8 s a variant;
+#   GPU 1: scripts/verify_catalogue.sh for gemv, sgemm and softmax (the ops whose catalogue-wide
+#          verify test failed), 8 s a variant, into $OUT/verify;
 #   GPU 0 meanwhile: the 200-configuration reduce float4 2^24 exhaustive search twice (the
 #          first compiles, the second is the "compiled beforehand" figure), then
 #          configs/seeds.yaml on one GPU;
@@ -17,11 +17,7 @@ W=$(mktemp -d)
 step() { local log=$1; shift; local t0=$(date +%s%N); "$@" > "$OUT/$log.log" 2>&1; local rc=$?
   echo "$log: rc $rc wall $(( ($(date +%s%N) - t0) / 1000000 )) ms" | tee -a "$OUT/steps.log"; }
 SEARCH=(tune reduce -v float4 -s 2^24 --strategy exhaustive --budget 200 --no-save)
-(
-  for op in gemv sgemm softmax; do
-    step "verify_$op" timeout 150 python3 -m cudabench verify "$op" --budget 8 --devices 1 -o "$W/verify_$op"
-  done
-) &
+step verify env OPS="gemv sgemm softmax" BUDGET=8 DEVICES=1 OUT="$OUT/verify" bash scripts/verify_catalogue.sh &
 step tune_compile python3 -m cudabench "${SEARCH[@]}" --devices 0 -o "$W/tune_a"
 step tune_1gpu python3 -m cudabench "${SEARCH[@]}" --devices 0 -o "$W/tune_b"
 step seeds_1gpu python3 -m cudabench run configs/seeds.yaml --max-time 1 --devices 0 -o "$W/seeds_1.json"

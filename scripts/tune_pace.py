@@ -41,8 +41,12 @@ ROOT = Path(__file__).resolve().parent.parent
 STEP_TIMEOUT_S = 300
 FAKE = os.environ.get("CUDABENCH_BACKEND") == "fake"
 REDUCE_SHAPE, (ROWS, COLS) = ("2^16", (4608, 128)) if FAKE else ("2^24", (442368, 128))
-REDUCE = {"BLOCK": [128, 256, 512, 1024], "ITEMS": [16, 32, 64, 128, 256], "GRID_K": [1, 2, 4, 8, 16]}
-REDUCE["LOADS"] = [2, 4]
+REDUCE = {
+    "BLOCK": [128, 256, 512, 1024],
+    "ITEMS": [16, 32, 64, 128, 256],
+    "GRID_K": [1, 2, 4, 8, 16],
+    "LOADS": [2, 4],
+}
 USER = {"BLOCK": [32, 64, 128, 256, 512, 1024], "ROWS": [1, 2, 4], "UNROLL": [1, 2, 4], "VEC": [1, 2, 4]}
 QUICK = {  # --quick: a few configurations a space
     "reduce": {"BLOCK": [128, 256], "ITEMS": [16, 32], "GRID_K": [1], "LOADS": [2]},
@@ -87,6 +91,8 @@ SUMMARY = {  # the numbers of tune's two summary lines, by name
     "nvcc_waited_s": rf"{N} s waited for",
     "strategy_s": rf"strategy {N} s",
     "final_s": rf"final interleaved round {N} s",
+    "final_setup_s": rf"set-up {N} s, the longest",
+    "final_timing_s": rf"timing {N} s, its rows in turn",
 }
 
 

@@ -42,6 +42,7 @@ from cudabench.core.records import (
 )
 from cudabench.execution.sweep import Sweep
 from cudabench.measure.runner import CaseJob
+from cudabench.record.stems import now_utc
 from cudabench.record.tuning_file import TunedEntry
 from cudabench.tuning.strategies import SearchSpace, Strategy, TuneError, search_space
 
@@ -361,8 +362,6 @@ def run_searches(
 
 def entry_of(outcome: Outcome, gpu: str, results: str) -> TunedEntry:
     """The tuning-file entry of a search's best configuration (it must have one)."""
-    from cudabench.record.stems import now_utc
-
     best = outcome.best
     assert best is not None and best.time_us is not None
     return TunedEntry(
