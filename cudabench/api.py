@@ -196,7 +196,7 @@ def run(
     --tuned. `ops`: your op folders, as --ops. `cluster` runs on a Dask cluster (a scheduler
     address or 'local', as --cluster; `gpu_model` as --gpu-model). `timing` takes
     TimingOptions fields: cold, warmup, min_samples, min_time_s, max_time_s, interleave,
-    timer, and the telemetry's drop_throttled, settle, cooldown_c, energy, fill, clocks.
+    timer, and the telemetry's watch, drop_throttled, settle, cooldown_c, energy, fill, clocks.
     A history database that failed raises HistoryError once the run is saved."""
     _check_timing(timing, run)
     request = RunRequest(

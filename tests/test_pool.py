@@ -216,3 +216,18 @@ def test_a_fresh_workers_start_up_never_costs_a_library_row(tmp_path, monkeypatc
     assert rows[("8x64", "cupy")].status is Status.OK, rows[("8x64", "cupy")].error  # fresh worker
     assert rows[("9", "cupy")].status is Status.OK and rows[("9", "float4")].status is Status.OK
     assert started == 2
+
+
+def test_preloaded_libraries_are_imported_before_the_worker_says_ready(tmp_path, monkeypatch):
+    """`preload` (the baselines' libraries, plan.baseline_libraries): each worker imports them
+    as it starts, before ready, so that no row's time holds the import; one that fails to
+    import is left to the rows that call it."""
+    marker = tmp_path / "imported"
+    (tmp_path / "preload_probe.py").write_text(f"open({str(marker)!r}, 'a').write('x')\n")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]))
+    with WorkerPool([0], 60.0, preload=("preload_probe", "no_such_library_here")) as pool:
+        pool.open()
+        assert marker.read_text() == "x"  # imported once, before open() returned
+        events = Events()
+        pool.run([job((16,), variant("float4"))], events)
+    assert all(r.status is Status.OK for r in events.rows)

@@ -4,6 +4,7 @@ no front door that builds its own."""
 from __future__ import annotations
 
 import ast
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -124,3 +125,20 @@ def test_the_sweep_fills_the_speedups_once_a_job_is_done(tmp_path):
         sweep = session.run(work, "t", output=tmp_path, record=False)
     kernel, library = sweep.rows
     assert library.is_baseline and kernel.speedup == pytest.approx(library.time_us / kernel.time_us)
+
+
+def test_the_workers_preload_the_libraries_of_the_baselines_the_plan_runs(monkeypatch):
+    """reduce's torch baseline is a torch_call: a plan that runs it asks the workers to import
+    torch as they start; one without baselines (verify's jobs) or without torch asks nothing."""
+    from cudabench.execution.plan import baseline_libraries
+    from cudabench.ops import torch_baselines
+
+    monkeypatch.setattr(torch_baselines, "available", lambda: True)
+    work = plan("reduce", [(7,)], ["float4"], None, None, **QUICK)
+    assert "torch" in work.jobs[0].baselines and baseline_libraries(work.jobs) == ("torch",)
+    bare = [dataclasses.replace(job, baselines=()) for job in work.jobs]
+    assert baseline_libraries(bare) == ()
+    cupy_only = [dataclasses.replace(job, baselines=("cupy",)) for job in work.jobs]
+    assert baseline_libraries(cupy_only) == ()
+    monkeypatch.setattr(torch_baselines, "available", lambda: False)  # not installed: nothing to import
+    assert baseline_libraries(work.jobs) == ()

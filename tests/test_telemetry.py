@@ -3,6 +3,7 @@ energy per call, settling, cool-down, the SM clock lock given back, the input fi
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -93,6 +94,19 @@ def test_a_row_with_a_few_slowed_samples_is_noted_and_drop_throttled_leaves_them
     )
     assert kept.dropped_samples == 5 and kept.samples == 15
     assert "5 of 20 samples taken while the GPU was slowed (sw power cap): left out" in kept.notes
+
+
+def test_watch_off_reads_no_gauge_and_marks_nothing():
+    """`watch: false` (tune's search rounds): no NVML read during the samples, so a slowed
+    card marks nothing and the row carries no clocks; on, the same row is marked."""
+    timing = TimingOptions(**{**QUICK.__dict__, "energy": False, "watch": False})
+    gauge = FakeGauge(slowdowns=range(20))
+    row = one_row(gauge, timing, clock=lambda name: 2.0)
+    assert row.status is Status.OK and gauge.polls == 0
+    assert not row.throttled_samples and row.sm_mhz_median is None
+    watched = FakeGauge(slowdowns=range(20))
+    row = one_row(watched, dataclasses.replace(timing, watch=True), clock=lambda name: 2.0)
+    assert watched.polls > 0 and row.throttled_samples > 0
 
 
 def test_a_rare_slowdown_gets_no_note_and_every_sample_slowed_drops_none():

@@ -194,22 +194,40 @@ def cache_dir() -> Path:
 
 
 def _common_headers_digest() -> str:
-    digest = hashlib.sha256()
-    for header in sorted((BUILTIN_KERNELS / "common").glob("*.cuh")):
-        digest.update(header.name.encode())
-        digest.update(header.read_bytes())
-    return digest.hexdigest()
+    return _headers_digest(tuple((h.name, h) for h in sorted((BUILTIN_KERNELS / "common").glob("*.cuh"))))
 
 
 def _local_headers_digest(source: Path) -> str:
     """The `*.cuh` files beside a variant and in the folder above it: the headers it may
     include by a relative path (`#include "rows.cuh"`, `#include "../rows.cuh"`)."""
-    digest = hashlib.sha256()
     folder = source.resolve().parent
-    for level, place in enumerate(dict.fromkeys((folder, folder.parent))):
-        for header in sorted(place.glob("*.cuh")):
-            digest.update(f"{level}/{header.name}".encode())
-            digest.update(header.read_bytes())
+    return _headers_digest(
+        tuple(
+            (f"{level}/{header.name}", header)
+            for level, place in enumerate(dict.fromkeys((folder, folder.parent)))
+            for header in sorted(place.glob("*.cuh"))
+        )
+    )
+
+
+def _headers_digest(headers: tuple[tuple[str, Path], ...]) -> str:
+    """The hash of these headers' names (as labelled) and contents. The contents are read
+    again only when a file's size or modification time changed: a search looks its
+    configurations' cubins up hundreds of times a second, and reading every header each time
+    cost a millisecond or two a configuration."""
+    stats = []
+    for label, path in headers:
+        st = path.stat()
+        stats.append((label, str(path), st.st_mtime_ns, st.st_size))
+    return _read_digest(tuple(stats))
+
+
+@functools.lru_cache(maxsize=256)
+def _read_digest(stats: tuple[tuple[str, str, int, int], ...]) -> str:
+    digest = hashlib.sha256()
+    for label, path, _, _ in stats:
+        digest.update(label.encode())
+        digest.update(Path(path).read_bytes())
     return digest.hexdigest()
 
 

@@ -188,6 +188,10 @@ class TimingOptions:
     settle: str = "auto"  # auto, on, off
     cooldown_c: int = 0
     energy: bool = False
+    # NVML's gauges during the samples (telemetry.Watch: throttled samples marked, clocks and
+    # temperature kept); tune's search rounds turn it off: its reads cost about 6 ms a
+    # measurement on an H200, a configuration's whole timing at search length
+    watch: bool = True
     fill: str = "random"  # the inputs: random, zeros or ones (a zero fill draws less power)
     clocks: str = "default"  # the SM clock policy the run asked for: default, base, max or MHz
 

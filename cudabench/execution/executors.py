@@ -129,7 +129,7 @@ class InProcessExecutor:
         pass
 
 
-def open_executor(where: Where, timer: str = "events") -> Executor:
+def open_executor(where: Where, timer: str = "events", preload: tuple[str, ...] = ()) -> Executor:
     """The running executor for `where`; SweepError (one line) when there is no GPU, CUPTI
     cannot start for the asked clock, or the cluster cannot be used."""
     if isinstance(where, InProcess):
@@ -154,7 +154,10 @@ def open_executor(where: Where, timer: str = "events") -> Executor:
         except ClusterError as exc:
             raise SweepError(str(exc)) from None
     pool = WorkerPool(
-        list(where.devices) if where.devices is not None else None, where.timeout_s, timer=timer
+        list(where.devices) if where.devices is not None else None,
+        where.timeout_s,
+        timer=timer,
+        preload=preload,
     )
     try:
         pool.open()

@@ -58,6 +58,18 @@ class Plan:
         return sum(len(job.variants) + len(job.baselines) for job in self.jobs)
 
 
+def baseline_libraries(jobs: Sequence[CaseJob]) -> tuple[str, ...]:
+    """The Python libraries the jobs' baselines import on their first call ("torch"): the
+    session's workers import them as they start instead of in the first row that calls one
+    (4.5 s for torch on an H200 machine: a tune's final round paid it)."""
+    found: dict[str, None] = {}
+    for job in jobs:
+        libraries = getattr(get_op(job.case.op), "libraries", None) if job.baselines else None
+        if libraries is not None:
+            found.update(dict.fromkeys(libraries(job.baselines)))
+    return tuple(found)
+
+
 def kernel_roots(kernels: Sequence[Path] | None) -> list[Path]:
     """The built-in kernels folder and the user's --kernels folders."""
     try:

@@ -159,8 +159,10 @@ class WorkerPool:
         timeout_s: float = DEFAULT_TIMEOUT_S,
         startup_s: float = STARTUP_TIMEOUT_S,
         timer: str = "events",
+        preload: tuple[str, ...] = (),
     ) -> None:
         self.requested = devices  # None: every GPU of the host
+        self.preload = preload  # libraries each worker imports as it starts (the baselines')
         self.timeout_s, self.startup_s = timeout_s, startup_s
         self.timer = timer  # the clock asked for: workers start CUPTI once unless events
         self.workers: dict[int, _Worker] = {}  # device -> its worker
@@ -222,6 +224,7 @@ class WorkerPool:
             str(to_parent_w),
             "--timer",
             self.timer,
+            *(a for name in self.preload for a in ("--preload", name)),
         ]
         proc = subprocess.Popen(
             command,

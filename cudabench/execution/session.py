@@ -106,11 +106,15 @@ class Session:
         return timing, []
 
     @classmethod
-    def open(cls, where: Where | None = None, timer: str = "events") -> Session:
+    def open(
+        cls, where: Where | None = None, timer: str = "events", preload: tuple[str, ...] = ()
+    ) -> Session:
         """The session on `where` (default: GPU 0 of this host), its executor running; `timer`
-        is the clock asked for (the workers start CUPTI once unless events). SweepError when
-        there is no GPU, CUPTI cannot start for the asked clock, or no cluster answers."""
-        return cls(open_executor(where or Local(), timer))
+        is the clock asked for (the workers start CUPTI once unless events); `preload`: the
+        libraries the baselines import (plan.baseline_libraries), imported by this host's
+        workers as they start. SweepError when there is no GPU, CUPTI cannot start for the
+        asked clock, or no cluster answers."""
+        return cls(open_executor(where or Local(), timer, preload))
 
     # ------------------------------------------------------------------ the executor's face
 

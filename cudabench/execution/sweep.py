@@ -32,7 +32,21 @@ from cudabench.record.stems import stem_file
 if TYPE_CHECKING:
     from cudabench.execution.executors import Executor, Ready
 
-__all__ = ["Interrupted", "Listener", "Sink", "Sweep", "SweepError", "SweepFailed", "with_speedups"]
+__all__ = [
+    "Interrupted",
+    "MANY_ROWS_SAVE_S",
+    "Listener",
+    "Sink",
+    "Sweep",
+    "SweepError",
+    "SweepFailed",
+    "with_speedups",
+]
+
+# The results files of a command of hundreds of small rows (verify, tune): rewritten at most
+# this often and the history database written at the end (Sweep.save_every_s); `run` keeps
+# every row as it ends
+MANY_ROWS_SAVE_S = 2.0
 
 
 class Interrupted(Exception):

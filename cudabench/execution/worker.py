@@ -1,6 +1,7 @@
 """The worker process: runs jobs on one GPU for the parent (pool.py), over a pipe.
 
     python -m cudabench.execution.worker --device N --read FD --write FD [--timer auto|cupti|both]
+                                         [--preload torch]
 
 Messages are pickled tuples on `multiprocessing.connection` channels (not stdout: a kernel's
 printf or a library's warning must not corrupt them):
@@ -22,6 +23,7 @@ starts a fresh worker for the rest of the job.
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import signal
 import sys
@@ -52,10 +54,14 @@ class _Reporter:
             raise _ContextLost(row.error)
 
 
-def serve(device: int, inbox: Connection, outbox: Connection, timer: str = "events") -> int:
+def serve(
+    device: int, inbox: Connection, outbox: Connection, timer: str = "events", preload: tuple[str, ...] = ()
+) -> int:
     """Open the backend, say ready, then run jobs until told to stop. Returns the exit status.
     With a `timer` other than events, CUPTI is started once first: the clock the jobs will
-    get goes back in the versions (`timer`, and `timer_note` when auto fell back)."""
+    get goes back in the versions (`timer`, and `timer_note` when auto fell back). The
+    `preload` libraries (the baselines', "torch") are imported before saying ready: in the
+    first row that calls one, the import would be part of the run's time."""
     from cudabench.backends import open_backend
     from cudabench.backends.base import BackendUnavailable
     from cudabench.backends.cupti_clock import KernelClockUnavailable, resolve_timer
@@ -73,6 +79,8 @@ def serve(device: int, inbox: Connection, outbox: Connection, timer: str = "even
     except (BackendUnavailable, KernelClockUnavailable) as exc:
         outbox.send(("unavailable", str(exc)))
         return 2
+    for library in preload:
+        _preload(library, device)
     outbox.send(("ready", info, versions, backend.device_count()))
     runner = Runner(backend)
     while True:
@@ -89,6 +97,19 @@ def serve(device: int, inbox: Connection, outbox: Connection, timer: str = "even
         except _ContextLost:
             return CONTEXT_LOST
         outbox.send(("done", job_id))
+
+
+def _preload(library: str, device: int) -> None:
+    """Import a baseline library ahead; a failure is left to the rows that call it."""
+    from cudabench.ops import torch_baselines
+
+    if library == "torch":
+        torch_baselines.warm(device)
+        return
+    try:
+        importlib.import_module(library)
+    except Exception:  # the rows that call it say why
+        pass
 
 
 def _die_with_parent() -> None:
@@ -113,10 +134,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--read", type=int, required=True, help="fd of the parent's channel")
     parser.add_argument("--write", type=int, required=True, help="fd of the channel back")
     parser.add_argument("--timer", default="events", help="start CUPTI once for this clock")
+    parser.add_argument("--preload", action="append", default=[], help="a library to import before ready")
     args = parser.parse_args(argv)
     inbox = Connection(args.read, writable=False)
     outbox = Connection(args.write, readable=False)
-    status = serve(args.device, inbox, outbox, args.timer)
+    status = serve(args.device, inbox, outbox, args.timer, tuple(args.preload))
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(status)  # skip CuPy's teardown: a dead context can fail or hang in it

@@ -18,7 +18,7 @@
 
 The median is the reported figure; min and the relative spread come with it.
 
-Telemetry (telemetry.py, where the backend has NVML's gauges): a Watch marks the samples the
+Telemetry (telemetry.py, where the backend has NVML's gauges and `watch` is on): a Watch marks the samples the
 card took while slowed for power or heat (`drop_throttled` leaves them out of the figures,
 unless all were); with `settle` (or `auto` for cold single launches) the warm-up goes on
 until the SM clock's median stops moving.
@@ -132,13 +132,13 @@ def measure(
     )
     with _session(backend, clock):  # open before the sampler captures its graph
         sampler, settled = _prepare(backend, call, options, scope, reset, clock)
-        watch = _watch(backend)
+        watch = _watch(backend, options)
         samples = collect(sampler, sampler.batch, options, clock, watch)
         return _measurement(sampler, samples, clock, events, watch, options, settled)
 
 
-def _watch(backend: Backend) -> Watch | None:
-    gauge = backend.gauge()
+def _watch(backend: Backend, options: TimingOptions) -> Watch | None:
+    gauge = backend.gauge() if options.watch else None
     return Watch(gauge) if gauge is not None else None
 
 
@@ -243,7 +243,7 @@ def measure_interleaved(
     with _session(backend, clock):
         prepared = [_prepare(backend, call, options, scope, reset, clock) for call, scope, reset in calls]
         samplers = [sampler for sampler, _ in prepared]
-        watches = [_watch(backend) for _ in samplers]
+        watches = [_watch(backend, options) for _ in samplers]
         samples: list[list[float]] = [[] for _ in samplers]
         spent_s = [0.0] * len(samplers)
         done = [False] * len(samplers)

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
 from typing import Any
 
@@ -262,6 +262,12 @@ class Op:
             else:
                 found[name] = _unpacking(fn)
         return found
+
+    def libraries(self, names: Iterable[str]) -> tuple[str, ...]:
+        """The Python libraries the named baselines import on their first call ("torch" for
+        a torch_call): the workers import them as they start (plan.baseline_libraries)."""
+        torch = any(isinstance(self.library.get(name), TorchCall) for name in names)
+        return ("torch",) if torch and torch_baselines.available() else ()
 
     # --- what an op declares by overriding ----------------------------------------------
 

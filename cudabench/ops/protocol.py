@@ -141,7 +141,9 @@ class OpProtocol(Protocol):
     # restored before every call it times), and
     # `flops(shape) -> int` for compute-bound ops (the table then shows GFLOP/s and % of the
     # fp32 peak), and `unused_params(shape) -> tuple[str, ...]`: the tunable parameters its
-    # grid rules ignore at a shape (tune holds them at their default there).
+    # grid rules ignore at a shape (tune holds them at their default there), and
+    # `libraries(names) -> tuple[str, ...]`: the Python libraries the named baselines import
+    # on their first call (a worker imports them as it starts).
 
 
 def in_place_input(op: OpProtocol) -> int | None:

@@ -8,18 +8,34 @@ fake backend (NumPy arrays) torch runs on the CPU, which tests the plumbing only
 from __future__ import annotations
 
 import functools
-import importlib
+import importlib.util
 from collections.abc import Callable
 from typing import Any
 
 
 @functools.cache
 def available() -> bool:
+    """Whether torch is installed: found, not imported (importing it takes about 4 s, which
+    planning a run must not pay; the worker that runs the rows imports it, `warm`). A broken
+    install shows as torch rows with status ERROR and the import's message."""
     try:
-        importlib.import_module("torch")
-    except Exception:  # not installed, or a broken install: no torch rows
+        return importlib.util.find_spec("torch") is not None
+    except (ImportError, ValueError):
         return False
-    return True
+
+
+def warm(device: int) -> None:
+    """Import torch and start its CUDA state on `device`, as a worker starts (`--preload
+    torch`), so that the first torch row does not pay it: about 4.5 s on an H200 machine,
+    which fell on tune's final round. A broken install is left to the rows to say."""
+    try:
+        import torch
+
+        if torch.cuda.is_available():
+            with torch.cuda.device(device):  # this worker's GPU, not GPU 0
+                torch.cuda.init()
+    except Exception:  # the torch rows say why, with status ERROR
+        pass
 
 
 def call(fn: Callable[..., Any]) -> Callable[[tuple[Any, ...]], Any]:

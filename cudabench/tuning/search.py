@@ -9,7 +9,9 @@ worker pool, validation, time-outs, every row saved as it ends, Ctrl-C keeping t
                (threads, each running nvcc; the cache is keyed on the -D definitions) while
                the GPU measures: a job goes to a worker once its own cubins are ready
     measure    every configuration is validated against the float64 reference and timed with
-               quick search timing; a wrong, crashing or hanging one is a row with its status
+               quick search timing (SEARCH_TIMING: a few milliseconds of samples, no NVML
+               telemetry), a round's configurations in a few jobs a worker (CHUNK,
+               JOBS_PER_WORKER); a wrong, crashing or hanging one is a row with its status
                and the search goes on; N/A and SKIPPED (the op rejects the shape, or a block
                does not fit on an SM) do not count against the budget
     final      the best few, the header's default and the library baselines are timed again,
@@ -56,9 +58,14 @@ SEARCH_TIMING = {
     "max_time_s": 0.5,
     "batch_target_us": 500.0,
     "interleave": False,
+    "watch": False,  # NVML's reads (about 6 ms a measurement) would double a configuration's cost
 }
 FINAL_TOP = 5  # configurations timed again, interleaved, with the full timing
-CHUNK = 4  # configurations per job: jobs start as soon as their own compiles are done
+# Configurations per job: at least CHUNK, so that jobs start as soon as their own compiles
+# are done; at most a round's share of JOBS_PER_WORKER jobs a worker, so that a worker waits
+# for the parent (the row's bookkeeping, the next job) a few times a round, not every CHUNK
+CHUNK = 4
+JOBS_PER_WORKER = 8
 MIN_TIE = 0.01  # configurations closer than 1% are ties whatever the spread says
 UNCOUNTED = (Status.N_A, Status.SKIPPED)
 
@@ -214,6 +221,7 @@ def search(
     counted = uncounted = failed = 0
     thinking = setup = measuring = 0.0  # the strategy's seconds; the rounds' rows' costs
     rows_seen = 0
+    workers = len(getattr(sweep.executor, "devices", None) or [1])
     try:
         while counted < budget:
             begin = time.perf_counter()
@@ -222,9 +230,10 @@ def search(
             if not configs:
                 break
             variants = [space.variant.configured(c) for c in configs]
+            chunk = max(CHUNK, len(variants) // (workers * JOBS_PER_WORKER))
             jobs = [
-                CaseJob(case, tuple(variants[i : i + CHUNK]), (), quick)
-                for i in range(0, len(variants), CHUNK)
+                CaseJob(case, tuple(variants[i : i + chunk]), (), quick)
+                for i in range(0, len(variants), chunk)
             ]
             compiles.submit(jobs)
             results = sweep.run(jobs, compiles.ready)
@@ -298,7 +307,7 @@ def search(
             waited_s=waited,
             strategy_s=thinking,
             configurations=rows_seen,
-            workers=len(getattr(sweep.executor, "devices", None) or [1]),
+            workers=workers,
             final_setup_s=sum(r.setup_s or 0.0 for r in final),
             final_measure_s=sum(r.measure_s or 0.0 for r in final),
             final_slowest=max(

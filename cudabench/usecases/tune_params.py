@@ -9,7 +9,7 @@ from pathlib import Path
 
 from cudabench.core.records import Case, DeviceInfo, ResultRow
 from cudabench.execution.session import Session
-from cudabench.execution.sweep import Sweep
+from cudabench.execution.sweep import MANY_ROWS_SAVE_S, Sweep
 from cudabench.record import tuning_file
 from cudabench.tuning.search import FINAL_TOP, Costs, Outcome, entry_of, plan_searches, run_searches
 from cudabench.tuning.strategies import STRATEGIES, SearchSpace, Strategy, TuneError, make_strategy
@@ -143,6 +143,7 @@ def tune_params(request: TuneRequest, observer: Observer | None = None) -> TuneR
     label = f"tune_{work.op_label}"
 
     def body(prepared: Plan, sweep: Sweep, session: Session) -> tuple[list[Outcome], list[ResultRow]]:
+        sweep.save_every_s = MANY_ROWS_SAVE_S  # a row every few ms: the files' rewrite would cost more
         outcomes = run_searches(
             prepared.jobs,
             tuning.searches,

@@ -30,7 +30,7 @@ from cudabench.core.names import UnknownName
 from cudabench.core.records import Case, DeviceInfo, KernelVariant, ResultRow, Shape, Status
 from cudabench.execution.plan import Plan, plan
 from cudabench.execution.session import Session
-from cudabench.execution.sweep import Listener, Sweep
+from cudabench.execution.sweep import MANY_ROWS_SAVE_S, Listener, Sweep
 from cudabench.measure.runner import CaseJob
 from cudabench.ops import registry
 from cudabench.usecases.flow import Placement, Recording, in_session
@@ -43,7 +43,6 @@ RUN_BUDGET_S = 10.0  # `run --verify`'s short pass
 RUN_EXAMPLES = 30
 TIMEOUT_S = 60.0  # a shape's check (compile included) before its worker is killed: TIMEOUT
 MEMORY_SHARE = 0.9  # of the card's memory a shape may need (op.device_bytes)
-SAVE_EVERY_S = 2.0  # the results files of hundreds of small rows: rewritten at most this often
 FAKE_MEMORY = 256 << 20  # the fake backend computes on the host: shapes up to this much
 
 
@@ -220,7 +219,7 @@ def verify(request: VerifyRequest, observer: Observer | None = None) -> VerifyOu
     work = plan_verify(request)
 
     def body(work: Plan, sweep: Sweep, session: Session) -> tuple[list[VariantVerdict], None]:
-        sweep.save_every_s = SAVE_EVERY_S
+        sweep.save_every_s = MANY_ROWS_SAVE_S
         verdicts = verify_jobs(
             work.jobs,
             session.info,
@@ -286,7 +285,7 @@ def verify_pass(
         listener=listener,
         history=session.history,
     )
-    sweep.save_every_s = SAVE_EVERY_S
+    sweep.save_every_s = MANY_ROWS_SAVE_S
     verdicts = verify_jobs(
         list(seen.values()),
         session.info,
