@@ -146,3 +146,19 @@ def test_in_place_op_gets_its_input_restored_before_every_sample():
     # validation, pilots and samples each start from the pristine input (the first element)
     first = restores[0]
     assert restores.count(first) >= 1 + 3 + 4
+
+
+@pytest.mark.parametrize("shape", [(1000, 7), (3, 50)])
+def test_gemv_takes_its_float64_reference_in_pieces_of_a(shape, monkeypatch):
+    """cuBLAS's float64 gemv failed at 2,147,422,207 x 1 on an H200 (verify found it as an
+    ERROR row of every gemv variant): the reference goes a piece of A at a time, the same
+    numbers as the whole product, also where one row is longer than a piece."""
+    op = get_op("gemv")
+    module = __import__(type(op).__module__, fromlist=["REFERENCE_ELEMENTS"])
+    a, x = op.make_inputs(np, shape, 3)
+    whole, whole_tol = op.expected(np, (a, x))
+    monkeypatch.setattr(module, "REFERENCE_ELEMENTS", 21)  # 3 rows of 7, or 1 row of 50
+    ref, tol = op.expected(np, (a, x))
+    a64, x64 = a.astype(np.float64), x.astype(np.float64)
+    assert np.array_equal(ref, whole) and np.array_equal(tol, whole_tol)
+    assert np.allclose(ref, a64 @ x64, rtol=0, atol=1e-12)

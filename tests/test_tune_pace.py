@@ -140,8 +140,20 @@ def test_the_script_end_to_end_on_the_fake_backend(tmp_path):
         "reduce_compile",
         "reduce_one_gpu",
         "reduce_all_gpus",
+        "user_warm_cupy_cache",
         "user_cudabench_tune",
         "user_head_to_head",
     ]
+    # the user's kernel compiled from an empty cache; CuPy's cache, holding cudabench's own
+    # kernels, the one a run of the default configuration (into another compile cache) filled
+    warm, tune = (
+        next(s["env"] for s in report["steps"] if s["step"] == n)
+        for n in ("user_warm_cupy_cache", "user_cudabench_tune")
+    )
+    assert (
+        warm["CUPY_CACHE_DIR"] == tune["CUPY_CACHE_DIR"]
+        and warm["CUDABENCH_CACHE"] != tune["CUDABENCH_CACHE"]
+    )
+    assert user["first_run"] is False
     assert all((out / s["log"]).is_file() and "+" not in s["log"] for s in report["steps"])
     assert "| user cudabench | 0 |" in proc.stdout and not (out / "caches").exists()

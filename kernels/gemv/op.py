@@ -13,6 +13,11 @@ from typing import Any
 from cudabench.op import Dims, Op, Scalar, Shape, Tensor, torch_call, warp_rows
 from cudabench.ops.matrix import dot_tolerance, uniform
 
+# The float64 reference is taken this many elements of A at a time: cuBLAS's float64 gemv
+# failed (CUBLAS_STATUS_INTERNAL_ERROR) at 2,147,422,207 x 1 on an H200 (`cudabench verify
+# gemv`, 2026-11-27), and A's float64 copy is then one piece, not 8 bytes an element of A.
+REFERENCE_ELEMENTS = 1 << 28
+
 
 class Gemv(Op):
     name = "gemv"
@@ -33,15 +38,24 @@ class Gemv(Op):
 
     def expected(self, xp: Any, inputs: tuple[Any, ...]) -> tuple[Any, Any]:
         a, x = inputs
-        a64, x64 = a.astype(xp.float64), x.astype(xp.float64)
-        ref = a64 @ x64
-        xp.abs(a64, out=a64)  # one float64 copy of A, reused for the tolerance
-        tol = dot_tolerance(a.shape[1]) * (a64 @ xp.abs(x64))
-        return ref, xp.maximum(tol, 1e-30)
+        m, k = a.shape
+        x64 = x.astype(xp.float64)
+        abs_x64 = xp.abs(x64)
+        ref, bound = xp.empty(m, dtype=xp.float64), xp.empty(m, dtype=xp.float64)
+        rows = max(1, REFERENCE_ELEMENTS // max(k, 1))
+        for start in range(0, m, rows):
+            piece = a[start : start + rows].astype(xp.float64)
+            ref[start : start + rows] = piece @ x64
+            xp.abs(piece, out=piece)  # the float64 copy, reused for the tolerance
+            bound[start : start + rows] = piece @ abs_x64
+        return ref, xp.maximum(dot_tolerance(k) * bound, 1e-30)
 
     def flop_count(self, dims: Dims) -> int:
         return 2 * dims.M * dims.K
 
     def device_bytes(self, shape: Shape) -> int:
+        """A, x and y; a piece of A in float64 and its products; the reference and tolerance
+        (and the tolerance's temporary); slack."""
         m, k = shape
-        return 4 * m * k + 16 * m * k + (64 << 20)  # A, its float64 copies for the reference
+        piece = min(m * k, max(k, REFERENCE_ELEMENTS))
+        return 4 * (m * k + k + m) + 8 * (piece + 2 * k) + 8 * 4 * m + (64 << 20)
