@@ -64,7 +64,8 @@ def baseline_libraries(jobs: Sequence[CaseJob]) -> tuple[str, ...]:
     (4.5 s for torch on an H200 machine: a tune's final round paid it)."""
     found: dict[str, None] = {}
     for job in jobs:
-        libraries = getattr(get_op(job.case.op), "libraries", None) if job.baselines else None
+        # the job's own op file: a process that did not plan (a profiled child) has no --ops
+        libraries = getattr(job.op(), "libraries", None) if job.baselines else None
         if libraries is not None:
             found.update(dict.fromkeys(libraries(job.baselines)))
     return tuple(found)
