@@ -231,3 +231,44 @@ def test_preloaded_libraries_are_imported_before_the_worker_says_ready(tmp_path,
         events = Events()
         pool.run([job((16,), variant("float4"))], events)
     assert all(r.status is Status.OK for r in events.rows)
+
+
+def test_only_the_first_gpus_worker_preloads_and_the_jobs_that_need_it_go_to_it(tmp_path, monkeypatch):
+    """Two GPUs: the first GPU's worker imports the baselines' library as it starts (right
+    after ready), the other does not (each would pay torch's 4.5 s); the job that needs it
+    goes to the first, the other worker takes one that needs nothing; with nothing else
+    queued, a second job that needs the library goes to the free worker without it (it
+    imports it then)."""
+    monkeypatch.setenv("CUDABENCH_FAKE_DEVICES", "2")
+    marker = tmp_path / "imported"
+    (tmp_path / "preload_probe.py").write_text(f"open({str(marker)!r}, 'a').write('x')\n")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]))
+    monkeypatch.setattr(CaseJob, "libraries", lambda self: ("preload_probe",) if self.baselines else ())
+    needs, plain = job((16,), variant("float4")), job((8, 64), variant("float4"), baselines=())
+    with WorkerPool([0, 1], 60.0, preload=("preload_probe",)) as pool:
+        pool.open()  # the first worker imports it right after ready: the other starts meanwhile
+        events = Events()
+        pool.run([needs, plain], events)
+        assert {r.device for r in events.done[0]} == {0} and {r.device for r in events.done[1]} == {1}
+        events = Events()
+        pool.run([needs, job((32,), variant("float4"))], events)  # both need it
+        assert {r.device for r in events.done[0]} == {0} and {r.device for r in events.done[1]} == {1}
+    assert all(r.status is Status.OK for r in events.rows)
+    assert marker.read_text() == "x"  # one worker imported it
+
+
+def test_a_preload_that_hangs_costs_its_worker_and_no_row(tmp_path, monkeypatch):
+    """A library whose import never ends (after ready, as on several GPUs) is given the
+    start-up time; then its worker is replaced by one that does not import it, and every row
+    comes back OK."""
+    monkeypatch.setenv("CUDABENCH_FAKE_DEVICES", "2")
+    (tmp_path / "hanging_probe.py").write_text("import time\ntime.sleep(600)\n")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]))
+    monkeypatch.setattr(CaseJob, "libraries", lambda self: ("hanging_probe",) if self.baselines else ())
+    jobs = [job((16,), variant("float4")), job((8, 64), variant("float4"), baselines=())]
+    with WorkerPool([0, 1], 60.0, startup_s=8.0, preload=("hanging_probe",)) as pool:
+        pool.open()
+        events = Events()
+        pool.run(jobs, events)
+        started = pool.started_workers
+    assert started == 3 and all(r.status is Status.OK for r in events.rows) and len(events.rows) == 3

@@ -60,15 +60,10 @@ class Plan:
 
 def baseline_libraries(jobs: Sequence[CaseJob]) -> tuple[str, ...]:
     """The Python libraries the jobs' baselines import on their first call ("torch"): the
-    session's workers import them as they start instead of in the first row that calls one
-    (4.5 s for torch on an H200 machine: a tune's final round paid it)."""
-    found: dict[str, None] = {}
-    for job in jobs:
-        # the job's own op file: a process that did not plan (a profiled child) has no --ops
-        libraries = getattr(job.op(), "libraries", None) if job.baselines else None
-        if libraries is not None:
-            found.update(dict.fromkeys(libraries(job.baselines)))
-    return tuple(found)
+    session's first worker imports them as it starts instead of in the first row that calls
+    one (4.5 s for torch on an H200 machine: a tune's final round paid it), and the jobs that
+    need them go to it (execution/pool.py)."""
+    return tuple(dict.fromkeys(library for job in jobs for library in job.libraries()))
 
 
 def kernel_roots(kernels: Sequence[Path] | None) -> list[Path]:

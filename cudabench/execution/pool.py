@@ -12,6 +12,12 @@ A kernel that crashes, hangs or breaks its process never takes the sweep down:
 In each case the worker is replaced and the rest of the job (the variants without a row)
 goes to the front of the queue. Workers are reused across jobs until one fails, so start-up
 (Python, CuPy, a CUDA context: about a second) is paid once per GPU, not per case.
+
+The libraries the baselines import (`preload`: torch, about 4.5 s) are imported by the first
+GPU's worker as it starts (after it says ready where there are other GPUs, which start on
+their jobs meanwhile); a job whose baselines need one goes to a worker that has it, and the
+others take the jobs that need none, so that N GPUs do not each pay the import. A worker
+without it takes such a job only when nothing else is queued (it imports it then).
 """
 
 from __future__ import annotations
@@ -38,6 +44,7 @@ DEFAULT_TIMEOUT_S = 300.0
 HOST = socket.gethostname()
 STARTUP_TIMEOUT_S = 180.0  # Python, CuPy and a CUDA context, on a busy machine
 POLL_S = 0.25  # how often the loop looks at deadlines (and lets Ctrl-C in)
+DONE_WAIT_S = 5.0  # at a run's end, for a worker's "done" after its last row
 
 
 class PoolError(RuntimeError):
@@ -69,6 +76,8 @@ class _Worker:
     # allocates on the GPU), and each library baseline once it has returned a row (the first
     # call imports the library and starts its CUDA state: torch, 10 s and more)
     warm: set[str] = field(default_factory=set)
+    libraries: set[str] = field(default_factory=set)  # imported: preloaded, or by a job it ran
+    preloading: bool = False  # importing its libraries after ready: no job until "preloaded"
 
     def allowance(self, name: str | None, baselines: tuple[str, ...], startup_s: float) -> float:
         """Seconds added to a row's timeout for the start-up it pays: a worker's start-up
@@ -186,12 +195,14 @@ class WorkerPool:
         (CUDA_VISIBLE_DEVICES, else NVML) so that every worker starts at once; failing
         that, the first worker tells how many there are."""
         requested = self.requested or visible_gpu_count_list()
+        # the first GPU's worker imports the baselines' libraries (a fresh worker that
+        # replaces one later does not: it imports them if it runs a job that needs them)
         if requested:
             self.devices = list(requested)
-            spawned = [self._spawn(device) for device in self.devices]
+            spawned = [self._spawn(d, self.preload if i == 0 else ()) for i, d in enumerate(self.devices)]
             counts = [self._await_ready(worker) for worker in spawned]
         else:
-            counts = [self._await_ready(self._spawn(0))]
+            counts = [self._await_ready(self._spawn(0, self.preload))]
             self.devices = list(range(counts[0]))
             counts += [self._await_ready(w) for w in [self._spawn(d) for d in self.devices[1:]]]
         for device in self.devices:
@@ -204,8 +215,11 @@ class WorkerPool:
         """Start the worker for `device` and wait for it to say ready; returns the GPU count."""
         return self._await_ready(self._spawn(device))
 
-    def _spawn(self, device: int) -> _Worker:
-        """Start the worker process for `device` (it says ready later)."""
+    def _spawn(self, device: int, preload: tuple[str, ...] = ()) -> _Worker:
+        """Start the worker process for `device` (it says ready later); with `preload` it
+        imports those libraries: before it says ready where it is the pool's only GPU, right
+        after where there are others (they start on their jobs meanwhile)."""
+        late = ["--preload-late"] if preload and len(self.devices or self.requested or [0]) > 1 else []
         to_worker_r, to_worker_w = os.pipe()
         to_parent_r, to_parent_w = os.pipe()
         log = tempfile.TemporaryFile(prefix=f"cudabench-worker{device}-")
@@ -224,7 +238,8 @@ class WorkerPool:
             str(to_parent_w),
             "--timer",
             self.timer,
-            *(a for name in self.preload for a in ("--preload", name)),
+            *(a for name in preload for a in ("--preload", name)),
+            *late,
         ]
         proc = subprocess.Popen(
             command,
@@ -243,6 +258,8 @@ class WorkerPool:
             Connection(to_parent_r, writable=False),
             Connection(to_worker_w, readable=False),
             log,
+            libraries=set(preload),
+            preloading=bool(late),
         )
         self.started_workers += 1
         self.workers[device] = worker  # registered now, so that close() kills it whatever happens
@@ -268,6 +285,8 @@ class WorkerPool:
             self._kill(worker)
             raise PoolError(message[1])
         _, info, versions, count = message
+        if worker.preloading:  # it imports its libraries now: at most the start-up time
+            worker.deadline = time.monotonic() + self.startup_s
         if self.info is None:
             self.info, self.versions = info, versions
         elif info.name != self.info.name:
@@ -327,6 +346,21 @@ class WorkerPool:
             events.job_done(i, [])
         queue = collections.deque((i, states[i].job) for i in sorted(unfinished))
         readied: set[int] = set()
+        needs = {i: set(job.libraries()) for i, job in enumerate(jobs)}
+
+        def take(worker: _Worker) -> tuple[int, CaseJob] | None:
+            """The first queued job whose libraries the worker has; else the first job, unless
+            an idle worker that has them is there to take it (None: this one waits)."""
+            chosen = next((item for item in queue if needs[item[0]] <= worker.libraries), None)
+            if chosen is None:
+                first = needs[queue[0][0]]
+                others = [w for w in self.workers.values() if w is not worker and w.job is None]
+                if any(first <= w.libraries for w in others):
+                    return None
+                chosen = queue[0]
+            queue.remove(chosen)
+            worker.libraries |= needs[chosen[0]]  # it will have imported them
+            return chosen
 
         def record(worker: _Worker, row: ResultRow) -> None:
             state = states[worker.job]  # type: ignore[index]
@@ -363,8 +397,10 @@ class WorkerPool:
                 if device not in self.workers and queue:
                     self._start(device)
             for worker in list(self.workers.values()):  # idle workers take the next job
-                if worker.job is None and queue:
-                    index, job = queue.popleft()
+                idle = worker.job is None and not worker.preloading
+                taken = take(worker) if idle and queue else None
+                if taken is not None:
+                    index, job = taken
                     if ready is not None and index not in readied:
                         ready(index)
                         readied.add(index)
@@ -375,23 +411,31 @@ class WorkerPool:
                         + worker.allowance(None, job.baselines, self.startup_s)
                     )
                     worker.outbox.send(("job", index, job))
-            busy = [w for w in self.workers.values() if w.job is not None]
+            busy = [w for w in self.workers.values() if w.job is not None or w.preloading]
             if not busy:  # cannot happen: every failure records a row or requeues the rest
                 raise RuntimeError(f"jobs {sorted(unfinished)} lost")
             now = time.monotonic()
-            nearest = min(w.deadline for w in busy if w.deadline is not None)
+            nearest = min((w.deadline for w in busy if w.deadline is not None), default=now + POLL_S)
             answered = wait([w.inbox for w in busy], timeout=max(0.0, min(POLL_S, nearest - now)))
             for worker in busy:
                 if worker.inbox in answered:
                     self._receive(worker, record, fail, events, states)
             now = time.monotonic()
-            for worker in [w for w in self.workers.values() if w.job is not None]:
+            for worker in [w for w in self.workers.values() if w.job is not None or w.preloading]:
                 if worker.deadline is not None and now > worker.deadline:
+                    # a job past --timeout: its row says so; a library's import past the
+                    # start-up time: no row (the worker is replaced, without the import)
                     fail(
                         worker,
                         Status.TIMEOUT,
                         f"no result in {self.timeout_s:g} s (--timeout); worker killed",
+                        blame=worker.job is not None,
                     )
+        # the last jobs' "done" (it follows their last row): every worker idle before the next
+        # run, whose first job may need the worker that has its libraries (tune's final round)
+        for worker in [w for w in self.workers.values() if w.job is not None]:
+            if wait([worker.inbox], timeout=DONE_WAIT_S):
+                self._receive(worker, record, fail, events, states)
 
     def _receive(
         self, worker: _Worker, record: Any, fail: Any, events: PoolEvents, states: dict[int, _JobState]
@@ -430,6 +474,8 @@ class WorkerPool:
             record(worker, row)
             if row.status is Status.CRASH:
                 worker.dying = True
+        elif kind == "preloaded" and worker.preloading:
+            worker.preloading, worker.deadline = False, None
         elif kind == "done" and len(message) == 2:
             worker.job, worker.current, worker.deadline = None, None, None
         else:

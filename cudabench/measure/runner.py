@@ -84,6 +84,13 @@ class CaseJob:
         """The job's op: loaded from its file, else found by name."""
         return registry.load_op_file(self.op_file) if self.op_file else get_op(self.case.op)
 
+    def libraries(self) -> tuple[str, ...]:
+        """The Python libraries the job's baselines import on their first call ("torch"):
+        none without baselines, or for an op that declares none (OpProtocol's optional
+        `libraries`)."""
+        declared = getattr(self.op(), "libraries", None) if self.baselines else None
+        return tuple(declared(self.baselines)) if declared is not None else ()
+
 
 class Observer(Protocol):
     """Progress hooks (the CLI draws a progress bar with them); library code never prints."""
