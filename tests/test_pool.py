@@ -272,3 +272,15 @@ def test_a_preload_that_hangs_costs_its_worker_and_no_row(tmp_path, monkeypatch)
         pool.run(jobs, events)
         started = pool.started_workers
     assert started == 3 and all(r.status is Status.OK for r in events.rows) and len(events.rows) == 3
+
+
+def test_a_job_whose_op_file_does_not_load_is_rows_that_say_so_not_a_pool_error(tmp_path):
+    """The pool asks each job which libraries its baselines need; an op file that does not
+    load (a Dask node without the parent's path) leaves that to the worker's rows."""
+    broken = tmp_path / "op.py"
+    broken.write_text("raise RuntimeError('this op file is broken')\n")
+    bad = CaseJob(Case("reduce", (16,)), (variant("float4"),), ("cupy",), QUICK, op_file=str(broken))
+    events, _ = sweep([bad, job((32,), variant("float4"))])
+    assert [r.status for r in events.done[1]] == [Status.OK, Status.OK]
+    assert len(events.done[0]) == 2 and Status.OK not in {r.status for r in events.done[0]}
+    assert "this op file is broken" in events.done[0][0].error

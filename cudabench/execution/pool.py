@@ -123,6 +123,15 @@ def _rest_of(job: CaseJob, names: Iterable[str]) -> CaseJob:
     )
 
 
+def _needs(job: CaseJob) -> set[str]:
+    """The libraries a job's baselines import; none where its op does not load here (the
+    worker's rows say why: a Dask node runs the pool with the parent's op file path)."""
+    try:
+        return set(job.libraries())
+    except Exception:  # the job's rows carry the op's error, from the worker
+        return set()
+
+
 def describe_exit(code: int | None) -> str:
     if code is None:
         return "still running"
@@ -346,7 +355,7 @@ class WorkerPool:
             events.job_done(i, [])
         queue = collections.deque((i, states[i].job) for i in sorted(unfinished))
         readied: set[int] = set()
-        needs = {i: set(job.libraries()) for i, job in enumerate(jobs)}
+        needs = {i: _needs(job) for i, job in enumerate(jobs)}
 
         def take(worker: _Worker) -> tuple[int, CaseJob] | None:
             """The first queued job whose libraries the worker has; else the first job, unless
