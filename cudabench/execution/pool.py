@@ -17,7 +17,8 @@ The libraries the baselines import (`preload`: torch, about 4.5 s) are imported 
 GPU's worker as it starts (after it says ready where there are other GPUs, which start on
 their jobs meanwhile); a job whose baselines need one goes to a worker that has it, and the
 others take the jobs that need none, so that N GPUs do not each pay the import. A worker
-without it takes such a job only when nothing else is queued (it imports it then).
+without it takes such a job only when nothing else is queued and no idle worker has it (it
+imports it then).
 """
 
 from __future__ import annotations
@@ -180,7 +181,7 @@ class WorkerPool:
         preload: tuple[str, ...] = (),
     ) -> None:
         self.requested = devices  # None: every GPU of the host
-        self.preload = preload  # libraries each worker imports as it starts (the baselines')
+        self.preload = preload  # libraries the first GPU's worker imports as it starts
         self.timeout_s, self.startup_s = timeout_s, startup_s
         self.timer = timer  # the clock asked for: workers start CUPTI once unless events
         self.workers: dict[int, _Worker] = {}  # device -> its worker

@@ -18,10 +18,10 @@
 
 The median is the reported figure; min and the relative spread come with it.
 
-Telemetry (telemetry.py, where the backend has NVML's gauges and `watch` is on): a Watch marks the samples the
-card took while slowed for power or heat (`drop_throttled` leaves them out of the figures,
-unless all were); with `settle` (or `auto` for cold single launches) the warm-up goes on
-until the SM clock's median stops moving.
+Telemetry (telemetry.py, where the backend has NVML's gauges and `watch` is on): a Watch
+marks the samples the card took while slowed for power or heat (`drop_throttled` leaves them
+out of the figures, unless all were); with `settle` (or `auto` for cold single launches) the
+warm-up goes on until the SM clock's median stops moving.
 
 The clock (`options.timer`, cupti_clock.TIMERS): CUDA events around each sample, as above;
 or CUPTI's kernel records (`cupti`), where a sample's launches run under an external

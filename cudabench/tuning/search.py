@@ -10,10 +10,10 @@ worker pool, validation, time-outs, every row saved as it ends, Ctrl-C keeping t
                the GPU measures: a job goes to a worker once its own cubins are ready
     measure    every configuration is validated against the float64 reference and timed with
                quick search timing (SEARCH_TIMING: a few milliseconds of samples, no NVML
-               telemetry), a round's configurations in a few jobs a worker (CHUNK,
-               JOBS_PER_WORKER); a wrong, crashing or hanging one is a row with its status
-               and the search goes on; N/A and SKIPPED (the op rejects the shape, or a block
-               does not fit on an SM) do not count against the budget
+               telemetry), a round's configurations in a few jobs (CHUNK, JOBS_A_ROUND); a
+               wrong, crashing or hanging one is a row with its status and the search goes
+               on; N/A and SKIPPED (the op rejects the shape, or a block does not fit on
+               an SM) do not count against the budget
     final      the best few, the header's default and the library baselines are timed again,
                interleaved, with the full timing; configurations within the noise of the best
                are reported as ties, not ranked
@@ -49,8 +49,8 @@ from cudabench.record.tuning_file import TunedEntry
 from cudabench.tuning.strategies import SearchSpace, Strategy, TuneError, search_space
 
 # Search timing: enough samples to rank, short enough that a configuration's timing costs
-# about as much GPU time as its set-up (H200: 20 ms of samples in batches of 2 ms left 29 ms
-# a configuration for an 18 us kernel, docs/guide/tuning.md); the finalists get the full timing
+# little more than its GPU time (H200, reduce at 2^24, an 18 us kernel: 7 ms of timing a
+# configuration, docs/guide/tuning.md); the finalists get the full timing
 SEARCH_TIMING = {
     "warmup": 1,
     "min_samples": 5,
@@ -58,14 +58,15 @@ SEARCH_TIMING = {
     "max_time_s": 0.5,
     "batch_target_us": 500.0,
     "interleave": False,
-    "watch": False,  # NVML's reads (about 6 ms a measurement) would double a configuration's cost
+    "watch": False,  # NVML's reads: 12 ms of timing a configuration with them, 7 without (H200)
 }
 FINAL_TOP = 5  # configurations timed again, interleaved, with the full timing
 # Configurations per job: at least CHUNK, so that jobs start as soon as their own compiles
-# are done; at most a round's share of JOBS_PER_WORKER jobs a worker, so that a worker waits
-# for the parent (the row's bookkeeping, the next job) a few times a round, not every CHUNK
+# are done; a round in about JOBS_A_ROUND jobs, so that the worker waits for the parent (the
+# rows' bookkeeping, the next job) a few times a round, not every CHUNK. On several GPUs the
+# sweep sends each configuration alone anyway (execution/parts.py)
 CHUNK = 4
-JOBS_PER_WORKER = 8
+JOBS_A_ROUND = 8
 MIN_TIE = 0.01  # configurations closer than 1% are ties whatever the spread says
 UNCOUNTED = (Status.N_A, Status.SKIPPED)
 
@@ -221,7 +222,6 @@ def search(
     counted = uncounted = failed = 0
     thinking = setup = measuring = 0.0  # the strategy's seconds; the rounds' rows' costs
     rows_seen = 0
-    workers = len(getattr(sweep.executor, "devices", None) or [1])
     try:
         while counted < budget:
             begin = time.perf_counter()
@@ -230,7 +230,7 @@ def search(
             if not configs:
                 break
             variants = [space.variant.configured(c) for c in configs]
-            chunk = max(CHUNK, len(variants) // (workers * JOBS_PER_WORKER))
+            chunk = max(CHUNK, len(variants) // JOBS_A_ROUND)
             jobs = [
                 CaseJob(case, tuple(variants[i : i + chunk]), (), quick)
                 for i in range(0, len(variants), chunk)
@@ -307,7 +307,7 @@ def search(
             waited_s=waited,
             strategy_s=thinking,
             configurations=rows_seen,
-            workers=workers,
+            workers=len(getattr(sweep.executor, "devices", None) or [1]),
             final_setup_s=sum(r.setup_s or 0.0 for r in final),
             final_measure_s=sum(r.measure_s or 0.0 for r in final),
             final_slowest=max(
