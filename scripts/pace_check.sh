@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# One device call on a two-GPU machine for issues 43, 44 and 45 (logs and results to $OUT):
-#   GPU 1: scripts/verify_catalogue.sh for gemv, sgemm and softmax (the ops whose catalogue-wide
-#          verify test failed), 8 s a variant, into $OUT/verify;
-#   GPU 0 meanwhile: the 200-configuration reduce float4 2^24 exhaustive search twice (the
-#          first compiles, the second is the "compiled beforehand" figure), then
-#          configs/seeds.yaml on one GPU;
-#   then both GPUs: the same search and the seeds sweep with --devices all, and `compare`
-#   of the two seeds runs.
+# One device call on a machine of two or more GPUs for issues 43, 44 and 45; logs and
+# results in $OUT (default ./pace_check), a line a step in $OUT/steps.log (tar $OUT before it
+# comes back from a lent machine: tune_pace's folders are nested):
+#   tune_pace  scripts/tune_pace.py --devices-all (43: the reduce search on one GPU and on
+#              all, a user's kernel against Kernel Tuner from cold)
+#   verify     scripts/verify_catalogue.sh for $OPS (default gemv) at $BUDGET s a variant
+#              (default 45) on every GPU (44)
+#   seeds      configs/seeds.yaml on every GPU once to fill the compile cache, then on GPU 0
+#              and on every GPU, and `compare` of those two (45)
 set -uo pipefail
 OUT=${OUT:-pace_check}
 mkdir -p "$OUT"
@@ -16,13 +17,12 @@ W=$(mktemp -d)
 { date -u; nvidia-smi --query-gpu=index,name,clocks.max.sm --format=csv; } > "$OUT/gpu.txt"
 step() { local log=$1; shift; local t0=$(date +%s%N); "$@" > "$OUT/$log.log" 2>&1; local rc=$?
   echo "$log: rc $rc wall $(( ($(date +%s%N) - t0) / 1000000 )) ms" | tee -a "$OUT/steps.log"; }
-SEARCH=(tune reduce -v float4 -s 2^24 --strategy exhaustive --budget 200 --no-save)
-step verify env OPS="gemv sgemm softmax" BUDGET=8 DEVICES=1 OUT="$OUT/verify" bash scripts/verify_catalogue.sh &
-step tune_compile python3 -m cudabench "${SEARCH[@]}" --devices 0 -o "$W/tune_a"
-step tune_1gpu python3 -m cudabench "${SEARCH[@]}" --devices 0 -o "$W/tune_b"
-step seeds_1gpu python3 -m cudabench run configs/seeds.yaml --max-time 1 --devices 0 -o "$W/seeds_1.json"
-wait
-step tune_2gpu python3 -m cudabench "${SEARCH[@]}" --devices all -o "$W/tune_c"
-step seeds_2gpu python3 -m cudabench run configs/seeds.yaml --max-time 1 --devices all -o "$W/seeds_2.json"
-step compare python3 -m cudabench compare "$W/seeds_1.json" "$W/seeds_2.json" --threshold 3%
-cp "$W"/seeds_*.json "$W"/seeds_*.csv "$OUT"/ 2>/dev/null
+step tune_pace python3 scripts/tune_pace.py "$OUT/tune_pace" --devices-all
+step verify env OPS="${OPS:-gemv}" BUDGET="${BUDGET:-45}" DEVICES=all OUT="$OUT/verify" \
+  bash scripts/verify_catalogue.sh
+SEEDS=(run configs/seeds.yaml --max-time 1)
+step seeds_fill python3 -m cudabench "${SEEDS[@]}" --devices all -o "$W/seeds_fill.json"
+step seeds_one python3 -m cudabench "${SEEDS[@]}" --devices 0 -o "$W/seeds_one.json"
+step seeds_all python3 -m cudabench "${SEEDS[@]}" --devices all -o "$W/seeds_all.json"
+step compare python3 -m cudabench compare "$W/seeds_one.json" "$W/seeds_all.json" --threshold 3%
+cp "$W"/seeds_one.* "$W"/seeds_all.* "$OUT"/ 2>/dev/null
