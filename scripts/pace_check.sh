@@ -6,8 +6,10 @@
 #              all, a user's kernel against Kernel Tuner from cold)
 #   verify     scripts/verify_catalogue.sh for $OPS (default gemv) at $BUDGET s a variant
 #              (default 45) on every GPU (44)
-#   seeds      configs/seeds.yaml on every GPU once to fill the compile cache, then on GPU 0
-#              and on every GPU, and `compare` of those two (45)
+#   seeds      configs/seeds.yaml on every GPU once to fill the compile cache, then on GPU 0,
+#              on GPUs 0,1 (where there are more than two) and on every GPU, and `compare` of
+#              the one-GPU run with each (45)
+# STEPS picks some of them (default "tune_pace verify seeds").
 set -uo pipefail
 OUT=${OUT:-pace_check}
 mkdir -p "$OUT"
@@ -17,12 +19,22 @@ W=$(mktemp -d)
 { date -u; nvidia-smi --query-gpu=index,name,clocks.max.sm --format=csv; } > "$OUT/gpu.txt"
 step() { local log=$1; shift; local t0=$(date +%s%N); "$@" > "$OUT/$log.log" 2>&1; local rc=$?
   echo "$log: rc $rc wall $(( ($(date +%s%N) - t0) / 1000000 )) ms" | tee -a "$OUT/steps.log"; }
-step tune_pace python3 scripts/tune_pace.py "$OUT/tune_pace" --devices-all
-step verify env OPS="${OPS:-gemv}" BUDGET="${BUDGET:-45}" DEVICES=all OUT="$OUT/verify" \
+STEPS=" ${STEPS:-tune_pace verify seeds} "
+GPUS=$(nvidia-smi --query-gpu=index --format=csv,noheader | wc -l)
+[[ $STEPS == *" tune_pace "* ]] && step tune_pace python3 scripts/tune_pace.py "$OUT/tune_pace" --devices-all
+[[ $STEPS == *" verify "* ]] && step verify env OPS="${OPS:-gemv}" BUDGET="${BUDGET:-45}" DEVICES=all OUT="$OUT/verify" \
   bash scripts/verify_catalogue.sh
-SEEDS=(run configs/seeds.yaml --max-time 1)
-step seeds_fill python3 -m cudabench "${SEEDS[@]}" --devices all -o "$W/seeds_fill.json"
-step seeds_one python3 -m cudabench "${SEEDS[@]}" --devices 0 -o "$W/seeds_one.json"
-step seeds_all python3 -m cudabench "${SEEDS[@]}" --devices all -o "$W/seeds_all.json"
-step compare python3 -m cudabench compare "$W/seeds_one.json" "$W/seeds_all.json" --threshold 3%
-cp "$W"/seeds_one.* "$W"/seeds_all.* "$OUT"/ 2>/dev/null
+seeds() {
+  local SEEDS=(run configs/seeds.yaml --max-time 1)
+  step seeds_fill python3 -m cudabench "${SEEDS[@]}" --devices all -o "$W/seeds_fill.json"
+  local runs=(one:0 all:all); [ "$GPUS" -gt 2 ] && runs=(one:0 two:0,1 all:all)
+  for r in "${runs[@]}"; do
+    step "seeds_${r%%:*}" python3 -m cudabench "${SEEDS[@]}" --devices "${r#*:}" -o "$W/seeds_${r%%:*}.json"
+  done
+  for r in "${runs[@]:1}"; do
+    step "compare_${r%%:*}" python3 -m cudabench compare "$W/seeds_one.json" "$W/seeds_${r%%:*}.json" --threshold 3%
+  done
+  cp "$W"/seeds_one.* "$W"/seeds_two.* "$W"/seeds_all.* "$OUT"/ 2>/dev/null
+}
+[[ $STEPS == *" seeds "* ]] && seeds
+true
