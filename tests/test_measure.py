@@ -1,9 +1,11 @@
 import itertools
+import time
+from dataclasses import replace
 
 import pytest
 
 from cudabench.core.records import Measurement, TimingOptions
-from cudabench.measure.sampling import MAX_BATCH, batch_size, collect, measure
+from cudabench.measure.sampling import LONG_CALL_S, MAX_BATCH, PILOT_SAMPLES, batch_size, collect, measure
 
 
 def test_batch_size_makes_short_launches_a_long_sample():
@@ -39,12 +41,14 @@ def test_measurement_statistics():
 class ScriptedBackend:
     """Counts calls and returns scripted sample times."""
 
-    def __init__(self, times):
+    def __init__(self, times, run_s=0.0):
         self.times = itertools.cycle(times)
-        self.calls = 0
+        self.calls = self.samples = 0
+        self.run_s = run_s  # host time a warm-up call takes
 
     def run(self, call):
         self.calls += 1
+        time.sleep(self.run_s)
 
     def synchronize(self):
         pass
@@ -65,6 +69,7 @@ class ScriptedBackend:
                 self.batch = batch
 
             def __call__(self):
+                backend.samples += 1
                 return next(backend.times)
 
         return S()
@@ -77,3 +82,19 @@ def test_measure_warms_up_then_batches():
     assert m.batch == 200 and m.method == "graph" and len(m.samples_ms) == 4
     cold = measure(backend, lambda: None, TimingOptions(cold=True, min_samples=2, min_time_s=0))
     assert cold.batch == 1 and cold.method == "single"
+
+
+def test_a_long_call_is_its_own_warm_up_and_pilot():
+    """A launch of 0.1 s or more: one warm-up call and one pilot sample, not 3 and 3 (a 2 s
+    kernel spent 12 s there); a short one keeps the full warm-up and pilot."""
+    options = TimingOptions(warmup=3, min_samples=2, min_time_s=0)
+    long = ScriptedBackend([150.0], run_s=LONG_CALL_S)
+    m = measure(long, lambda: None, options)
+    assert (long.calls, long.samples) == (1, 1 + 2)  # warm-up 1; pilot 1, then the 2 samples
+    assert m.batch == 1 and len(m.samples_ms) == 2
+    short = ScriptedBackend([0.01])
+    measure(short, lambda: None, options)
+    assert (short.calls, short.samples) == (3, PILOT_SAMPLES + 2)
+    no_warm_up = ScriptedBackend([150.0], run_s=LONG_CALL_S)
+    measure(no_warm_up, lambda: None, replace(options, warmup=0))
+    assert (no_warm_up.calls, no_warm_up.samples) == (0, 1 + 2)

@@ -219,7 +219,7 @@ def test_a_fresh_workers_start_up_never_costs_a_library_row(tmp_path, monkeypatc
 
 
 def test_preloaded_libraries_are_imported_before_the_worker_says_ready(tmp_path, monkeypatch):
-    """`preload` (the baselines' libraries, plan.baseline_libraries): each worker imports them
+    """`preload` (the baselines' libraries, plan.job_libraries): each worker imports them
     as it starts, before ready, so that no row's time holds the import; one that fails to
     import is left to the rows that call it."""
     marker = tmp_path / "imported"

@@ -101,6 +101,7 @@ def test_the_decorators_are_read_without_importing_the_file(scale_op):
     assert named["off_by_one"].about == "adds one: wrong"  # the docstring's first line
     assert named["gpu_only"].requires == (("max_cols", 4),)
     assert returns.launches == () and returns.header_line == 9
+    assert named["needs_nothing_here"].needs == ("no_such_module_anywhere",) and returns.needs == ()
 
 
 def test_decorator_arguments_that_cannot_be_read_are_one_line(scale_op):
@@ -112,6 +113,10 @@ def test_decorator_arguments_that_cannot_be_read_are_one_line(scale_op):
         def a(x): return x
         @variant(name="y", requires={"max_colz": 4})
         def b(x): return x
+        @variant(name="z", needs=("torch", 3))
+        def c(x): return x
+        @variant(name="w", needs="torch")
+        def d(x): return x
         """)
     )
     (scale_op / "broken.py").write_text("def (:\n")
@@ -121,6 +126,8 @@ def test_decorator_arguments_that_cannot_be_read_are_one_line(scale_op):
         "(cudabench reads it without importing the file)"
     ) in problems
     assert any(p.startswith(f"{scale_op / 'more.py'}:5: @variant requires 'max_colz'") for p in problems)
+    assert f"{scale_op / 'more.py'}:7: @variant needs= must list module names, e.g. ('triton', 'torch')" in problems
+    assert next(v for v in variants if v.name == "w").needs == ("torch",)
     assert any(
         p.startswith(f"{scale_op / 'broken.py'}:1: the Python variant file does not parse") for p in problems
     )

@@ -130,15 +130,30 @@ def test_the_sweep_fills_the_speedups_once_a_job_is_done(tmp_path):
 def test_the_workers_preload_the_libraries_of_the_baselines_the_plan_runs(monkeypatch):
     """reduce's torch baseline is a torch_call: a plan that runs it asks the workers to import
     torch as they start; one without baselines (verify's jobs) or without torch asks nothing."""
-    from cudabench.execution.plan import baseline_libraries
+    from cudabench.execution.plan import job_libraries
     from cudabench.ops import torch_baselines
 
     monkeypatch.setattr(torch_baselines, "available", lambda: True)
     work = plan("reduce", [(7,)], ["float4"], None, None, **QUICK)
-    assert "torch" in work.jobs[0].baselines and baseline_libraries(work.jobs) == ("torch",)
+    assert "torch" in work.jobs[0].baselines and job_libraries(work.jobs) == ("torch",)
     bare = [dataclasses.replace(job, baselines=()) for job in work.jobs]
-    assert baseline_libraries(bare) == ()
+    assert job_libraries(bare) == ()
     cupy_only = [dataclasses.replace(job, baselines=("cupy",)) for job in work.jobs]
-    assert baseline_libraries(cupy_only) == ()
+    assert job_libraries(cupy_only) == ()
     monkeypatch.setattr(torch_baselines, "available", lambda: False)  # not installed: nothing to import
-    assert baseline_libraries(work.jobs) == ()
+    assert job_libraries(work.jobs) == ()
+
+
+def test_a_python_variant_needs_what_its_decorator_names():
+    """softmax's triton_rows says needs=("triton", "torch"): a plan that runs it asks the
+    first worker to import both, and its job goes there (on four H200s each GPU that ran a
+    Triton row spent 4 to 6 s importing torch); CUDA variants alone need nothing."""
+    from cudabench.execution.plan import job_libraries
+
+    work = plan("softmax", [(64, 32)], ["triton_rows", "warp_xor"], None, None, warmup=0)
+    bare = [dataclasses.replace(job, baselines=()) for job in work.jobs]
+    triton = next(v for v in bare[0].variants if v.name == "triton_rows")
+    assert triton.needs == ("triton", "torch")
+    assert set(job_libraries(bare)) == {"triton", "torch"}
+    cuda_only = [dataclasses.replace(job, variants=(job.variants[1],)) for job in bare]
+    assert cuda_only[0].variants[0].kind == "cuda" and job_libraries(cuda_only) == ()

@@ -74,6 +74,8 @@ class KernelVariant:
     # the op's folder (`function` its name, no launches), run by the runner in the worker
     kind: str = "cuda"
     function: str = ""
+    # a Python variant's `needs=`: the modules it imports when it runs ("triton", "torch")
+    needs: tuple[str, ...] = ()
 
     @property
     def requirements(self) -> tuple[tuple[str, int], ...]:

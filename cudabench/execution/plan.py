@@ -58,11 +58,12 @@ class Plan:
         return sum(len(job.variants) + len(job.baselines) for job in self.jobs)
 
 
-def baseline_libraries(jobs: Sequence[CaseJob]) -> tuple[str, ...]:
-    """The Python libraries the jobs' baselines import on their first call ("torch"): the
-    session's first worker imports them as it starts instead of in the first row that calls
-    one (4.5 s for torch on an H200 machine: a tune's final round paid it), and the jobs that
-    need them go to it (execution/pool.py)."""
+def job_libraries(jobs: Sequence[CaseJob]) -> tuple[str, ...]:
+    """The Python libraries the jobs import on their first call (CaseJob.libraries: torch for
+    a torch baseline, triton and torch for a Triton variant): the session's first worker
+    imports them as it starts instead of in the first row that calls one (4.5 s for torch on
+    an H200 machine: a tune's final round paid it, and on four GPUs each GPU that ran a Triton
+    row), and the jobs that need them go to it (execution/pool.py)."""
     return tuple(dict.fromkeys(library for job in jobs for library in job.libraries()))
 
 

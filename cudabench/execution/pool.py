@@ -13,12 +13,12 @@ In each case the worker is replaced and the rest of the job (the variants withou
 goes to the front of the queue. Workers are reused across jobs until one fails, so start-up
 (Python, CuPy, a CUDA context: about a second) is paid once per GPU, not per case.
 
-The libraries the baselines import (`preload`: torch, about 4.5 s) are imported by the first
-GPU's worker as it starts (after it says ready where there are other GPUs, which start on
-their jobs meanwhile); a job whose baselines need one goes to a worker that has it, and the
-others take the jobs that need none, so that N GPUs do not each pay the import. A worker
-without it takes such a job only when nothing else is queued and no idle worker has it (it
-imports it then).
+The libraries the jobs import (`preload`: torch, about 4.5 s, for torch baselines and Triton
+variants) are imported by the first GPU's worker as it starts (after it says ready where
+there are other GPUs, which start on their jobs meanwhile); a job that needs one goes to a
+worker that has it, and the others take the jobs that need none, so that N GPUs do not each
+pay the import. A worker without it takes such a job only when nothing else is queued and no
+idle worker has it (it imports it then).
 """
 
 from __future__ import annotations
@@ -125,7 +125,7 @@ def _rest_of(job: CaseJob, names: Iterable[str]) -> CaseJob:
 
 
 def _needs(job: CaseJob) -> set[str]:
-    """The libraries a job's baselines import; none where its op does not load here (the
+    """The libraries a job imports (its baselines', its Python variants' `needs=`); none where its op does not load here (the
     worker's rows say why: a Dask node runs the pool with the parent's op file path)."""
     try:
         return set(job.libraries())

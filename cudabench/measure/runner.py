@@ -85,11 +85,14 @@ class CaseJob:
         return registry.load_op_file(self.op_file) if self.op_file else get_op(self.case.op)
 
     def libraries(self) -> tuple[str, ...]:
-        """The Python libraries the job's baselines import on their first call ("torch"):
-        none without baselines, or for an op that declares none (OpProtocol's optional
-        `libraries`)."""
+        """The Python libraries the job imports on its first call: its baselines' (OpProtocol's
+        optional `libraries`: "torch" for a torch_call) and its Python variants' `needs=`
+        ("triton", "torch"); none for a job of CUDA variants alone. The pool sends the job to
+        the worker that imported them (execution/pool.py): a worker that has to import torch
+        first spends about 4.5 s on it."""
         declared = getattr(self.op(), "libraries", None) if self.baselines else None
-        return tuple(declared(self.baselines)) if declared is not None else ()
+        named = tuple(declared(self.baselines)) if declared is not None else ()
+        return tuple(dict.fromkeys([*named, *(m for v in self.variants for m in v.needs)]))
 
 
 class Observer(Protocol):

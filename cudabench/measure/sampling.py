@@ -1,8 +1,12 @@
 """Warm-up, batch sizing and the stopping rule: a call -> Measurement.
 
 1. Warm up: `warmup` calls, so module load, first-touch and clock ramp stay out of the numbers.
+   A first call of `LONG_CALL_S` (0.1 s) or more has done all of that on its own: it is the
+   only one (a 2 s call would otherwise cost 4 s of warm-up; triton's do_bench also sizes its
+   warm-up in time, not calls).
 2. Pilot: the fastest of three single-launch samples says roughly how long a launch takes
-   (the first replay of a fresh graph can be hundreds of microseconds slow).
+   (the first replay of a fresh graph can be hundreds of microseconds slow); a sample of
+   `LONG_CALL_S` or more ends the pilot at once (its launches are timed one a sample).
 3. Batch (hot mode): launches shorter than `batch_below_us` (50 us) are timed `batch` at a
    time, back to back in a CUDA graph, so that a sample lasts about `batch_target_us`; event
    and launch overhead (~4-5 us an event pair on an H200) then costs well under 1% even for
@@ -38,6 +42,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import time
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -47,6 +52,7 @@ from cudabench.core.records import Measurement, TimingOptions
 from cudabench.measure.telemetry import Watch, settle
 
 PILOT_SAMPLES = 3
+LONG_CALL_S = 0.1  # a call this long is its own warm-up, and one pilot sample is enough
 
 
 def batch_size(pilot_ms: float, options: TimingOptions) -> int:
@@ -204,12 +210,8 @@ def _prepare(
 ) -> tuple[Sampler, float | None]:
     """Warm up, take the pilot, settle the clock when asked, and return the sampler with its
     batch size (and the seconds settling took, None when it did not)."""
-    for _ in range(options.warmup):
-        with scope():
-            backend.run(call)
-    backend.synchronize()
-    pilot_sampler = backend.sampler(call, 1, options.cold, scope, reset)
-    pilot = min(pilot_sampler() for _ in range(PILOT_SAMPLES))
+    _warm_up(backend, call, options.warmup, scope)
+    pilot = _pilot(backend.sampler(call, 1, options.cold, scope, reset))
     settled = None
     gauge = backend.gauge()
     if gauge is not None and settles(options, pilot):
@@ -225,6 +227,30 @@ def _prepare(
         call, batch_size(pilot, options), options.cold, scope, reset, kernel_clock=clock != "events"
     )
     return sampler, settled
+
+
+def _warm_up(backend: Backend, call: Callable[[], None], calls: int, scope: Scope) -> int:
+    """`calls` launches of `call`, or only the first where it takes `LONG_CALL_S` or more
+    (host clock, to the end of the launch's work); returns how many ran."""
+    for n in range(calls):
+        start = time.perf_counter()
+        with scope():
+            backend.run(call)
+        if n == 0:
+            backend.synchronize()
+            if time.perf_counter() - start >= LONG_CALL_S:
+                return 1
+    backend.synchronize()
+    return calls
+
+
+def _pilot(sampler: Sampler) -> float:
+    """The fastest of `PILOT_SAMPLES` single-launch samples (ms), or the first that takes
+    `LONG_CALL_S` or more."""
+    taken = [sampler()]
+    while len(taken) < PILOT_SAMPLES and taken[-1] < LONG_CALL_S * 1e3:
+        taken.append(sampler())
+    return min(taken)
 
 
 def measure_interleaved(

@@ -265,7 +265,7 @@ class Op:
 
     def libraries(self, names: Iterable[str]) -> tuple[str, ...]:
         """The Python libraries the named baselines import on their first call ("torch" for
-        a torch_call): a worker imports them as it starts (plan.baseline_libraries)."""
+        a torch_call): a worker imports them as it starts (plan.job_libraries)."""
         torch = any(isinstance(self.library.get(name), TorchCall) for name in names)
         return ("torch",) if torch and torch_baselines.available() else ()
 

@@ -129,7 +129,16 @@ def _variant(
         requires=tuple(sorted(requires.items())),
         kind=PYTHON,
         function=node.name,
+        needs=_names(fields.get("needs", ())),
     )
+
+
+def _names(needs: Any) -> tuple[str, ...]:
+    """`needs=` as a tuple of module names ("torch" alone is one name, not five letters)."""
+    names = (needs,) if isinstance(needs, str) else tuple(needs)
+    if not all(isinstance(n, str) and n for n in names):
+        raise ValueError("@variant needs= must list module names, e.g. ('triton', 'torch')")
+    return names
 
 
 def _requirements(op: str) -> tuple[str, ...]:

@@ -22,7 +22,7 @@ from cudabench import backends
 from cudabench.core.dtypes import DType
 from cudabench.core.errors import SweepError
 from cudabench.core.records import DeviceInfo, ResultRow, RunMeta, Shape, TimingOptions
-from cudabench.execution.plan import Plan, baseline_libraries, checked_timing, plan
+from cudabench.execution.plan import Plan, job_libraries, checked_timing, plan
 from cudabench.execution.pool import DEFAULT_TIMEOUT_S
 from cudabench.execution.session import Cluster, InProcess, Local, Session, Where, parse_devices
 from cudabench.execution.sweep import Interrupted, Sweep, SweepFailed
@@ -221,7 +221,7 @@ def in_session(
     `% ceiling` column's ceilings, measured first where none are kept), run `body` inside the
     observer's progress (`total` rows, default the plan's; 0: not known), finish. Interrupted and
     SweepFailed keep the finished rows and leave through the observer's progress."""
-    with Session.open(where, work.timing.timer, baseline_libraries(work.jobs)) as session:
+    with Session.open(where, work.timing.timer, job_libraries(work.jobs)) as session:
         work = session.prepare(work, tuned)
         for line in work.notes if notes else ():
             observer.note(line)
