@@ -324,3 +324,23 @@ def test_every_cli_run_lands_in_the_database(tmp_path, monkeypatch):
         assert [r.tag for r in history.runs()] == ["b", "a"] and all(r.complete for r in history.runs())
     versus = runner.invoke(app, ["compare", "--against", "a", "--db", str(db)])
     assert versus.exit_code == 0 and "float4" in versus.stdout
+
+
+def test_work_seconds_are_the_newest_rows_set_up_and_timing_on_that_gpu(tmp_path):
+    """What parts.split orders a sweep on several GPUs by: the last time each row took on
+    this GPU model (its set-up and timing); a key without such a row has none."""
+    import dataclasses
+
+    with History(tmp_path / "h.db").open() as history:
+        old = history.add_run(meta("2026-11-27T10:00:00+00:00"))
+        new = history.add_run(meta("2026-11-27T11:00:00+00:00"))
+        row = dataclasses.replace(timed("naive", 1.9e6, 1, "1073741824"), setup_s=2.0, measure_s=17.0)
+        history.add_row(old, row)
+        history.add_row(new, dataclasses.replace(row, measure_s=5.6))
+        history.add_row(new, timed("float4", 20.0, 2))  # no set-up or timing seconds recorded
+        elsewhere = dataclasses.replace(FAKE_DEVICE, name="other")
+        other = dataclasses.replace(meta("2026-11-27T12:00:00+00:00"), device=elsewhere)
+        history.add_row(history.add_run(other), dataclasses.replace(row, measure_s=99.0))
+        keys = [row.key, RowKey("reduce", "float4", "16777216", "float32")]
+        keys.append(RowKey("reduce", "x", "1", "float32"))
+        assert history.work_seconds(keys, FAKE_DEVICE.name) == {row.key: pytest.approx(7.6)}

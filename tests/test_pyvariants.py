@@ -126,7 +126,8 @@ def test_decorator_arguments_that_cannot_be_read_are_one_line(scale_op):
         "(cudabench reads it without importing the file)"
     ) in problems
     assert any(p.startswith(f"{scale_op / 'more.py'}:5: @variant requires 'max_colz'") for p in problems)
-    assert f"{scale_op / 'more.py'}:7: @variant needs= must list module names, e.g. ('triton', 'torch')" in problems
+    needs = "@variant needs= must list module names, e.g. ('triton', 'torch')"
+    assert f"{scale_op / 'more.py'}:7: {needs}" in problems
     assert next(v for v in variants if v.name == "w").needs == ("torch",)
     assert any(
         p.startswith(f"{scale_op / 'broken.py'}:1: the Python variant file does not parse") for p in problems

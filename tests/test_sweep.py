@@ -1,6 +1,7 @@
 """The sweep below the CLI (cudabench/execution/sweep.py): plan, run in process through the fake
 backend, rows streamed and saved as they end, Ctrl-C kept; no typer, no printing."""
 
+import dataclasses
 import json
 
 import pytest
@@ -203,3 +204,47 @@ def test_two_fake_gpus_run_a_sweep_in_parts_with_real_workers(tmp_path, monkeypa
     assert all(r["status"] == "OK" and r["speedup"] for r in doc["rows"])
     assert {r["device"] for r in doc["rows"]} == {0, 1}
     assert any(n.startswith("work per GPU") for n in doc["meta"]["notes"])
+
+
+def test_parts_with_a_past_go_out_by_the_seconds_they_took():
+    """Issue 45: the history's seconds order the parts (reduce's naive at 2^30 took 19 s,
+    more than any bigger case); a part without a past is guessed from its bytes at the
+    seconds a byte of those with one; no past at all: by bytes, the biggest case first."""
+    from cudabench.execution.parts import Parts, split
+
+    work = plan("reduce", [(7,), (64, 129)], ["float4", "naive"], None, None, **QUICK)
+
+    def names(parts):
+        return [(p.case.shape_text, [v.name for v in p.variants], list(p.baselines)) for p in parts.jobs]
+
+    def past(part):
+        return 9.0 if part.case.shape_text == "7" and [v.name for v in part.variants] == ["naive"] else 1.0
+
+    ordered = split(work.jobs, 2, past)
+    assert names(ordered)[0] == ("7", ["naive"], []) and ordered.owner[0] == 0
+    assert sorted(ordered.count) == [3, 3]
+    assert names(split(work.jobs, 2, lambda part: None))[0][0] == "64x129"
+    naive = ("7", ["naive"], [])
+    only_naive = split(work.jobs, 2, lambda part: 9.0 if names(Parts([part], [0], [1]))[0] == naive else None)
+    assert names(only_naive)[0][0] == "64x129"  # 9 s for 28 bytes: the bigger case guessed longer
+
+
+def test_a_sweep_estimates_its_parts_from_the_runs_before_it(tmp_path):
+    """The second run of a sweep finds each part's seconds in the history database: the sum
+    of its rows' set-up and timing in the first run."""
+    from conftest import fake_session
+
+    work = plan("reduce", [(7,)], ["float4", "naive"], None, None, **QUICK)
+    with fake_session() as session:
+        first_db = tmp_path / "h.db"
+        first = session.start(work.op_label, work.timing, "test", output=tmp_path / "a", db=first_db)
+        assert first._past_seconds(work.jobs[0]) is None  # nothing before it
+        first.run(work.jobs)
+        first.finish()
+        rows = {r.variant: r for r in first.rows}
+        second = session.start(work.op_label, work.timing, "test", output=tmp_path / "b", db=first_db)
+        part = dataclasses.replace(work.jobs[0], variants=work.jobs[0].variants[1:], baselines=("cupy",))
+        assert second._past_seconds(part) == pytest.approx(
+            sum(rows[n].setup_s + rows[n].measure_s for n in ("naive", "cupy"))
+        )
+        second.finish()

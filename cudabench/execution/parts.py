@@ -6,7 +6,9 @@ GPU takes, so one long case (reduce's naive variant at 2^30 elements, two second
 is the sweep's critical path while the other GPUs wait. So here each case whose variants are
 not sampled in turn (`--interleave`) and that is not a `verify` check is cut into parts:
 each variant alone, and its library baselines together (the `vs` column divides by them).
-Parts go out longest first, by the bytes their case moves. The sweep (sweep.py) gives a
+Parts go out longest first: by the seconds their rows took last time on this GPU model where
+the history database has them (`estimate`), else by the bytes their case moves (at the
+seconds a byte of the parts the history knows, where it knows some). The sweep (sweep.py) gives a
 case's rows their derived columns once all its parts are in, in the job's own row order,
 so the rows, the files and the tables are those of the uncut job. An interleaved case stays
 whole: its variants' samples are taken in turn on one GPU. A Dask cluster's cases stay whole
@@ -18,7 +20,9 @@ and timing) and the longest row.
 
 from __future__ import annotations
 
+import statistics
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from cudabench.core.records import ResultRow
@@ -53,18 +57,35 @@ def _size(job: CaseJob) -> int:
         return 0
 
 
-def split(jobs: list[CaseJob], workers: int) -> Parts:
+def split(
+    jobs: list[CaseJob], workers: int, estimate: Callable[[CaseJob], float | None] | None = None
+) -> Parts:
     """The jobs as parts for `workers` GPUs (one: the jobs themselves, in order), the
-    longest first (a stable sort: equal cases keep their order)."""
+    longest first (a stable sort: equal parts keep their order). `estimate`: a part's seconds
+    from an earlier run (None where it has none)."""
     if workers <= 1:
         return Parts(list(jobs), list(range(len(jobs))), [1] * len(jobs))
     cut = [(index, part) for index, job in enumerate(jobs) for part in _cut(job)]
     sizes = {index: _size(job) for index, job in enumerate(jobs)}
-    cut.sort(key=lambda item: -sizes[item[0]])
+    order = _longest_first([part for _, part in cut], [sizes[index] for index, _ in cut], estimate)
+    cut = [cut[i] for i in order]
     count = [0] * len(jobs)
     for index, _ in cut:
         count[index] += 1
     return Parts([part for _, part in cut], [index for index, _ in cut], count)
+
+
+def _longest_first(
+    parts: list[CaseJob], sizes: list[int], estimate: Callable[[CaseJob], float | None] | None
+) -> list[int]:
+    """The parts' indices, longest first: by `estimate`'s seconds; a part it has none for, by
+    its case's bytes at the median seconds a byte of the parts it has (by bytes alone where
+    it has none)."""
+    seconds = [estimate(part) if estimate is not None else None for part in parts]
+    rates = [s / b for s, b in zip(seconds, sizes) if s is not None and b > 0]
+    per_byte = statistics.median(rates) if rates else 1.0
+    guess = [s if s is not None else b * per_byte for s, b in zip(seconds, sizes)]
+    return sorted(range(len(parts)), key=lambda i: -guess[i])
 
 
 def in_job_order(rows: list[ResultRow], job: CaseJob) -> list[ResultRow]:

@@ -125,8 +125,9 @@ def _rest_of(job: CaseJob, names: Iterable[str]) -> CaseJob:
 
 
 def _needs(job: CaseJob) -> set[str]:
-    """The libraries a job imports (its baselines', its Python variants' `needs=`); none where its op does not load here (the
-    worker's rows say why: a Dask node runs the pool with the parent's op file path)."""
+    """The libraries a job imports (its baselines', its Python variants' `needs=`); none
+    where its op does not load here (the worker's rows say why: a Dask node runs the pool
+    with the parent's op file path)."""
     try:
         return set(job.libraries())
     except Exception:  # the job's rows carry the op's error, from the worker

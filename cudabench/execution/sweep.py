@@ -13,6 +13,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import shlex
+import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -23,10 +24,10 @@ from cudabench.execution.parts import balance_note, in_job_order, split
 from cudabench.execution.pool import PoolError
 from cudabench.execution.sinks import HistoryRecord, Listener, Progress, ResultsFiles, Sink
 from cudabench.measure import telemetry
-from cudabench.measure.runner import CaseJob
+from cudabench.measure.runner import CaseJob, job_failed
 from cudabench.ops.protocol import in_place_input
 from cudabench.record import ceilings
-from cudabench.record.history import History
+from cudabench.record.history import History, HistoryError
 from cudabench.record.stems import stem_file
 
 if TYPE_CHECKING:
@@ -228,6 +229,19 @@ class Sweep:
             in_place = in_place_input(job.op()) is not None
             self._note(telemetry.missing_energy_note(row, job.timing, in_place))
 
+    def _past_seconds(self, part: CaseJob) -> float | None:
+        """The seconds the part's rows took last time on this GPU model, from the history
+        database (None when it lacks one of them, or there is none): parts.split's estimate."""
+        history = next((s.history for s in self.sinks if isinstance(s, HistoryRecord)), None)
+        if history is None:
+            return None
+        keys = [row.key for row in job_failed(part, Status.ERROR, "")]
+        try:
+            found = history.work_seconds(keys, self.meta.device.name)
+        except (sqlite3.Error, HistoryError):  # an estimate only: the sweep goes on without
+            return None
+        return sum(found.values()) if len(found) == len(keys) else None
+
     def _note(self, note: str) -> None:
         if note and note not in self.meta.notes:
             self.meta = dataclasses.replace(self.meta, notes=(*self.meta.notes, note))
@@ -240,7 +254,7 @@ class Sweep:
         self.jobs += jobs
         outer = self
         cuts = self.executor.cuts_jobs
-        parts = split(jobs, len(self.executor.devices) if cuts else 1)
+        parts = split(jobs, len(self.executor.devices) if cuts else 1, self._past_seconds)
         arrived: dict[int, list[ResultRow]] = collections.defaultdict(list)
         left = list(parts.count)
 

@@ -451,6 +451,23 @@ class History:
             found.append((info, row))
         return found[::-1]
 
+    def work_seconds(self, keys: list[RowKey], gpu: str) -> dict[RowKey, float]:
+        """The seconds each row took last time on this GPU model (its set-up and timing, the
+        row's `setup_s` + `measure_s`), for the keys the history has such a row of: what
+        parts.split orders a sweep's jobs by."""
+        query = """SELECT row_json FROM rows JOIN runs ON runs.id = rows.run_id
+                   WHERE op = ? AND variant = ? AND shape = ? AND dtype = ? AND params = ?
+                   AND gpu = ? ORDER BY runs.id DESC LIMIT 1"""
+        found = {}
+        for key in keys:
+            where = (key.op, key.variant, key.shape, key.dtype, key.params, gpu)
+            hit = self._db().execute(query, where).fetchone()
+            record = json.loads(hit[0]) if hit else {}
+            spent = [record.get(name) for name in ("setup_s", "measure_s")]
+            if all(isinstance(s, (int, float)) for s in spent):
+                found[key] = float(sum(s for s in spent if s is not None))
+        return found
+
     def keys(self, op: str) -> list[RowKey]:
         """The distinct row keys of an op, for history's did-you-mean and defaults."""
         return [

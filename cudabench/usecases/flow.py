@@ -22,7 +22,7 @@ from cudabench import backends
 from cudabench.core.dtypes import DType
 from cudabench.core.errors import SweepError
 from cudabench.core.records import DeviceInfo, ResultRow, RunMeta, Shape, TimingOptions
-from cudabench.execution.plan import Plan, job_libraries, checked_timing, plan
+from cudabench.execution.plan import Plan, checked_timing, job_libraries, plan
 from cudabench.execution.pool import DEFAULT_TIMEOUT_S
 from cudabench.execution.session import Cluster, InProcess, Local, Session, Where, parse_devices
 from cudabench.execution.sweep import Interrupted, Sweep, SweepFailed
