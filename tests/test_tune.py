@@ -642,9 +642,12 @@ def test_costs_say_the_host_share():
     assert "(on one GPU" not in costs_line(dataclasses.replace(costs, final_slowest=None))
 
 
-def test_a_search_on_several_gpus_sends_each_configuration_alone(tmp_path):
-    """Issue 45's parts in a search (issue 43): each configuration is a part of its own, and
-    `ready` (the compiles ahead) still answers for the job each part is of."""
+def test_a_search_on_several_gpus_sends_its_rounds_in_jobs_a_gpu(tmp_path, monkeypatch):
+    """Issue 43: a round goes out in JOBS_A_ROUND jobs a GPU, whole (not a part a
+    configuration, which cost the parent a round trip each: 7 ms on two H200s, slower than
+    one GPU), and the final round stays whole (interleaved) too."""
+    monkeypatch.setattr(search, "CHUNK", 1)
+    monkeypatch.setattr(search, "JOBS_A_ROUND", 1)
     variant = parse_header(FLOAT4, "reduce")
     space = strategies.search_space(variant, (64, 129), {"WARP_ROW_BYTES": (16,)})
     timing = TimingOptions(**QUICK)
@@ -661,6 +664,6 @@ def test_a_search_on_several_gpus_sends_each_configuration_alone(tmp_path):
         search_timing=timing,
     )
     assert outcome.measured == 4 and search.values_of(outcome.best.label)["BLOCK"] == 512
-    searched = [p for p in sweep_.executor.parts if len(p[1]) == 1 and not p[2]]
-    assert len(searched) >= 4  # each configuration alone; the final round stays whole (interleaved)
-    assert sweep_.executor.parts[-1][2] == ["cupy"] and len(sweep_.executor.parts[-1][1]) > 1
+    *rounds, final = sweep_.executor.parts
+    assert [len(names) for _, names, baselines in rounds] == [2, 2]  # 4 configurations, 2 GPUs
+    assert final[2] == ["cupy"] and len(final[1]) > 1

@@ -246,14 +246,18 @@ class Sweep:
         if note and note not in self.meta.notes:
             self.meta = dataclasses.replace(self.meta, notes=(*self.meta.notes, note))
 
-    def run(self, jobs: list[CaseJob], ready: Ready | None = None) -> list[list[ResultRow]]:
+    def run(
+        self, jobs: list[CaseJob], ready: Ready | None = None, whole: bool = False
+    ) -> list[list[ResultRow]]:
         """Run a round of jobs; returns each job's rows (in the jobs' order). On several GPUs
-        the jobs go out cut into parts, the longest first (parts.py); a job's derived columns
-        are filled once all its parts are in."""
+        the jobs go out cut into parts, the longest first (parts.py), unless `whole` (tune's
+        rounds: jobs of a few configurations each, already as many as the GPUs need; a
+        configuration alone a job costs the parent a round trip each, 7 ms on two H200s);
+        a job's derived columns are filled once all its parts are in."""
         offset = len(self.jobs)
         self.jobs += jobs
         outer = self
-        cuts = self.executor.cuts_jobs
+        cuts = self.executor.cuts_jobs and not whole
         parts = split(jobs, len(self.executor.devices) if cuts else 1, self._past_seconds)
         arrived: dict[int, list[ResultRow]] = collections.defaultdict(list)
         left = list(parts.count)

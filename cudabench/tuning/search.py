@@ -62,9 +62,9 @@ SEARCH_TIMING = {
 }
 FINAL_TOP = 5  # configurations timed again, interleaved, with the full timing
 # Configurations per job: at least CHUNK, so that jobs start as soon as their own compiles
-# are done; a round in about JOBS_A_ROUND jobs, so that the worker waits for the parent (the
-# rows' bookkeeping, the next job) a few times a round, not every CHUNK. On several GPUs the
-# sweep sends each configuration alone anyway (execution/parts.py)
+# are done; a round in about JOBS_A_ROUND jobs a GPU, so that a worker waits for the parent
+# (the rows' bookkeeping, the next job) a few times a round, not every configuration: the
+# jobs go out whole (Sweep.run's `whole`), not cut into a configuration each
 CHUNK = 4
 JOBS_A_ROUND = 8
 MIN_TIE = 0.01  # configurations closer than 1% are ties whatever the spread says
@@ -230,13 +230,13 @@ def search(
             if not configs:
                 break
             variants = [space.variant.configured(c) for c in configs]
-            chunk = max(CHUNK, len(variants) // JOBS_A_ROUND)
+            chunk = max(CHUNK, len(variants) // (JOBS_A_ROUND * max(1, len(sweep.executor.devices))))
             jobs = [
                 CaseJob(case, tuple(variants[i : i + chunk]), (), quick)
                 for i in range(0, len(variants), chunk)
             ]
             compiles.submit(jobs)
-            results = sweep.run(jobs, compiles.ready)
+            results = sweep.run(jobs, compiles.ready, whole=True)
             rows = {r.label: r for job_rows in results for r in job_rows}
             setup += sum(r.setup_s or 0 for r in rows.values())
             measuring += sum(r.measure_s or 0 for r in rows.values())
