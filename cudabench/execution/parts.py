@@ -20,6 +20,7 @@ and timing) and the longest row.
 
 from __future__ import annotations
 
+import dataclasses
 import statistics
 from collections import defaultdict
 from collections.abc import Callable
@@ -67,25 +68,28 @@ def split(
         return Parts(list(jobs), list(range(len(jobs))), [1] * len(jobs))
     cut = [(index, part) for index, job in enumerate(jobs) for part in _cut(job)]
     sizes = {index: _size(job) for index, job in enumerate(jobs)}
-    order = _longest_first([part for _, part in cut], [sizes[index] for index, _ in cut], estimate)
-    cut = [cut[i] for i in order]
+    bytes_ = [sizes[index] for index, _ in cut]
+    guess = _guess([part for _, part in cut], bytes_, estimate)
+    key = guess if any(g is not None for g in guess) else bytes_  # no past at all: by bytes
+    order = sorted(range(len(cut)), key=lambda i: -(key[i] or 0.0))
+    cut = [(cut[i][0], dataclasses.replace(cut[i][1], estimate_s=guess[i])) for i in order]
     count = [0] * len(jobs)
     for index, _ in cut:
         count[index] += 1
     return Parts([part for _, part in cut], [index for index, _ in cut], count)
 
 
-def _longest_first(
+def _guess(
     parts: list[CaseJob], sizes: list[int], estimate: Callable[[CaseJob], float | None] | None
-) -> list[int]:
-    """The parts' indices, longest first: by `estimate`'s seconds; a part it has none for, by
-    its case's bytes at the median seconds a byte of the parts it has (by bytes alone where
-    it has none)."""
+) -> list[float | None]:
+    """Each part's seconds: `estimate`'s; for a part it has none for, its case's bytes at the
+    median seconds a byte of the parts it has (None where it has none with bytes)."""
     seconds = [estimate(part) if estimate is not None else None for part in parts]
     rates = [s / b for s, b in zip(seconds, sizes) if s is not None and b > 0]
-    per_byte = statistics.median(rates) if rates else 1.0
-    guess = [s if s is not None else b * per_byte for s, b in zip(seconds, sizes)]
-    return sorted(range(len(parts)), key=lambda i: -guess[i])
+    if not rates:
+        return seconds
+    per_byte = statistics.median(rates)
+    return [s if s is not None else b * per_byte for s, b in zip(seconds, sizes)]
 
 
 def in_job_order(rows: list[ResultRow], job: CaseJob) -> list[ResultRow]:

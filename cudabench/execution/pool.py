@@ -39,6 +39,7 @@ from typing import IO, Any, Protocol
 
 from cudabench.core.paths import PACKAGE_DIR
 from cudabench.core.records import Case, DeviceInfo, ResultRow, Status
+from cudabench.execution import dispatch
 from cudabench.measure.runner import CaseJob
 
 DEFAULT_TIMEOUT_S = 300.0
@@ -46,6 +47,7 @@ HOST = socket.gethostname()
 STARTUP_TIMEOUT_S = 180.0  # Python, CuPy and a CUDA context, on a busy machine
 POLL_S = 0.25  # how often the loop looks at deadlines (and lets Ctrl-C in)
 DONE_WAIT_S = 5.0  # at a run's end, for a worker's "done" after its last row
+IMPORT_S = 4.5  # torch's import on an H200 machine; the pool's measure replaces it (dispatch.py)
 
 
 class PoolError(RuntimeError):
@@ -79,6 +81,7 @@ class _Worker:
     warm: set[str] = field(default_factory=set)
     libraries: set[str] = field(default_factory=set)  # imported: preloaded, or by a job it ran
     preloading: bool = False  # importing its libraries after ready: no job until "preloaded"
+    since: float = 0.0  # when its job, or its import after ready, began (time.monotonic)
 
     def allowance(self, name: str | None, baselines: tuple[str, ...], startup_s: float) -> float:
         """Seconds added to a row's timeout for the start-up it pays: a worker's start-up
@@ -192,6 +195,7 @@ class WorkerPool:
         self.cuts_jobs = True  # a worker killed takes only its own job (the rest run again)
         self.started_workers = 0  # for tests: replacements show here
         self.notes: list[str] = []  # nothing to add at a run's end (the Executor interface)
+        self.import_s = IMPORT_S  # the libraries' import, as the preloading worker took it
 
     def __enter__(self) -> WorkerPool:
         return self
@@ -297,7 +301,8 @@ class WorkerPool:
             raise PoolError(message[1])
         _, info, versions, count = message
         if worker.preloading:  # it imports its libraries now: at most the start-up time
-            worker.deadline = time.monotonic() + self.startup_s
+            worker.since = time.monotonic()
+            worker.deadline = worker.since + self.startup_s
         if self.info is None:
             self.info, self.versions = info, versions
         elif info.name != self.info.name:
@@ -360,18 +365,17 @@ class WorkerPool:
         needs = {i: _needs(job) for i, job in enumerate(jobs)}
 
         def take(worker: _Worker) -> tuple[int, CaseJob] | None:
-            """The first queued job whose libraries the worker has; else the first job, unless
-            an idle worker that has them is there to take it (None: this one waits)."""
-            chosen = next((item for item in queue if needs[item[0]] <= worker.libraries), None)
+            """The queued job the worker takes (dispatch.choose), or None: it waits."""
+            now = time.monotonic()
+            queued = [dispatch.Queued(i, frozenset(needs[i]), job.estimate_s) for i, job in queue]
+            others = [self._as_other(w, states, now) for w in self.workers.values() if w is not worker]
+            chosen = dispatch.choose(queued, worker.libraries, others, self.import_s)
             if chosen is None:
-                first = needs[queue[0][0]]
-                others = [w for w in self.workers.values() if w is not worker and w.job is None]
-                if any(first <= w.libraries for w in others):
-                    return None
-                chosen = queue[0]
-            queue.remove(chosen)
-            worker.libraries |= needs[chosen[0]]  # it will have imported them
-            return chosen
+                return None
+            item = next(item for item in queue if item[0] == chosen.index)
+            queue.remove(item)
+            worker.libraries |= needs[item[0]]  # it will have imported them
+            return item
 
         def record(worker: _Worker, row: ResultRow) -> None:
             state = states[worker.job]  # type: ignore[index]
@@ -416,6 +420,7 @@ class WorkerPool:
                         ready(index)
                         readied.add(index)
                     worker.job, worker.current, worker.dying = index, None, False
+                    worker.since = time.monotonic()
                     worker.deadline = (
                         time.monotonic()
                         + self.timeout_s
@@ -447,6 +452,18 @@ class WorkerPool:
         for worker in [w for w in self.workers.values() if w.job is not None]:
             if wait([worker.inbox], timeout=DONE_WAIT_S):
                 self._receive(worker, record, fail, events, states)
+
+    def _as_other(self, worker: _Worker, states: dict[int, _JobState], now: float) -> dispatch.Other:
+        """A worker as dispatch.choose sees it: its libraries, idle or not, its work left."""
+        if worker.preloading:
+            left: float | None = max(0.0, self.import_s - (now - worker.since))
+        elif worker.job is None:
+            left = 0.0
+        else:
+            estimate = states[worker.job].job.estimate_s
+            left = None if estimate is None else max(0.0, estimate - (now - worker.since))
+        idle = worker.job is None and not worker.preloading
+        return dispatch.Other(frozenset(worker.libraries), idle, left)
 
     def _receive(
         self, worker: _Worker, record: Any, fail: Any, events: PoolEvents, states: dict[int, _JobState]
@@ -487,6 +504,7 @@ class WorkerPool:
                 worker.dying = True
         elif kind == "preloaded" and worker.preloading:
             worker.preloading, worker.deadline = False, None
+            self.import_s = time.monotonic() - worker.since
         elif kind == "done" and len(message) == 2:
             worker.job, worker.current, worker.deadline = None, None, None
         else:

@@ -75,6 +75,9 @@ class CaseJob:
     # validate only (`cudabench verify`): each variant prepared and checked once, its row OK
     # or why not, with no time; nothing is timed, interleaved or profiled
     check_only: bool = False
+    # the seconds its rows took last time on this GPU model (parts.split, from the history
+    # database): how the pool (dispatch.py) judges a wait; None where unknown. A hint only
+    estimate_s: float | None = None
 
     def __post_init__(self) -> None:
         if not self.op_file:
