@@ -12,6 +12,9 @@ def test_a_worker_takes_the_first_job_it_has_the_libraries_for():
     queue = [Queued(0, TORCH, 1.0), Queued(1, NONE, 1.0), Queued(2, NONE, 1.0)]
     assert choose(queue, set(), [], 4.5).index == 1
     assert choose(queue, {"torch"}, [], 4.5).index == 0
+    kernels_first = [Queued(0, NONE, 9.0), Queued(1, TORCH, 1.0)]  # the torch worker's job first
+    assert choose(kernels_first, {"torch"}, [], 4.5).index == 1
+    assert choose(kernels_first, set(), [], 4.5).index == 0
 
 
 def test_a_library_job_waits_for_an_idle_holder_and_goes_where_there_is_none():
