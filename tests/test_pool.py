@@ -138,7 +138,7 @@ def test_a_list_of_gpus_starts_their_workers_together(monkeypatch):
 
 
 def test_gpus_are_counted_without_a_cuda_context(monkeypatch):
-    from cudabench.execution.pool import visible_gpu_count_list
+    from cudabench.execution.worker_process import visible_gpu_count_list
 
     assert visible_gpu_count_list() is None  # the fake backend (autouse fixture): ask a worker
     monkeypatch.setenv("CUDABENCH_BACKEND", "cupy")

@@ -15,31 +15,27 @@ goes to the front of the queue. Workers are reused across jobs until one fails, 
 
 The libraries the jobs import (`preload`: torch, about 4.5 s, for torch baselines and Triton
 variants) are imported by the first GPU's worker as it starts (after it says ready where
-there are other GPUs, which start on their jobs meanwhile); a job that needs one goes to a
-worker that has it, and the others take the jobs that need none, so that N GPUs do not each
-pay the import. A worker without it takes such a job only when nothing else is queued and no
-idle worker has it (it imports it then).
+there are other GPUs, which start on their jobs meanwhile). Which queued job an idle worker
+takes is dispatch.py's choice: a job that needs a library goes to a worker that has it, so
+that N GPUs do not each pay the import. A worker process itself (started, killed, its exit
+told) is worker_process.py's.
 """
 
 from __future__ import annotations
 
 import collections
 import dataclasses
-import os
-import signal
 import socket
 import subprocess
-import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from multiprocessing.connection import Connection, wait
-from typing import IO, Any, Protocol
+from multiprocessing.connection import wait
+from typing import Any, Protocol
 
-from cudabench.core.paths import PACKAGE_DIR
 from cudabench.core.records import Case, DeviceInfo, ResultRow, Status
 from cudabench.execution import dispatch
+from cudabench.execution.worker_process import Worker, describe_exit, kill, spawn, visible_gpu_count_list
 from cudabench.measure.runner import CaseJob
 
 DEFAULT_TIMEOUT_S = 300.0
@@ -62,44 +58,6 @@ class PoolEvents(Protocol):
     def row(self, job_index: int, row: ResultRow) -> None: ...
 
     def job_done(self, job_index: int, rows: list[ResultRow]) -> None: ...
-
-
-@dataclass
-class _Worker:
-    device: int
-    proc: subprocess.Popen[bytes]
-    inbox: Connection  # worker -> parent
-    outbox: Connection  # parent -> worker
-    log: IO[bytes]  # its stdout and stderr (a kernel's printf, library warnings)
-    job: int | None = None  # the job index it is running
-    current: str | None = None  # the variant under way (no row yet)
-    deadline: float | None = None
-    dying: bool = False  # it sent a CRASH row and will exit
-    # Start-up it has paid: "job" once a job of it has started a row (the first job's set-up
-    # allocates on the GPU), and each library baseline once it has returned a row (the first
-    # call imports the library and starts its CUDA state: torch, 10 s and more)
-    warm: set[str] = field(default_factory=set)
-    libraries: set[str] = field(default_factory=set)  # imported: preloaded, or by a job it ran
-    preloading: bool = False  # importing its libraries after ready: no job until "preloaded"
-    since: float = 0.0  # when its job, or its import after ready, began (time.monotonic)
-
-    def allowance(self, name: str | None, baselines: tuple[str, ...], startup_s: float) -> float:
-        """Seconds added to a row's timeout for the start-up it pays: a worker's start-up
-        never counts against a row. Kernels under test get none (a planted spinning kernel
-        is killed at --timeout), only the first job's set-up and a library's first call."""
-        if name is None:
-            return 0.0 if "job" in self.warm else startup_s
-        return startup_s if name in baselines and name not in self.warm else 0.0
-
-    def tail(self, lines: int = 3) -> str:
-        """The last lines it printed, for the row of a worker that died."""
-        try:
-            self.log.seek(0)
-            text = self.log.read().decode(errors="replace")
-        except (OSError, ValueError):
-            return ""
-        kept = [line.strip() for line in text.strip().splitlines() if line.strip()]
-        return " | ".join(kept[-lines:])
 
 
 @dataclass
@@ -137,42 +95,6 @@ def _needs(job: CaseJob) -> set[str]:
         return set()
 
 
-def describe_exit(code: int | None) -> str:
-    if code is None:
-        return "still running"
-    if code < 0:
-        try:
-            return f"killed by {signal.Signals(-code).name}"
-        except ValueError:
-            return f"killed by signal {-code}"
-    return f"exit status {code}"
-
-
-def visible_gpu_count_list() -> list[int] | None:
-    """The indices CUDA will number 0..n-1, counted without a CUDA context: from
-    CUDA_VISIBLE_DEVICES when it is set, else from NVML. None when neither can tell (the
-    first worker counts them then)."""
-    if os.environ.get("CUDABENCH_BACKEND", "cupy") != "cupy":
-        return None  # the fake backend's GPUs are its own
-    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
-    if visible is not None:
-        entries = [v for v in visible.split(",") if v.strip()]
-        if not entries or entries[0].strip().startswith("-"):
-            return None
-        return list(range(len(entries)))
-    try:
-        import pynvml
-
-        pynvml.nvmlInit()
-        try:
-            count = int(pynvml.nvmlDeviceGetCount())
-        finally:
-            pynvml.nvmlShutdown()
-    except Exception:
-        return None
-    return list(range(count)) if count > 0 else None
-
-
 class WorkerPool:
     """Start with `open()`, run jobs with `run()`, and always `close()` (a context manager)."""
 
@@ -188,7 +110,7 @@ class WorkerPool:
         self.preload = preload  # libraries the first GPU's worker imports as it starts
         self.timeout_s, self.startup_s = timeout_s, startup_s
         self.timer = timer  # the clock asked for: workers start CUPTI once unless events
-        self.workers: dict[int, _Worker] = {}  # device -> its worker
+        self.workers: dict[int, Worker] = {}  # device -> its worker
         self.info: DeviceInfo | None = None
         self.versions: dict[str, str] = {}
         self.devices: list[int] = []
@@ -230,57 +152,17 @@ class WorkerPool:
         """Start the worker for `device` and wait for it to say ready; returns the GPU count."""
         return self._await_ready(self._spawn(device))
 
-    def _spawn(self, device: int, preload: tuple[str, ...] = ()) -> _Worker:
+    def _spawn(self, device: int, preload: tuple[str, ...] = ()) -> Worker:
         """Start the worker process for `device` (it says ready later); with `preload` it
         imports those libraries: before it says ready where it is the pool's only GPU, right
         after where there are others (they start on their jobs meanwhile)."""
-        late = ["--preload-late"] if preload and len(self.devices or self.requested or [0]) > 1 else []
-        to_worker_r, to_worker_w = os.pipe()
-        to_parent_r, to_parent_w = os.pipe()
-        log = tempfile.TemporaryFile(prefix=f"cudabench-worker{device}-")
-        env = dict(os.environ)
-        package_root = str(PACKAGE_DIR.parent)
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
-        command = [
-            sys.executable,
-            "-m",
-            "cudabench.execution.worker",
-            "--device",
-            str(device),
-            "--read",
-            str(to_worker_r),
-            "--write",
-            str(to_parent_w),
-            "--timer",
-            self.timer,
-            *(a for name in preload for a in ("--preload", name)),
-            *late,
-        ]
-        proc = subprocess.Popen(
-            command,
-            pass_fds=(to_worker_r, to_parent_w),
-            start_new_session=True,
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            env=env,
-        )
-        os.close(to_worker_r)
-        os.close(to_parent_w)
-        worker = _Worker(
-            device,
-            proc,
-            Connection(to_parent_r, writable=False),
-            Connection(to_worker_w, readable=False),
-            log,
-            libraries=set(preload),
-            preloading=bool(late),
-        )
+        late = bool(preload) and len(self.devices or self.requested or [0]) > 1
+        worker = spawn(device, self.timer, preload, late)
         self.started_workers += 1
         self.workers[device] = worker  # registered now, so that close() kills it whatever happens
         return worker
 
-    def _await_ready(self, worker: _Worker) -> int:
+    def _await_ready(self, worker: Worker) -> int:
         """Wait for the worker's hello; returns the GPU count it sees. PoolError if none."""
         device, proc = worker.device, worker.proc
         if not worker.inbox.poll(self.startup_s):
@@ -313,16 +195,9 @@ class WorkerPool:
             )
         return int(count)
 
-    def _kill(self, worker: _Worker) -> None:
-        """Kill the worker and everything it started (its own process group)."""
-        try:
-            os.killpg(worker.proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        worker.proc.wait()
-        for conn in (worker.inbox, worker.outbox):
-            conn.close()
-        worker.log.close()
+    def _kill(self, worker: Worker) -> None:
+        """Kill the worker (worker_process.kill) and forget it."""
+        kill(worker)
         if self.workers.get(worker.device) is worker:
             del self.workers[worker.device]
 
@@ -364,7 +239,7 @@ class WorkerPool:
         readied: set[int] = set()
         needs = {i: _needs(job) for i, job in enumerate(jobs)}
 
-        def take(worker: _Worker) -> tuple[int, CaseJob] | None:
+        def take(worker: Worker) -> tuple[int, CaseJob] | None:
             """The queued job the worker takes (dispatch.choose), or None: it waits."""
             now = time.monotonic()
             queued = [dispatch.Queued(i, frozenset(needs[i]), job.estimate_s) for i, job in queue]
@@ -377,7 +252,7 @@ class WorkerPool:
             worker.libraries |= needs[item[0]]  # it will have imported them
             return item
 
-        def record(worker: _Worker, row: ResultRow) -> None:
+        def record(worker: Worker, row: ResultRow) -> None:
             state = states[worker.job]  # type: ignore[index]
             row = row.ran_on(worker.device, HOST)
             state.rows[row.label] = row
@@ -389,7 +264,7 @@ class WorkerPool:
                 unfinished.discard(worker.job)
                 events.job_done(worker.job, rows)  # type: ignore[arg-type]
 
-        def fail(worker: _Worker, status: Status, error: str, blame: bool = True) -> None:
+        def fail(worker: Worker, status: Status, error: str, blame: bool = True) -> None:
             """End the worker: (blame) a row for the variant it was on, the rest of its job
             requeued; the loop starts a fresh worker in its place."""
             job_index = worker.job
@@ -453,7 +328,7 @@ class WorkerPool:
             if wait([worker.inbox], timeout=DONE_WAIT_S):
                 self._receive(worker, record, fail, events, states)
 
-    def _as_other(self, worker: _Worker, states: dict[int, _JobState], now: float) -> dispatch.Other:
+    def _as_other(self, worker: Worker, states: dict[int, _JobState], now: float) -> dispatch.Other:
         """A worker as dispatch.choose sees it: its libraries, idle or not, its work left."""
         if worker.preloading:
             left: float | None = max(0.0, self.import_s - (now - worker.since))
@@ -466,7 +341,7 @@ class WorkerPool:
         return dispatch.Other(frozenset(worker.libraries), idle, left)
 
     def _receive(
-        self, worker: _Worker, record: Any, fail: Any, events: PoolEvents, states: dict[int, _JobState]
+        self, worker: Worker, record: Any, fail: Any, events: PoolEvents, states: dict[int, _JobState]
     ) -> None:
         try:
             message = worker.inbox.recv()

@@ -1,0 +1,154 @@
+"""One worker process of the pool (pool.py): its record, how it is started and killed, and
+how its end is told (`describe_exit`); and how many GPUs there are before any starts.
+
+A worker is `python -m cudabench.execution.worker` for one GPU, in its own process group (so
+that a kill takes whatever it started), talking to the parent over two pipes
+(multiprocessing.connection), its stdout and stderr in a temporary file whose tail goes into
+the row of a worker that dies.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
+from typing import IO
+
+from cudabench.core.paths import PACKAGE_DIR
+
+
+@dataclass
+class Worker:
+    device: int
+    proc: subprocess.Popen[bytes]
+    inbox: Connection  # worker -> parent
+    outbox: Connection  # parent -> worker
+    log: IO[bytes]  # its stdout and stderr (a kernel's printf, library warnings)
+    job: int | None = None  # the job index it is running
+    current: str | None = None  # the variant under way (no row yet)
+    deadline: float | None = None
+    dying: bool = False  # it sent a CRASH row and will exit
+    # Start-up it has paid: "job" once a job of it has started a row (the first job's set-up
+    # allocates on the GPU), and each library baseline once it has returned a row (the first
+    # call imports the library and starts its CUDA state: torch, 10 s and more)
+    warm: set[str] = field(default_factory=set)
+    libraries: set[str] = field(default_factory=set)  # imported: preloaded, or by a job it ran
+    preloading: bool = False  # importing its libraries after ready: no job until "preloaded"
+    since: float = 0.0  # when its job, or its import after ready, began (time.monotonic)
+
+    def allowance(self, name: str | None, baselines: tuple[str, ...], startup_s: float) -> float:
+        """Seconds added to a row's timeout for the start-up it pays: a worker's start-up
+        never counts against a row. Kernels under test get none (a planted spinning kernel
+        is killed at --timeout), only the first job's set-up and a library's first call."""
+        if name is None:
+            return 0.0 if "job" in self.warm else startup_s
+        return startup_s if name in baselines and name not in self.warm else 0.0
+
+    def tail(self, lines: int = 3) -> str:
+        """The last lines it printed, for the row of a worker that died."""
+        try:
+            self.log.seek(0)
+            text = self.log.read().decode(errors="replace")
+        except (OSError, ValueError):
+            return ""
+        kept = [line.strip() for line in text.strip().splitlines() if line.strip()]
+        return " | ".join(kept[-lines:])
+
+
+def spawn(device: int, timer: str, preload: tuple[str, ...] = (), late: bool = False) -> Worker:
+    """Start the worker process for `device` (cudabench.execution.worker; it says ready later),
+    its output in a temporary file, its channels two pipes. `timer`: the clock it starts;
+    `preload`: libraries it imports, before it says ready, or right after where `late`."""
+    to_worker_r, to_worker_w = os.pipe()
+    to_parent_r, to_parent_w = os.pipe()
+    log = tempfile.TemporaryFile(prefix=f"cudabench-worker{device}-")
+    env = dict(os.environ)
+    package_root = str(PACKAGE_DIR.parent)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
+    command = [
+        sys.executable,
+        "-m",
+        "cudabench.execution.worker",
+        "--device",
+        str(device),
+        "--read",
+        str(to_worker_r),
+        "--write",
+        str(to_parent_w),
+        "--timer",
+        timer,
+        *(a for name in preload for a in ("--preload", name)),
+        *(["--preload-late"] if preload and late else []),
+    ]
+    proc = subprocess.Popen(
+        command,
+        pass_fds=(to_worker_r, to_parent_w),
+        start_new_session=True,
+        stdin=subprocess.DEVNULL,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        env=env,
+    )
+    os.close(to_worker_r)
+    os.close(to_parent_w)
+    return Worker(
+        device,
+        proc,
+        Connection(to_parent_r, writable=False),
+        Connection(to_worker_w, readable=False),
+        log,
+        libraries=set(preload),
+        preloading=bool(preload) and late,
+    )
+
+
+def kill(worker: Worker) -> None:
+    """Kill the worker and everything it started (its own process group); close its channels."""
+    try:
+        os.killpg(worker.proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    worker.proc.wait()
+    for conn in (worker.inbox, worker.outbox):
+        conn.close()
+    worker.log.close()
+
+
+def describe_exit(code: int | None) -> str:
+    if code is None:
+        return "still running"
+    if code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exit status {code}"
+
+
+def visible_gpu_count_list() -> list[int] | None:
+    """The indices CUDA will number 0..n-1, counted without a CUDA context: from
+    CUDA_VISIBLE_DEVICES when it is set, else from NVML. None when neither can tell (the
+    first worker counts them then)."""
+    if os.environ.get("CUDABENCH_BACKEND", "cupy") != "cupy":
+        return None  # the fake backend's GPUs are its own
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None:
+        entries = [v for v in visible.split(",") if v.strip()]
+        if not entries or entries[0].strip().startswith("-"):
+            return None
+        return list(range(len(entries)))
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        try:
+            count = int(pynvml.nvmlDeviceGetCount())
+        finally:
+            pynvml.nvmlShutdown()
+    except Exception:
+        return None
+    return list(range(count)) if count > 0 else None
