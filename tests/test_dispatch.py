@@ -24,8 +24,8 @@ def test_a_library_job_waits_for_an_idle_holder_and_goes_where_there_is_none():
 
 
 def test_a_busy_holder_is_waited_for_when_it_will_be_free_before_the_import_is_done():
-    """Four H200s, the seeds sweep's end: a 0.6 s torch row queued, the torch worker 1 s from
-    done: waiting beats 4.5 s of import. Behind 10 s of torch work, importing wins."""
+    """A 0.6 s torch row queued and the torch worker 1 s from done: waiting beats a 4.5 s
+    import. Behind 10 s of torch work, importing wins."""
     soon = [Other(TORCH, idle=False, left_s=1.0)]
     assert choose([Queued(0, TORCH, 0.6)], set(), soon, 4.5) is None
     long_queue = [Queued(i, TORCH, 2.5) for i in range(4)]

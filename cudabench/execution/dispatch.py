@@ -16,9 +16,9 @@ spend seconds importing them (torch: about 4.5 s on an H200 machine). So an idle
    to be long, so the job is taken (as before estimates); a holder still importing is free
    once its import is done.
 
-On four H200s, the seeds sweep: where the torch worker took the first queued job whatever it
-needed and others imported torch whenever only torch jobs were left, three GPUs each spent 3
-to 4.5 s importing torch near the end, for rows of 0.6 s.
+On four H200s, the seeds sweep, before this choice: the torch worker took the first queued
+job whatever it needed, and the others imported torch whenever only torch jobs were left;
+three GPUs each spent about 3 s importing torch near the end, for rows of under a second.
 """
 
 from __future__ import annotations

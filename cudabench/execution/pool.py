@@ -297,9 +297,7 @@ class WorkerPool:
                     worker.job, worker.current, worker.dying = index, None, False
                     worker.since = time.monotonic()
                     worker.deadline = (
-                        time.monotonic()
-                        + self.timeout_s
-                        + worker.allowance(None, job.baselines, self.startup_s)
+                        worker.since + self.timeout_s + worker.allowance(None, job.baselines, self.startup_s)
                     )
                     worker.outbox.send(("job", index, job))
             busy = [w for w in self.workers.values() if w.job is not None or w.preloading]

@@ -67,10 +67,10 @@ def serve(
     """Open the backend, say ready, then run jobs until told to stop. Returns the exit status.
     With a `timer` other than events, CUPTI is started once first: the clock the jobs will
     get goes back in the versions (`timer`, and `timer_note` when auto fell back). The
-    `preload` libraries (the baselines', "torch") are imported before saying ready, or with
-    `late` right after (the pool's other GPUs start their jobs meanwhile; this worker's first
-    job waits in its pipe): in the first row that calls one, the import would be part of the
-    run's time."""
+    `preload` libraries (the baselines' and Python variants': torch, triton) are imported
+    before saying ready, or with `late` right after (the pool's other GPUs start their jobs
+    meanwhile; this worker's first job waits in its pipe): in the first row that calls one,
+    the import would be part of the run's time."""
     from cudabench.backends import open_backend
     from cudabench.backends.base import BackendUnavailable
     from cudabench.backends.cupti_clock import KernelClockUnavailable, resolve_timer
@@ -113,7 +113,8 @@ def serve(
 
 
 def _preload(library: str, device: int) -> None:
-    """Import a baseline library ahead; a failure is left to the rows that call it."""
+    """Import a library the jobs need (a baseline's, a Python variant's) ahead; a failure is
+    left to the rows that call it."""
     from cudabench.ops import torch_baselines
 
     if library == "torch":

@@ -230,9 +230,9 @@ def _prepare(
     return backend.sampler(call, batch, options.cold, scope, reset, kernel_clock=clock != "events"), settled
 
 
-def _warm_up(backend: Backend, call: Callable[[], None], calls: int, scope: Scope) -> int:
+def _warm_up(backend: Backend, call: Callable[[], None], calls: int, scope: Scope) -> None:
     """`calls` launches of `call`, or only the first where it takes `LONG_CALL_S` or more
-    (host clock, to the end of the launch's work); returns how many ran."""
+    (host clock, to the end of the launch's work)."""
     for n in range(calls):
         start = time.perf_counter()
         with scope():
@@ -240,9 +240,8 @@ def _warm_up(backend: Backend, call: Callable[[], None], calls: int, scope: Scop
         if n == 0:
             backend.synchronize()
             if time.perf_counter() - start >= LONG_CALL_S:
-                return 1
+                return
     backend.synchronize()
-    return calls
 
 
 def _pilot(sampler: Sampler) -> float:
