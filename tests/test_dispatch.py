@@ -41,3 +41,13 @@ def test_without_estimates_a_busy_holder_is_not_waited_for_but_an_importing_one_
     assert choose([Queued(0, TORCH, 0.5)], set(), [Other(TORCH, False, None)], 4.5).index == 0
     importing = [Other(TORCH, idle=False, left_s=3.0)]
     assert choose([Queued(0, TORCH, None), Queued(1, TORCH, None)], set(), importing, 4.5) is None
+
+
+def test_a_worker_whose_successor_brings_the_library_leaves_its_jobs_to_it():
+    """Its own GPU's successor (pool.py) is importing torch: the plain worker there takes a
+    job that needs nothing, and waits when only torch jobs are queued, even with no other
+    holder anywhere (it would otherwise import torch itself, beside its successor)."""
+    queue = [Queued(0, TORCH, 1.0), Queued(1, NONE, 1.0)]
+    assert choose(queue, set(), [], 4.5, coming=TORCH).index == 1
+    assert choose(queue[:1], set(), [], 4.5, coming=TORCH) is None
+    assert choose(queue[:1], set(), [], 4.5).index == 0  # no successor: it imports torch

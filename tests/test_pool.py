@@ -33,7 +33,7 @@ class Events:
         self.rows, self.done, self.begun = [], {}, []
 
     def started(self, case, name, device):
-        self.begun.append((case.shape_text, name, device))
+        self.begun.append((case.shape_text, name, device, time.time()))
 
     def row(self, job_index, row):
         self.rows.append(row)
@@ -218,49 +218,71 @@ def test_a_fresh_workers_start_up_never_costs_a_library_row(tmp_path, monkeypatc
     assert started == 2
 
 
-def test_preloaded_libraries_are_imported_before_the_worker_says_ready(tmp_path, monkeypatch):
-    """`preload` (the baselines' libraries, plan.job_libraries): each worker imports them
-    as it starts, before ready, so that no row's time holds the import; one that fails to
-    import is left to the rows that call it."""
-    marker = tmp_path / "imported"
-    (tmp_path / "preload_probe.py").write_text(f"open({str(marker)!r}, 'a').write('x')\n")
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]))
-    with WorkerPool([0], 60.0, preload=("preload_probe", "no_such_library_here")) as pool:
-        pool.open()
-        assert marker.read_text() == "x"  # imported once, before open() returned
-        events = Events()
-        pool.run([job((16,), variant("float4"))], events)
-    assert all(r.status is Status.OK for r in events.rows)
+SLOW_IMPORT = """
+import os, time
+time.sleep({seconds})
+open({marker!r}, "a").write(f"{{os.getpid()}} {{time.time()}}\\n")
+"""
 
 
-def test_only_the_first_gpus_worker_preloads_and_the_jobs_that_need_it_go_to_it(tmp_path, monkeypatch):
-    """Two GPUs: the first GPU's worker imports the baselines' library as it starts (right
-    after ready), the other does not (each would pay torch's 4.5 s); the job that needs it
-    goes to the first, the other worker takes one that needs nothing; with nothing else
-    queued, a second job that needs the library goes to the free worker without it (it
-    imports it then)."""
-    monkeypatch.setenv("CUDABENCH_FAKE_DEVICES", "2")
+def _slow_probe(tmp_path, monkeypatch, seconds):
+    """A library whose import takes `seconds` and then notes (pid, time) in the marker."""
     marker = tmp_path / "imported"
-    (tmp_path / "preload_probe.py").write_text(f"open({str(marker)!r}, 'a').write('x')\n")
+    (tmp_path / "preload_probe.py").write_text(SLOW_IMPORT.format(seconds=seconds, marker=str(marker)))
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]))
     monkeypatch.setattr(CaseJob, "libraries", lambda self: ("preload_probe",) if self.baselines else ())
+    return marker
+
+
+def _imports(marker):
+    """(pid, time) of each import the marker noted."""
+    return [(int(p), float(t)) for p, t in (line.split() for line in marker.read_text().splitlines())]
+
+
+def test_a_successor_imports_the_libraries_while_the_plain_worker_runs_the_jobs_that_need_none(
+    tmp_path, monkeypatch
+):
+    """`preload` (the baselines' libraries, plan.job_libraries): the GPU's plain worker is
+    ready without them and runs the job that needs nothing at once; a successor imports them
+    (here 2.5 s) and takes over the GPU: the job that needs them starts after the import,
+    in the successor, and no row's time holds the import."""
+    marker = _slow_probe(tmp_path, monkeypatch, 2.5)
     needs, plain = job((16,), variant("float4")), job((8, 64), variant("float4"), baselines=())
-    with WorkerPool([0, 1], 60.0, preload=("preload_probe",)) as pool:
-        pool.open()  # the first worker imports it right after ready: the other starts meanwhile
-        events = Events()
+    events = Events()
+    with WorkerPool([0], 60.0, preload=("preload_probe",)) as pool:
+        pool.open()
+        assert not marker.exists()  # open() did not wait for the import
         pool.run([needs, plain], events)
-        assert {r.device for r in events.done[0]} == {0} and {r.device for r in events.done[1]} == {1}
-        events = Events()
-        pool.run([needs, job((32,), variant("float4"))], events)  # both need it
-        assert {r.device for r in events.done[0]} == {0} and {r.device for r in events.done[1]} == {1}
-    assert all(r.status is Status.OK for r in events.rows)
-    assert marker.read_text() == "x"  # one worker imported it
+        started = pool.started_workers
+    ((_, imported_at),) = _imports(marker)  # imported once, by the successor
+    first = {shape: at for shape, _, _, at in reversed(events.begun)}
+    assert first["8x64"] < imported_at < first["16"]
+    assert started == 2 and all(r.status is Status.OK for r in events.rows) and len(events.rows) == 3
 
 
-def test_a_preload_that_hangs_costs_its_worker_and_no_row(tmp_path, monkeypatch):
-    """A library whose import never ends (after ready, as on several GPUs) is given the
-    start-up time; then its worker is replaced by one that does not import it, and every row
-    comes back OK."""
+def test_every_gpu_gets_a_successor_and_no_plain_worker_imports_the_library(tmp_path, monkeypatch):
+    """Two GPUs: each has a successor importing the library; the jobs that need it wait for
+    them, whatever else is queued; the plain workers never import it."""
+    monkeypatch.setenv("CUDABENCH_FAKE_DEVICES", "2")
+    marker = _slow_probe(tmp_path, monkeypatch, 1.0)
+    jobs = [job((16,), variant("float4")), job((32,), variant("float4"))]
+    jobs.append(job((8, 64), variant("float4"), baselines=()))
+    events = Events()
+    with WorkerPool([0, 1], 60.0, preload=("preload_probe",)) as pool:
+        pool.open()
+        plain = {w.proc.pid for w in pool.workers.values()}
+        pool.run(jobs, events)
+        started = pool.started_workers
+    imports = _imports(marker)
+    assert imports and not plain & {pid for pid, _ in imports}  # the successors' (one may be cut off)
+    first = {shape: at for shape, _, _, at in reversed(events.begun)}
+    assert min(first["16"], first["32"]) > min(at for _, at in imports)
+    assert started == 4 and all(r.status is Status.OK for r in events.rows) and len(events.rows) == 5
+
+
+def test_a_preload_that_hangs_costs_its_successor_and_no_row(tmp_path, monkeypatch):
+    """A successor whose import never ends is dropped after the start-up time; the plain
+    workers then run the jobs that need the library (they import it), and every row is OK."""
     monkeypatch.setenv("CUDABENCH_FAKE_DEVICES", "2")
     (tmp_path / "hanging_probe.py").write_text("import time\ntime.sleep(600)\n")
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]))
@@ -270,8 +292,9 @@ def test_a_preload_that_hangs_costs_its_worker_and_no_row(tmp_path, monkeypatch)
         pool.open()
         events = Events()
         pool.run(jobs, events)
-        started = pool.started_workers
-    assert started == 3 and all(r.status is Status.OK for r in events.rows) and len(events.rows) == 3
+        started, left = pool.started_workers, dict(pool.successors)
+    assert started == 4 and not left
+    assert all(r.status is Status.OK for r in events.rows) and len(events.rows) == 3
 
 
 def test_a_job_whose_op_file_does_not_load_is_rows_that_say_so_not_a_pool_error(tmp_path):

@@ -7,14 +7,16 @@ spend seconds importing them (torch: about 4.5 s on an H200 machine). So an idle
 
 1. the first queued job that needs a library it has (the others would have to import it),
    else the first that needs none;
-2. else (every queued job needs a library it lacks) the first job, unless a worker that has
-   its libraries is idle (that one takes it), or is busy but will be free sooner than this
-   one could import them. How soon comes from the jobs' estimates (parts.split: the seconds
-   their rows took last time on this GPU model): the holders' work left on their current
+2. else (every queued job needs a library it lacks) nothing, where its own GPU's successor
+   (pool.py) is bringing the first job's libraries: that one takes it;
+3. else the first job, unless a worker that has its libraries is idle (that one takes it),
+   or is busy but will be free sooner than this one could import them. How soon comes from
+   the jobs' estimates (parts.split: the seconds their rows took last time on this GPU
+   model): the holders' work left on their current
    jobs and on the queued jobs they can run, shared among them, against the import's time.
    A queued job without an estimate counts as none; a holder on a job without one is taken
-   to be long, so the job is taken (as before estimates); a holder still importing is free
-   once its import is done.
+   to be long, so the job is taken (as before estimates); a holder still importing (a GPU
+   whose successor is not ready) is free once its import is done.
 
 On four H200s, the seeds sweep, before this choice: the torch worker took the first queued
 job whatever it needed, and the others imported torch whenever only torch jobs were left;
@@ -46,15 +48,23 @@ class Other:
     left_s: float | None = None
 
 
-def choose(queue: Sequence[Queued], has: Set[str], others: Sequence[Other], import_s: float) -> Queued | None:
+def choose(
+    queue: Sequence[Queued],
+    has: Set[str],
+    others: Sequence[Other],
+    import_s: float,
+    coming: Set[str] = frozenset(),
+) -> Queued | None:
     """The job a worker that has the libraries `has` takes from `queue` (not empty), or None:
-    it waits, since a worker with the first job's libraries is idle or will be free within
-    `import_s`."""
+    it waits, since its GPU's successor brings `coming`, the first job's libraries, or a worker
+    with them is idle or will be free within `import_s`."""
     mine = next((job for job in queue if job.needs and job.needs <= has), None)  # only it runs
     mine = mine or next((job for job in queue if job.needs <= has), None)  # them cheaply
     if mine is not None:
         return mine
     first = queue[0]
+    if first.needs <= has | coming:
+        return None
     holders = [w for w in others if first.needs <= w.libraries]
     if not holders:
         return first

@@ -14,11 +14,14 @@ goes to the front of the queue. Workers are reused across jobs until one fails, 
 (Python, CuPy, a CUDA context: about a second) is paid once per GPU, not per case.
 
 The libraries the jobs import (`preload`: torch, about 4.5 s, for torch baselines and Triton
-variants) are imported by the first GPU's worker as it starts (after it says ready where
-there are other GPUs, which start on their jobs meanwhile). Which queued job an idle worker
-takes is dispatch.py's choice: a job that needs a library goes to a worker that has it, so
-that N GPUs do not each pay the import. A worker process itself (started, killed, its exit
-told) is worker_process.py's.
+variants) never hold a GPU up: beside each GPU's plain worker, which starts on the jobs that
+need nothing at once, a successor process imports them (CPU work; its CUDA context is made
+but runs nothing) and takes over that GPU once it is ready and the plain worker is between
+jobs (the plain worker is then stopped: one process runs on a GPU at a time). Which queued
+job an idle worker takes is dispatch.py's choice: a job that needs a library waits for a
+worker that has it, or for its own GPU's successor. A successor that fails or outlasts the
+start-up time is dropped (the jobs import what they need then). A worker process itself
+(started, killed, its exit told) is worker_process.py's.
 """
 
 from __future__ import annotations
@@ -107,17 +110,20 @@ class WorkerPool:
         preload: tuple[str, ...] = (),
     ) -> None:
         self.requested = devices  # None: every GPU of the host
-        self.preload = preload  # libraries the first GPU's worker imports as it starts
+        self.preload = preload  # libraries each GPU's successor imports as it starts
         self.timeout_s, self.startup_s = timeout_s, startup_s
         self.timer = timer  # the clock asked for: workers start CUPTI once unless events
         self.workers: dict[int, Worker] = {}  # device -> its worker
+        # device -> the worker importing `preload` to take over there, and whether it is ready
+        self.successors: dict[int, Worker] = {}
+        self.ready_successors: set[int] = set()
         self.info: DeviceInfo | None = None
         self.versions: dict[str, str] = {}
         self.devices: list[int] = []
         self.cuts_jobs = True  # a worker killed takes only its own job (the rest run again)
         self.started_workers = 0  # for tests: replacements show here
         self.notes: list[str] = []  # nothing to add at a run's end (the Executor interface)
-        self.import_s = IMPORT_S  # the libraries' import, as the preloading worker took it
+        self.import_s = IMPORT_S  # a successor's start-up with the libraries, as measured
 
     def __enter__(self) -> WorkerPool:
         return self
@@ -128,20 +134,22 @@ class WorkerPool:
     # ------------------------------------------------------------------ workers
 
     def open(self) -> DeviceInfo:
-        """Start one worker per device, in parallel. With `all`, the GPUs are counted here
-        (CUDA_VISIBLE_DEVICES, else NVML) so that every worker starts at once; failing
-        that, the first worker tells how many there are."""
+        """Start one worker per device, in parallel, and (with `preload`) each device's
+        successor. With `all`, the GPUs are counted here (CUDA_VISIBLE_DEVICES, else NVML)
+        so that every worker starts at once; failing that, the first worker tells how many
+        there are. Returns once the plain workers are ready; the successors come later."""
         requested = self.requested or visible_gpu_count_list()
-        # the first GPU's worker imports the baselines' libraries (a fresh worker that
-        # replaces one later does not: it imports them if it runs a job that needs them)
         if requested:
             self.devices = list(requested)
-            spawned = [self._spawn(d, self.preload if i == 0 else ()) for i, d in enumerate(self.devices)]
+            spawned = [self._spawn(d) for d in self.devices]
+            self._spawn_successors()
             counts = [self._await_ready(worker) for worker in spawned]
         else:
-            counts = [self._await_ready(self._spawn(0, self.preload))]
+            counts = [self._await_ready(self._spawn(0))]
             self.devices = list(range(counts[0]))
-            counts += [self._await_ready(w) for w in [self._spawn(d) for d in self.devices[1:]]]
+            spawned = [self._spawn(d) for d in self.devices[1:]]
+            self._spawn_successors()
+            counts += [self._await_ready(w) for w in spawned]
         for device in self.devices:
             if device >= min(counts):
                 raise PoolError(f"GPU {device} does not exist (this machine has {min(counts)})")
@@ -152,15 +160,20 @@ class WorkerPool:
         """Start the worker for `device` and wait for it to say ready; returns the GPU count."""
         return self._await_ready(self._spawn(device))
 
-    def _spawn(self, device: int, preload: tuple[str, ...] = ()) -> Worker:
-        """Start the worker process for `device` (it says ready later); with `preload` it
-        imports those libraries: before it says ready where it is the pool's only GPU, right
-        after where there are others (they start on their jobs meanwhile)."""
-        late = bool(preload) and len(self.devices or self.requested or [0]) > 1
-        worker = spawn(device, self.timer, preload, late)
+    def _spawn(self, device: int) -> Worker:
+        """Start the plain worker process for `device` (it says ready later)."""
+        worker = spawn(device, self.timer)
         self.started_workers += 1
         self.workers[device] = worker  # registered now, so that close() kills it whatever happens
         return worker
+
+    def _spawn_successors(self) -> None:
+        """With `preload`: a successor for each device, importing the libraries as it starts.
+        A fresh worker that replaces a killed one later gets none (it imports a library if
+        it runs a job that needs one)."""
+        for device in self.devices if self.preload else ():
+            self.successors[device] = spawn(device, self.timer, self.preload)
+            self.started_workers += 1
 
     def _await_ready(self, worker: Worker) -> int:
         """Wait for the worker's hello; returns the GPU count it sees. PoolError if none."""
@@ -182,9 +195,6 @@ class WorkerPool:
             self._kill(worker)
             raise PoolError(message[1])
         _, info, versions, count = message
-        if worker.preloading:  # it imports its libraries now: at most the start-up time
-            worker.since = time.monotonic()
-            worker.deadline = worker.since + self.startup_s
         if self.info is None:
             self.info, self.versions = info, versions
         elif info.name != self.info.name:
@@ -200,6 +210,46 @@ class WorkerPool:
         kill(worker)
         if self.workers.get(worker.device) is worker:
             del self.workers[worker.device]
+        if self.successors.get(worker.device) is worker:
+            del self.successors[worker.device]
+            self.ready_successors.discard(worker.device)
+
+    # ------------------------------------------------------------------ successors
+
+    def _hear_successor(self, worker: Worker) -> None:
+        """A successor's message: ready (it takes over when its GPU's worker is idle), or
+        anything else (it failed, or its GPU differs): it is dropped, with no row."""
+        try:
+            message = worker.inbox.recv()
+        except Exception:
+            message = None
+        ok = isinstance(message, tuple) and len(message) == 4 and message[0] == "ready"
+        if not ok or (self.info is not None and message[1].name != self.info.name):
+            self._kill(worker)
+            return
+        self.ready_successors.add(worker.device)
+        self.import_s = time.monotonic() - worker.since
+
+    def _successions(self, now: float) -> None:
+        """Each ready successor takes over its GPU where the worker there is idle (or gone):
+        that worker is stopped. A successor not ready within the start-up time is dropped."""
+        for device, successor in list(self.successors.items()):
+            if device not in self.ready_successors and successor.inbox.poll(0):
+                self._hear_successor(successor)  # it said ready (or failed) between runs
+            if device not in self.successors:
+                continue
+            if device not in self.ready_successors:
+                if now - successor.since > self.startup_s:
+                    self._kill(successor)
+                continue
+            current = self.workers.get(device)
+            if current is not None and current.job is not None:
+                continue
+            if current is not None:
+                self._kill(current)  # idle: nothing of it runs on the GPU
+            del self.successors[device]
+            self.ready_successors.discard(device)
+            self.workers[device] = successor
 
     def close(self, graceful: bool = True) -> None:
         """Ask the workers to stop (graceful), then kill what is left."""
@@ -215,7 +265,7 @@ class WorkerPool:
                     worker.proc.wait(max(0.0, deadline - time.monotonic()))
                 except subprocess.TimeoutExpired:
                     pass
-        for worker in list(self.workers.values()):
+        for worker in [*self.workers.values(), *self.successors.values()]:
             self._kill(worker)
 
     # ------------------------------------------------------------------ the sweep
@@ -244,7 +294,9 @@ class WorkerPool:
             now = time.monotonic()
             queued = [dispatch.Queued(i, frozenset(needs[i]), job.estimate_s) for i, job in queue]
             others = [self._as_other(w, states, now) for w in self.workers.values() if w is not worker]
-            chosen = dispatch.choose(queued, worker.libraries, others, self.import_s)
+            successor = self.successors.get(worker.device)
+            coming = successor.libraries if successor is not None else set()
+            chosen = dispatch.choose(queued, worker.libraries, others, self.import_s, coming)
             if chosen is None:
                 return None
             item = next(item for item in queue if item[0] == chosen.index)
@@ -283,12 +335,12 @@ class WorkerPool:
             self._kill(worker)
 
         while unfinished:
+            self._successions(time.monotonic())
             for device in self.devices:  # a fresh worker where one was killed
                 if device not in self.workers and queue:
                     self._start(device)
             for worker in list(self.workers.values()):  # idle workers take the next job
-                idle = worker.job is None and not worker.preloading
-                taken = take(worker) if idle and queue else None
+                taken = take(worker) if worker.job is None and queue else None
                 if taken is not None:
                     index, job = taken
                     if ready is not None and index not in readied:
@@ -300,26 +352,26 @@ class WorkerPool:
                         worker.since + self.timeout_s + worker.allowance(None, job.baselines, self.startup_s)
                     )
                     worker.outbox.send(("job", index, job))
-            busy = [w for w in self.workers.values() if w.job is not None or w.preloading]
-            if not busy:  # cannot happen: every failure records a row or requeues the rest
+            busy = [w for w in self.workers.values() if w.job is not None]
+            coming = [w for d, w in self.successors.items() if d not in self.ready_successors]
+            if not busy and not coming:  # cannot happen: every failure records a row or requeues
                 raise RuntimeError(f"jobs {sorted(unfinished)} lost")
             now = time.monotonic()
-            nearest = min((w.deadline for w in busy if w.deadline is not None), default=now + POLL_S)
-            answered = wait([w.inbox for w in busy], timeout=max(0.0, min(POLL_S, nearest - now)))
+            deadlines = [w.deadline for w in busy if w.deadline is not None]
+            nearest = min([*deadlines, *(w.since + self.startup_s for w in coming)], default=now + POLL_S)
+            inboxes = [w.inbox for w in [*busy, *coming]]
+            answered = wait(inboxes, timeout=max(0.0, min(POLL_S, nearest - now)))
             for worker in busy:
                 if worker.inbox in answered:
                     self._receive(worker, record, fail, events, states)
+            for worker in coming:
+                if worker.inbox in answered:
+                    self._hear_successor(worker)
             now = time.monotonic()
-            for worker in [w for w in self.workers.values() if w.job is not None or w.preloading]:
+            for worker in [w for w in self.workers.values() if w.job is not None]:
                 if worker.deadline is not None and now > worker.deadline:
-                    # a job past --timeout: its row says so; a library's import past the
-                    # start-up time: no row (the worker is replaced, without the import)
-                    fail(
-                        worker,
-                        Status.TIMEOUT,
-                        f"no result in {self.timeout_s:g} s (--timeout); worker killed",
-                        blame=worker.job is not None,
-                    )
+                    timed_out = f"no result in {self.timeout_s:g} s (--timeout); worker killed"
+                    fail(worker, Status.TIMEOUT, timed_out)
         # the last jobs' "done" (it follows their last row): every worker idle before the next
         # run, whose first job may need the worker that has its libraries (tune's final round)
         for worker in [w for w in self.workers.values() if w.job is not None]:
@@ -327,16 +379,21 @@ class WorkerPool:
                 self._receive(worker, record, fail, events, states)
 
     def _as_other(self, worker: Worker, states: dict[int, _JobState], now: float) -> dispatch.Other:
-        """A worker as dispatch.choose sees it: its libraries, idle or not, its work left."""
-        if worker.preloading:
-            left: float | None = max(0.0, self.import_s - (now - worker.since))
-        elif worker.job is None:
-            left = 0.0
+        """A GPU as dispatch.choose sees it: the libraries of its worker and of its successor,
+        idle or not, its work left (its job's, or the successor's import where that is
+        longer)."""
+        successor = self.successors.get(worker.device)
+        libraries = frozenset(worker.libraries | (successor.libraries if successor else set()))
+        if worker.job is None:
+            left: float | None = 0.0
         else:
             estimate = states[worker.job].job.estimate_s
             left = None if estimate is None else max(0.0, estimate - (now - worker.since))
-        idle = worker.job is None and not worker.preloading
-        return dispatch.Other(frozenset(worker.libraries), idle, left)
+        if successor is not None and worker.device not in self.ready_successors:
+            importing = max(0.0, self.import_s - (now - successor.since))
+            left = None if left is None else max(left, importing)
+        idle = worker.job is None and successor is None
+        return dispatch.Other(libraries, idle, left)
 
     def _receive(
         self, worker: Worker, record: Any, fail: Any, events: PoolEvents, states: dict[int, _JobState]
@@ -375,9 +432,6 @@ class WorkerPool:
             record(worker, row)
             if row.status is Status.CRASH:
                 worker.dying = True
-        elif kind == "preloaded" and worker.preloading:
-            worker.preloading, worker.deadline = False, None
-            self.import_s = time.monotonic() - worker.since
         elif kind == "done" and len(message) == 2:
             worker.job, worker.current, worker.deadline = None, None, None
         else:

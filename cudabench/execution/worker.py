@@ -1,14 +1,12 @@
 """The worker process: runs jobs on one GPU for the parent (pool.py), over a pipe.
 
     python -m cudabench.execution.worker --device N --read FD --write FD [--timer auto|cupti|both]
-                                         [--preload torch [--preload-late]]
+                                         [--preload torch]
 
 Messages are pickled tuples on `multiprocessing.connection` channels (not stdout: a kernel's
 printf or a library's warning must not corrupt them):
 
     worker -> parent  ("ready", DeviceInfo, versions, device_count)   once, at start
-                      ("preloaded",)                                  with --preload-late:
-                                                                      its libraries imported
                       ("unavailable", message)                        no GPU (or no CUPTI
                                                                       for --timer cupti):
                                                                       then it exits
@@ -62,15 +60,14 @@ def serve(
     outbox: Connection,
     timer: str = "events",
     preload: tuple[str, ...] = (),
-    late: bool = False,
 ) -> int:
     """Open the backend, say ready, then run jobs until told to stop. Returns the exit status.
     With a `timer` other than events, CUPTI is started once first: the clock the jobs will
     get goes back in the versions (`timer`, and `timer_note` when auto fell back). The
     `preload` libraries (the baselines' and Python variants': torch, triton) are imported
-    before saying ready, or with `late` right after (the pool's other GPUs start their jobs
-    meanwhile; this worker's first job waits in its pipe): in the first row that calls one,
-    the import would be part of the run's time."""
+    before saying ready: in the first row that calls one, the import would be part of the
+    run's time. (Such a worker is the pool's successor on its GPU: it takes over from the
+    plain worker there, which runs the jobs that need nothing meanwhile.)"""
     from cudabench.backends import open_backend
     from cudabench.backends.base import BackendUnavailable
     from cudabench.backends.cupti_clock import KernelClockUnavailable, resolve_timer
@@ -88,13 +85,9 @@ def serve(
     except (BackendUnavailable, KernelClockUnavailable) as exc:
         outbox.send(("unavailable", str(exc)))
         return 2
-    for library in () if late else preload:
+    for library in preload:
         _preload(library, device)
     outbox.send(("ready", info, versions, backend.device_count()))
-    if late:
-        for library in preload:
-            _preload(library, device)
-        outbox.send(("preloaded",))
     runner = Runner(backend)
     while True:
         try:
@@ -149,11 +142,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--write", type=int, required=True, help="fd of the channel back")
     parser.add_argument("--timer", default="events", help="start CUPTI once for this clock")
     parser.add_argument("--preload", action="append", default=[], help="a library to import before ready")
-    parser.add_argument("--preload-late", action="store_true", help="import them right after ready")
     args = parser.parse_args(argv)
     inbox = Connection(args.read, writable=False)
     outbox = Connection(args.write, readable=False)
-    status = serve(args.device, inbox, outbox, args.timer, tuple(args.preload), args.preload_late)
+    status = serve(args.device, inbox, outbox, args.timer, tuple(args.preload))
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(status)  # skip CuPy's teardown: a dead context can fail or hang in it

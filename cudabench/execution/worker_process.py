@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from typing import IO
@@ -37,8 +38,7 @@ class Worker:
     # call imports the library and starts its CUDA state: torch, 10 s and more)
     warm: set[str] = field(default_factory=set)
     libraries: set[str] = field(default_factory=set)  # imported: preloaded, or by a job it ran
-    preloading: bool = False  # importing its libraries after ready: no job until "preloaded"
-    since: float = 0.0  # when its job, or its import after ready, began (time.monotonic)
+    since: float = 0.0  # when its job began, or a successor its start (time.monotonic)
 
     def allowance(self, name: str | None, baselines: tuple[str, ...], startup_s: float) -> float:
         """Seconds added to a row's timeout for the start-up it pays: a worker's start-up
@@ -59,10 +59,10 @@ class Worker:
         return " | ".join(kept[-lines:])
 
 
-def spawn(device: int, timer: str, preload: tuple[str, ...] = (), late: bool = False) -> Worker:
+def spawn(device: int, timer: str, preload: tuple[str, ...] = ()) -> Worker:
     """Start the worker process for `device` (cudabench.execution.worker; it says ready later),
     its output in a temporary file, its channels two pipes. `timer`: the clock it starts;
-    `preload`: libraries it imports, before it says ready, or right after where `late`."""
+    `preload`: libraries it imports before it says ready."""
     to_worker_r, to_worker_w = os.pipe()
     to_parent_r, to_parent_w = os.pipe()
     log = tempfile.TemporaryFile(prefix=f"cudabench-worker{device}-")
@@ -82,7 +82,6 @@ def spawn(device: int, timer: str, preload: tuple[str, ...] = (), late: bool = F
         "--timer",
         timer,
         *(a for name in preload for a in ("--preload", name)),
-        *(["--preload-late"] if preload and late else []),
     ]
     proc = subprocess.Popen(
         command,
@@ -102,7 +101,7 @@ def spawn(device: int, timer: str, preload: tuple[str, ...] = (), late: bool = F
         Connection(to_worker_w, readable=False),
         log,
         libraries=set(preload),
-        preloading=bool(preload) and late,
+        since=time.monotonic(),
     )
 
 
