@@ -280,6 +280,21 @@ def test_every_gpu_gets_a_successor_and_no_plain_worker_imports_the_library(tmp_
     assert started == 4 and all(r.status is Status.OK for r in events.rows) and len(events.rows) == 5
 
 
+def test_await_successors_waits_for_the_import_and_hands_the_gpu_over(tmp_path, monkeypatch):
+    """Between runs (tune's final round, which needs the library): the wait is returned, and
+    the GPU's worker is then the successor that imported it."""
+    marker = _slow_probe(tmp_path, monkeypatch, 1.5)
+    with WorkerPool([0], 60.0, preload=("preload_probe",)) as pool:
+        pool.open()
+        waited = pool.await_successors()
+        ((pid, _),) = _imports(marker)
+        assert waited > 0.3 and not pool.successors and pool.workers[0].proc.pid == pid
+        assert pool.await_successors() < 0.1  # nothing left to wait for
+        events = Events()
+        pool.run([job((16,), variant("float4"))], events)
+    assert all(r.status is Status.OK for r in events.rows) and pool.started_workers == 2
+
+
 def test_a_preload_that_hangs_costs_its_successor_and_no_row(tmp_path, monkeypatch):
     """A successor whose import never ends is dropped after the start-up time; the plain
     workers then run the jobs that need the library (they import it), and every row is OK."""

@@ -151,8 +151,13 @@ def _final_split(costs: Costs) -> str:
         return ""
     label, seconds = costs.final_slowest
     where = "on one GPU: " if costs.workers > 1 else ""
+    wait = (
+        f"{costs.library_wait_s:.1f} s waiting for the worker importing its libraries, "
+        if costs.library_wait_s >= 0.05
+        else ""
+    )
     return (
-        f" ({where}set-up {costs.final_setup_s:.1f} s, the longest {label} {seconds:.1f} s; "
+        f" ({where}{wait}set-up {costs.final_setup_s:.1f} s, the longest {label} {seconds:.1f} s; "
         f"timing {costs.final_measure_s:.1f} s, its rows in turn)"
     )
 

@@ -268,6 +268,20 @@ class WorkerPool:
         for worker in [*self.workers.values(), *self.successors.values()]:
             self._kill(worker)
 
+    def await_successors(self) -> float:
+        """Between runs: wait for the successors still importing (each ready, failed or past
+        the start-up time), let them take over, and return the seconds waited. Tune's final
+        round calls it: its library rows need them, and the wait is said apart."""
+        begin = time.monotonic()
+        while coming := [w for d, w in self.successors.items() if d not in self.ready_successors]:
+            now = time.monotonic()
+            nearest = min(w.since + self.startup_s for w in coming)
+            for worker in wait([w.inbox for w in coming], timeout=max(0.0, min(POLL_S, nearest - now))):
+                self._hear_successor(next(w for w in coming if w.inbox is worker))
+            self._successions(time.monotonic())
+        self._successions(time.monotonic())
+        return time.monotonic() - begin
+
     # ------------------------------------------------------------------ the sweep
 
     def execute(

@@ -92,6 +92,9 @@ class Costs:
     final_setup_s: float = 0.0
     final_measure_s: float = 0.0
     final_slowest: tuple[str, float] | None = None
+    # before the final round: the wait for the workers importing its libraries (torch) beside
+    # the GPUs' plain workers, which ran the search meanwhile (pool.py's successors)
+    library_wait_s: float = 0.0
 
     @property
     def host_s(self) -> float:
@@ -271,9 +274,13 @@ def search(
         rounds_s = time.monotonic() - start
         waited = compiles.waited_s
         final: list[ResultRow] = []
+        library_wait = 0.0
         if finalists:
             chosen = tuple(space.variant.configured(values_of(label)) for label in finalists)
             job = CaseJob(case, chosen, baselines, dataclasses.replace(timing, interleave=True))
+            awaited = getattr(sweep.executor, "await_successors", None)  # the pool's
+            if awaited is not None and job.libraries():
+                library_wait = awaited()
             compiles.submit([job])
             (final,) = sweep.run([job], compiles.ready)
     finally:
@@ -313,6 +320,7 @@ def search(
             final_slowest=max(
                 ((r.label, r.setup_s) for r in final if r.setup_s), key=lambda pair: pair[1], default=None
             ),
+            library_wait_s=library_wait,
         ),
     )
 
