@@ -286,10 +286,10 @@ def test_await_successors_waits_for_the_import_and_hands_the_gpu_over(tmp_path, 
     marker = _slow_probe(tmp_path, monkeypatch, 1.5)
     with WorkerPool([0], 60.0, preload=("preload_probe",)) as pool:
         pool.open()
-        waited = pool.await_successors()
+        waited = pool.await_successors(("preload_probe",))
         ((pid, _),) = _imports(marker)
         assert waited > 0.3 and not pool.successors and pool.workers[0].proc.pid == pid
-        assert pool.await_successors() < 0.1  # nothing left to wait for
+        assert pool.await_successors(("preload_probe",)) < 0.1  # nothing left to wait for
         events = Events()
         pool.run([job((16,), variant("float4"))], events)
     assert all(r.status is Status.OK for r in events.rows) and pool.started_workers == 2

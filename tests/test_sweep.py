@@ -229,6 +229,33 @@ def test_parts_with_a_past_go_out_by_the_seconds_they_took():
     assert names(only_naive)[0][0] == "64x129"  # 9 s for 28 bytes: the bigger case guessed longer
 
 
+def test_one_gpu_whose_library_comes_later_runs_its_kernels_apart_from_the_library_rows(monkeypatch):
+    """One GPU whose successor is still importing torch (pool.py): each job that needs torch
+    is cut in two in place, its CUDA variants and its baselines, so the plain worker has the
+    kernels to run meanwhile; without a library coming, or interleaved, the jobs stay whole."""
+    from cudabench.execution.parts import split
+    from cudabench.measure.runner import CaseJob
+
+    monkeypatch.setattr(CaseJob, "libraries", lambda self: ("torch",) if "torch" in self.baselines else ())
+    work = plan("reduce", [(7,), (64, 129)], ["float4", "naive"], None, None, **QUICK)
+    jobs = [dataclasses.replace(work.jobs[0], baselines=("cupy", "torch")), work.jobs[1]]
+
+    def names(parts):
+        return [(p.case.shape_text, [v.name for v in p.variants], list(p.baselines)) for p in parts.jobs]
+
+    cut = split(jobs, 1, None, frozenset({"torch"}))
+    assert names(cut) == [
+        ("7", ["float4", "naive"], []),
+        ("7", [], ["cupy", "torch"]),
+        ("64x129", ["float4", "naive"], ["cupy"]),  # needs nothing: whole
+    ]
+    assert cut.owner == [0, 0, 1] and cut.count == [2, 1]
+    assert len(split(jobs, 1, None).jobs) == 2
+    together = dataclasses.replace(jobs[0].timing, interleave=True)
+    interleaved = [dataclasses.replace(j, timing=together) for j in jobs]
+    assert len(split(interleaved, 1, None, frozenset({"torch"})).jobs) == 2
+
+
 def test_a_sweep_estimates_its_parts_from_the_runs_before_it(tmp_path):
     """The second run of a sweep finds each part's seconds in the history database: the sum
     of its rows' set-up and timing in the first run."""

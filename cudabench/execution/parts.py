@@ -14,6 +14,13 @@ so the rows, the files and the tables are those of the uncut job. An interleaved
 whole: its variants' samples are taken in turn on one GPU. A Dask cluster's cases stay whole
 too (executors.Executor.cuts_jobs says why).
 
+On one GPU whose jobs need a library that arrives later (`later`: torch, imported by the
+pool's successor beside the plain worker, pool.py), each such job is cut in two, in place:
+the rows that need none of it (the CUDA variants) and those that do (the baselines, Python
+variants that name it), so that the plain worker has the kernels to run meanwhile (on four
+H200s the seeds sweep's one-GPU run left its GPU idle 4.4 s waiting for torch: nearly every
+case has a torch baseline).
+
 `balance_note` says how even the GPUs' work was: each one's busy seconds (its rows' set-up
 and timing) and the longest row.
 """
@@ -50,6 +57,26 @@ def _cut(job: CaseJob) -> list[CaseJob]:
     return parts
 
 
+def _apart(job: CaseJob, later: frozenset[str]) -> list[CaseJob]:
+    """The job as [rows needing none of `later`, rows needing some], or whole where it is
+    interleaved, a check, or one side is empty."""
+    if job.timing.interleave or job.check_only:
+        return [job]
+    try:
+        if not set(job.libraries()) & later:
+            return [job]
+    except Exception:  # an op that does not load: its rows will say so
+        return [job]
+    free = tuple(v for v in job.variants if not set(v.needs) & later)
+    if not free:
+        return [job]
+    rest = tuple(v for v in job.variants if v not in free)
+    return [
+        dataclasses.replace(job, variants=free, baselines=()),
+        dataclasses.replace(job, variants=rest),
+    ]
+
+
 def _size(job: CaseJob) -> int:
     """The bytes the job's case moves on the device (0 where the op cannot say)."""
     try:
@@ -59,13 +86,21 @@ def _size(job: CaseJob) -> int:
 
 
 def split(
-    jobs: list[CaseJob], workers: int, estimate: Callable[[CaseJob], float | None] | None = None
+    jobs: list[CaseJob],
+    workers: int,
+    estimate: Callable[[CaseJob], float | None] | None = None,
+    later: frozenset[str] = frozenset(),
 ) -> Parts:
-    """The jobs as parts for `workers` GPUs (one: the jobs themselves, in order), the
-    longest first (a stable sort: equal parts keep their order). `estimate`: a part's seconds
-    from an earlier run (None where it has none)."""
+    """The jobs as parts for `workers` GPUs (one: the jobs themselves, in order, or cut
+    apart from the libraries that come `later`), the longest first (a stable sort: equal
+    parts keep their order). `estimate`: a part's seconds from an earlier run (None where it
+    has none)."""
     if workers <= 1:
-        return Parts(list(jobs), list(range(len(jobs))), [1] * len(jobs))
+        pieces = [(index, part) for index, job in enumerate(jobs) for part in _apart(job, later)]
+        count = [0] * len(jobs)
+        for index, _ in pieces:
+            count[index] += 1
+        return Parts([part for _, part in pieces], [index for index, _ in pieces], count)
     cut = [(index, part) for index, job in enumerate(jobs) for part in _cut(job)]
     sizes = {index: _size(job) for index, job in enumerate(jobs)}
     bytes_ = [sizes[index] for index, _ in cut]

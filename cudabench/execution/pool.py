@@ -268,18 +268,28 @@ class WorkerPool:
         for worker in [*self.workers.values(), *self.successors.values()]:
             self._kill(worker)
 
-    def await_successors(self) -> float:
-        """Between runs: wait for the successors still importing (each ready, failed or past
-        the start-up time), let them take over, and return the seconds waited. Tune's final
-        round calls it: its library rows need them, and the wait is said apart."""
+    def coming(self) -> tuple[str, ...]:
+        """The libraries successors are still bringing (parts.split cuts one GPU's jobs apart
+        from them), or none."""
+        pending = [w for d, w in self.successors.items() if d not in self.ready_successors]
+        return tuple(sorted({name for w in pending for name in w.libraries}))
+
+    def await_successors(self, libraries: tuple[str, ...]) -> float:
+        """Between runs: wait until a GPU's worker has `libraries` (its successor ready and in
+        charge), or no successor is left to bring them; returns the seconds waited. Tune's
+        final round calls it: it runs on one GPU, with the library rows, and the wait is said
+        apart. The other successors go on importing and take over later."""
         begin = time.monotonic()
-        while coming := [w for d, w in self.successors.items() if d not in self.ready_successors]:
+        wanted = set(libraries)
+        while not any(wanted <= w.libraries for w in self.workers.values()):
+            coming = [w for d, w in self.successors.items() if d not in self.ready_successors]
+            if not coming:
+                break
             now = time.monotonic()
             nearest = min(w.since + self.startup_s for w in coming)
             for worker in wait([w.inbox for w in coming], timeout=max(0.0, min(POLL_S, nearest - now))):
                 self._hear_successor(next(w for w in coming if w.inbox is worker))
             self._successions(time.monotonic())
-        self._successions(time.monotonic())
         return time.monotonic() - begin
 
     # ------------------------------------------------------------------ the sweep

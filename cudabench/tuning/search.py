@@ -280,7 +280,7 @@ def search(
             job = CaseJob(case, chosen, baselines, dataclasses.replace(timing, interleave=True))
             awaited = getattr(sweep.executor, "await_successors", None)  # the pool's
             if awaited is not None and job.libraries():
-                library_wait = awaited()
+                library_wait = awaited(job.libraries())
             compiles.submit([job])
             (final,) = sweep.run([job], compiles.ready)
     finally:
