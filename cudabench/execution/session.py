@@ -112,7 +112,7 @@ class Session:
         """The session on `where` (default: GPU 0 of this host), its executor running; `timer`
         is the clock asked for (the workers start CUPTI once unless events); `preload`: the
         libraries the jobs import (plan.job_libraries: baselines' and Python variants'),
-        imported by the first GPU's worker as it starts (execution/pool.py). SweepError when
+        imported by each GPU's successor beside its plain worker (execution/pool.py). SweepError when
         there is no GPU, CUPTI cannot start for the asked clock, or no cluster answers."""
         return cls(open_executor(where or Local(), timer, preload))
 
