@@ -307,7 +307,7 @@ def test_a_preload_that_hangs_costs_its_successor_and_no_row(tmp_path, monkeypat
         pool.open()
         events = Events()
         pool.run(jobs, events)
-        started, left = pool.started_workers, dict(pool.successors)
+        started, left = pool.started_workers, len(pool.successors)
     assert started == 4 and not left
     assert all(r.status is Status.OK for r in events.rows) and len(events.rows) == 3
 
@@ -322,3 +322,21 @@ def test_a_job_whose_op_file_does_not_load_is_rows_that_say_so_not_a_pool_error(
     assert [r.status for r in events.done[1]] == [Status.OK, Status.OK]
     assert len(events.done[0]) == 2 and Status.OK not in {r.status for r in events.done[0]}
     assert "this op file is broken" in events.done[0][0].error
+
+
+def test_a_successor_on_another_gpu_model_is_dropped_and_one_that_matches_waits_ready(tmp_path, monkeypatch):
+    """successors.py: each successor's ready is checked against the run's GPU model (one run
+    needs identical GPUs); a mismatch is killed, with no row; a match waits to take over."""
+    from cudabench.execution.successors import Successors
+
+    _slow_probe(tmp_path, monkeypatch, 0.0)
+    for model, kept in (("Another GPU", 0), (None, 1)):
+        successors = Successors("events", ("preload_probe",), 60.0)
+        try:
+            assert successors.spawn([0]) == 1 and successors.bringing() == ("preload_probe",)
+            deadline = time.monotonic() + 60
+            while successors.coming and time.monotonic() < deadline:
+                successors.listen(model, 0.25)
+            assert len(successors) == kept and len(successors.ready) == kept and not successors.bringing()
+        finally:
+            successors.close()

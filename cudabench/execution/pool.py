@@ -15,13 +15,11 @@ goes to the front of the queue. Workers are reused across jobs until one fails, 
 
 The libraries the jobs import (`preload`: torch, about 4.5 s, for torch baselines and Triton
 variants) never hold a GPU up: beside each GPU's plain worker, which starts on the jobs that
-need nothing at once, a successor process imports them (CPU work; its CUDA context is made
-but runs nothing) and takes over that GPU once it is ready and the plain worker is between
-jobs (the plain worker is then stopped: one process runs on a GPU at a time). Which queued
-job an idle worker takes is dispatch.py's choice: a job that needs a library waits for a
-worker that has it, or for its own GPU's successor. A successor that fails or outlasts the
-start-up time is dropped (the jobs import what they need then). A worker process itself
-(started, killed, its exit told) is worker_process.py's.
+need nothing at once, a successor imports them and takes that GPU over once it is ready and
+the plain worker is between jobs (successors.py). Which queued job an idle worker takes is
+dispatch.py's choice: a job that needs a library waits for a worker that has it, or for its
+own GPU's successor. A worker process itself (started, killed, its exit told) is
+worker_process.py's.
 """
 
 from __future__ import annotations
@@ -38,6 +36,7 @@ from typing import Any, Protocol
 
 from cudabench.core.records import Case, DeviceInfo, ResultRow, Status
 from cudabench.execution import dispatch
+from cudabench.execution.successors import Successors
 from cudabench.execution.worker_process import Worker, describe_exit, kill, spawn, visible_gpu_count_list
 from cudabench.measure.runner import CaseJob
 
@@ -46,7 +45,6 @@ HOST = socket.gethostname()
 STARTUP_TIMEOUT_S = 180.0  # Python, CuPy and a CUDA context, on a busy machine
 POLL_S = 0.25  # how often the loop looks at deadlines (and lets Ctrl-C in)
 DONE_WAIT_S = 5.0  # at a run's end, for a worker's "done" after its last row
-IMPORT_S = 4.5  # torch's import on an H200 machine; the pool's measure replaces it (dispatch.py)
 
 
 class PoolError(RuntimeError):
@@ -110,20 +108,17 @@ class WorkerPool:
         preload: tuple[str, ...] = (),
     ) -> None:
         self.requested = devices  # None: every GPU of the host
-        self.preload = preload  # libraries each GPU's successor imports as it starts
         self.timeout_s, self.startup_s = timeout_s, startup_s
         self.timer = timer  # the clock asked for: workers start CUPTI once unless events
         self.workers: dict[int, Worker] = {}  # device -> its worker
-        # device -> the worker importing `preload` to take over there, and whether it is ready
-        self.successors: dict[int, Worker] = {}
-        self.ready_successors: set[int] = set()
+        # the workers importing `preload` beside the GPUs' plain workers, to take them over
+        self.successors = Successors(timer, preload, startup_s)
         self.info: DeviceInfo | None = None
         self.versions: dict[str, str] = {}
         self.devices: list[int] = []
         self.cuts_jobs = True  # a worker killed takes only its own job (the rest run again)
         self.started_workers = 0  # for tests: replacements show here
         self.notes: list[str] = []  # nothing to add at a run's end (the Executor interface)
-        self.import_s = IMPORT_S  # a successor's start-up with the libraries, as measured
 
     def __enter__(self) -> WorkerPool:
         return self
@@ -142,13 +137,13 @@ class WorkerPool:
         if requested:
             self.devices = list(requested)
             spawned = [self._spawn(d) for d in self.devices]
-            self._spawn_successors()
+            self.started_workers += self.successors.spawn(self.devices)
             counts = [self._await_ready(worker) for worker in spawned]
         else:
             counts = [self._await_ready(self._spawn(0))]
             self.devices = list(range(counts[0]))
             spawned = [self._spawn(d) for d in self.devices[1:]]
-            self._spawn_successors()
+            self.started_workers += self.successors.spawn(self.devices)
             counts += [self._await_ready(w) for w in spawned]
         for device in self.devices:
             if device >= min(counts):
@@ -166,14 +161,6 @@ class WorkerPool:
         self.started_workers += 1
         self.workers[device] = worker  # registered now, so that close() kills it whatever happens
         return worker
-
-    def _spawn_successors(self) -> None:
-        """With `preload`: a successor for each device, importing the libraries as it starts.
-        A fresh worker that replaces a killed one later gets none (it imports a library if
-        it runs a job that needs one)."""
-        for device in self.devices if self.preload else ():
-            self.successors[device] = spawn(device, self.timer, self.preload)
-            self.started_workers += 1
 
     def _await_ready(self, worker: Worker) -> int:
         """Wait for the worker's hello; returns the GPU count it sees. PoolError if none."""
@@ -210,46 +197,19 @@ class WorkerPool:
         kill(worker)
         if self.workers.get(worker.device) is worker:
             del self.workers[worker.device]
-        if self.successors.get(worker.device) is worker:
-            del self.successors[worker.device]
-            self.ready_successors.discard(worker.device)
 
-    # ------------------------------------------------------------------ successors
-
-    def _hear_successor(self, worker: Worker) -> None:
-        """A successor's message: ready (it takes over when its GPU's worker is idle), or
-        anything else (it failed, or its GPU differs): it is dropped, with no row."""
-        try:
-            message = worker.inbox.recv()
-        except Exception:
-            message = None
-        ok = isinstance(message, tuple) and len(message) == 4 and message[0] == "ready"
-        if not ok or (self.info is not None and message[1].name != self.info.name):
-            self._kill(worker)
-            return
-        self.ready_successors.add(worker.device)
-        self.import_s = time.monotonic() - worker.since
-
-    def _successions(self, now: float) -> None:
-        """Each ready successor takes over its GPU where the worker there is idle (or gone):
-        that worker is stopped. A successor not ready within the start-up time is dropped."""
-        for device, successor in list(self.successors.items()):
-            if device not in self.ready_successors and successor.inbox.poll(0):
-                self._hear_successor(successor)  # it said ready (or failed) between runs
-            if device not in self.successors:
-                continue
-            if device not in self.ready_successors:
-                if now - successor.since > self.startup_s:
-                    self._kill(successor)
-                continue
+    def _successions(self) -> None:
+        """Each ready successor takes its GPU over where the worker there is idle (or gone):
+        that worker is stopped. (A fresh worker that replaces a killed one gets no successor:
+        it imports a library if it runs a job that needs one.)"""
+        self.successors.listen(self.info.name if self.info else None)
+        for device in list(self.successors.ready):
             current = self.workers.get(device)
             if current is not None and current.job is not None:
                 continue
             if current is not None:
                 self._kill(current)  # idle: nothing of it runs on the GPU
-            del self.successors[device]
-            self.ready_successors.discard(device)
-            self.workers[device] = successor
+            self.workers[device] = self.successors.take(device)  # type: ignore[assignment]
 
     def close(self, graceful: bool = True) -> None:
         """Ask the workers to stop (graceful), then kill what is left."""
@@ -265,14 +225,14 @@ class WorkerPool:
                     worker.proc.wait(max(0.0, deadline - time.monotonic()))
                 except subprocess.TimeoutExpired:
                     pass
-        for worker in [*self.workers.values(), *self.successors.values()]:
+        for worker in list(self.workers.values()):
             self._kill(worker)
+        self.successors.close()
 
     def coming(self) -> tuple[str, ...]:
         """The libraries successors are still bringing (parts.split cuts one GPU's jobs apart
         from them), or none."""
-        pending = [w for d, w in self.successors.items() if d not in self.ready_successors]
-        return tuple(sorted({name for w in pending for name in w.libraries}))
+        return self.successors.bringing()
 
     def await_successors(self, libraries: tuple[str, ...]) -> float:
         """Between runs: wait until a GPU's worker has `libraries` (its successor ready and in
@@ -281,15 +241,9 @@ class WorkerPool:
         apart. The other successors go on importing and take over later."""
         begin = time.monotonic()
         wanted = set(libraries)
-        while not any(wanted <= w.libraries for w in self.workers.values()):
-            coming = [w for d, w in self.successors.items() if d not in self.ready_successors]
-            if not coming:
-                break
-            now = time.monotonic()
-            nearest = min(w.since + self.startup_s for w in coming)
-            for worker in wait([w.inbox for w in coming], timeout=max(0.0, min(POLL_S, nearest - now))):
-                self._hear_successor(next(w for w in coming if w.inbox is worker))
-            self._successions(time.monotonic())
+        while not any(wanted <= w.libraries for w in self.workers.values()) and self.successors.coming:
+            self.successors.listen(self.info.name if self.info else None, POLL_S)
+            self._successions()
         return time.monotonic() - begin
 
     # ------------------------------------------------------------------ the sweep
@@ -318,9 +272,8 @@ class WorkerPool:
             now = time.monotonic()
             queued = [dispatch.Queued(i, frozenset(needs[i]), job.estimate_s) for i, job in queue]
             others = [self._as_other(w, states, now) for w in self.workers.values() if w is not worker]
-            successor = self.successors.get(worker.device)
-            coming = successor.libraries if successor is not None else set()
-            chosen = dispatch.choose(queued, worker.libraries, others, self.import_s, coming)
+            coming = self.successors.libraries(worker.device)
+            chosen = dispatch.choose(queued, worker.libraries, others, self.successors.import_s, coming)
             if chosen is None:
                 return None
             item = next(item for item in queue if item[0] == chosen.index)
@@ -359,7 +312,7 @@ class WorkerPool:
             self._kill(worker)
 
         while unfinished:
-            self._successions(time.monotonic())
+            self._successions()
             for device in self.devices:  # a fresh worker where one was killed
                 if device not in self.workers and queue:
                     self._start(device)
@@ -377,20 +330,18 @@ class WorkerPool:
                     )
                     worker.outbox.send(("job", index, job))
             busy = [w for w in self.workers.values() if w.job is not None]
-            coming = [w for d, w in self.successors.items() if d not in self.ready_successors]
+            coming = list(self.successors.coming.values())  # heard at the loop's top
             if not busy and not coming:  # cannot happen: every failure records a row or requeues
                 raise RuntimeError(f"jobs {sorted(unfinished)} lost")
             now = time.monotonic()
             deadlines = [w.deadline for w in busy if w.deadline is not None]
-            nearest = min([*deadlines, *(w.since + self.startup_s for w in coming)], default=now + POLL_S)
+            starting = self.successors.next_deadline()
+            nearest = min([*deadlines, *([starting] if starting else [])], default=now + POLL_S)
             inboxes = [w.inbox for w in [*busy, *coming]]
             answered = wait(inboxes, timeout=max(0.0, min(POLL_S, nearest - now)))
             for worker in busy:
                 if worker.inbox in answered:
                     self._receive(worker, record, fail, events, states)
-            for worker in coming:
-                if worker.inbox in answered:
-                    self._hear_successor(worker)
             now = time.monotonic()
             for worker in [w for w in self.workers.values() if w.job is not None]:
                 if worker.deadline is not None and now > worker.deadline:
@@ -406,17 +357,17 @@ class WorkerPool:
         """A GPU as dispatch.choose sees it: the libraries of its worker and of its successor,
         idle or not, its work left (its job's, or the successor's import where that is
         longer)."""
-        successor = self.successors.get(worker.device)
-        libraries = frozenset(worker.libraries | (successor.libraries if successor else set()))
+        bringing = self.successors.libraries(worker.device)
+        libraries = frozenset(worker.libraries | bringing)
         if worker.job is None:
             left: float | None = 0.0
         else:
             estimate = states[worker.job].job.estimate_s
             left = None if estimate is None else max(0.0, estimate - (now - worker.since))
-        if successor is not None and worker.device not in self.ready_successors:
-            importing = max(0.0, self.import_s - (now - successor.since))
+        importing = self.successors.left_s(worker.device, now)
+        if importing is not None:
             left = None if left is None else max(left, importing)
-        idle = worker.job is None and successor is None
+        idle = worker.job is None and not bringing
         return dispatch.Other(libraries, idle, left)
 
     def _receive(
