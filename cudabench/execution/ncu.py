@@ -23,8 +23,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-import pandas as pd
-
 from cudabench.backends.nvtx import DOMAIN, ncu_filter
 from cudabench.core.dtypes import DTYPES
 from cudabench.core.records import ProfileMetrics, RowKey, split_label
@@ -159,6 +157,8 @@ def _number(text: str) -> float | None:
 def parse_raw_csv(text: str, extra: Iterable[str] = ()) -> list[KernelRecord]:
     """The kernels of a raw CSV page, in launch order, with cudabench's metrics and the
     `extra` ones. NcuError if it is not a raw page."""
+    import pandas as pd
+
     try:
         table = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
     except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:

@@ -4,9 +4,8 @@ and a run's report as Markdown or HTML."""
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
 from rich.table import Table
 from rich.text import Text
 
@@ -22,6 +21,9 @@ from cudabench.execution.ncu import COLD_L2_HIT_PCT
 from cudabench.record.ceilings import MIX_OPS, MIXES, mix_of
 from cudabench.record.fingerprint import describe, fingerprint, short_line
 from cudabench.record.results import case_labels, fastest_per_shape
+
+if TYPE_CHECKING:  # pandas is imported where a frame is made (0.4 s a command's start)
+    import pandas as pd
 
 _STATUS_STYLE = {
     Status.OK: "green",

@@ -17,9 +17,7 @@ import tempfile
 import typing
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from cudabench.core.errors import ResultsError
 from cudabench.core.records import ProfileMetrics, ResultRow, RowKey, RunMeta, Status
@@ -27,6 +25,9 @@ from cudabench.core.version import __version__
 from cudabench.record.fingerprint import fingerprint
 from cudabench.record.schema import SchemaError, read_record
 from cudabench.record.stems import stem_file, umask
+
+if TYPE_CHECKING:  # pandas is imported where a frame is made (0.4 s a command's start)
+    import pandas as pd
 
 FORMAT_VERSION = 1
 
@@ -112,6 +113,8 @@ def csv_columns(with_ncu: bool) -> list[str]:
 
 def rows_frame(rows: Iterable[ResultRow]) -> pd.DataFrame:
     """One row per ResultRow; the `ncu_*` columns only when some row was profiled."""
+    import pandas as pd
+
     rows = list(rows)
     columns = csv_columns(any(row.ncu for row in rows))
     frame = pd.DataFrame.from_records([flat_record(row) for row in rows], columns=columns)
