@@ -295,6 +295,32 @@ def test_await_successors_waits_for_the_import_and_hands_the_gpu_over(tmp_path, 
     assert all(r.status is Status.OK for r in events.rows) and pool.started_workers == 2
 
 
+def test_a_ready_successor_that_dies_as_it_waits_costs_nothing(tmp_path, monkeypatch):
+    """A successor killed after it said ready (the OOM killer, say) is dropped, not handed the
+    GPU; and a worker found dead as it is handed a job gives the job back, with no row: every
+    row comes back OK, the library's job in a worker that imports it."""
+    import signal
+
+    _slow_probe(tmp_path, monkeypatch, 0.0)
+    with WorkerPool([0], 60.0, preload=("preload_probe",)) as pool:
+        pool.open()
+        deadline = time.monotonic() + 60
+        while pool.successors.coming and time.monotonic() < deadline:
+            pool.successors.listen(pool.info.name, 0.25)
+        os.kill(pool.successors.ready[0].proc.pid, signal.SIGKILL)
+        time.sleep(0.5)
+        events = Events()
+        pool.run([job((16,), variant("float4")), job((8, 64), variant("float4"), baselines=())], events)
+        assert not pool.successors and pool.started_workers == 2  # dropped, not handed the GPU
+        plain = pool.workers[0]
+        plain.proc.kill()  # dead while idle: the next job's hand-over finds it gone
+        plain.proc.wait()
+        again = Events()
+        pool.run([job((32,), variant("float4"))], again)
+    assert len(events.rows) == 3 and all(r.status is Status.OK for r in events.rows)
+    assert len(again.rows) == 2 and all(r.status is Status.OK for r in again.rows)
+
+
 def test_a_preload_that_hangs_costs_its_successor_and_no_row(tmp_path, monkeypatch):
     """A successor whose import never ends is dropped after the start-up time; the plain
     workers then run the jobs that need the library (they import it), and every row is OK."""

@@ -256,6 +256,36 @@ def test_one_gpu_whose_library_comes_later_runs_its_kernels_apart_from_the_libra
     assert len(split(interleaved, 1, None, frozenset({"torch"})).jobs) == 2
 
 
+def test_a_sweep_on_one_gpu_cuts_its_jobs_apart_only_while_a_library_is_coming(tmp_path, monkeypatch):
+    """Through the sweep: one GPU whose pool still has torch coming (`executor.coming()`)
+    gets each torch job as two parts, and the rows come back in the job's order with their
+    speedups; tune's rounds (`whole`) go out as they are whatever is coming."""
+    from conftest import TwoGPUs, fake_session
+
+    from cudabench.measure.runner import CaseJob
+
+    monkeypatch.setattr(CaseJob, "libraries", lambda self: ("torch",) if self.baselines else ())
+
+    class OneGPUImporting(TwoGPUs):
+        def __init__(self, inner):
+            super().__init__(inner)
+            self.devices = [0]
+
+        def coming(self):
+            return ("torch",)
+
+    work = plan("reduce", [(64, 129)], ["float4", "naive"], None, None, **QUICK)
+    one, executor = _sweep_on(tmp_path / "cut", work, OneGPUImporting)
+    assert executor.parts == [("64x129", ["float4", "naive"], []), ("64x129", [], ["cupy"])]
+    assert [r.variant for r in one.rows] == ["float4", "naive", "cupy"] and all(r.speedup for r in one.rows)
+    with fake_session() as session:
+        run = session.start(work.op_label, work.timing, "test", output=tmp_path / "whole", record=False)
+        run.executor = OneGPUImporting(run.executor)
+        run.run(work.jobs, whole=True)
+        assert run.executor.parts == [("64x129", ["float4", "naive"], ["cupy"])]
+        run.finish()
+
+
 def test_a_sweep_estimates_its_parts_from_the_runs_before_it(tmp_path):
     """The second run of a sweep finds each part's seconds in the history database: the sum
     of its rows' set-up and timing in the first run."""

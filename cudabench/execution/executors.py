@@ -164,4 +164,7 @@ def open_executor(where: Where, timer: str = "events", preload: tuple[str, ...] 
     except PoolError as exc:
         pool.close(graceful=False)
         raise SweepError(str(exc)) from None
+    except BaseException:  # Ctrl-C while the workers start: none of them is left running
+        pool.close(graceful=False)
+        raise
     return pool  # type: ignore[return-value]  # info is set once open() returned

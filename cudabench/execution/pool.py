@@ -316,6 +316,7 @@ class WorkerPool:
             for device in self.devices:  # a fresh worker where one was killed
                 if device not in self.workers and queue:
                     self._start(device)
+            gone = False  # a worker found dead as it was handed a job: start over
             for worker in list(self.workers.values()):  # idle workers take the next job
                 taken = take(worker) if worker.job is None and queue else None
                 if taken is not None:
@@ -328,7 +329,13 @@ class WorkerPool:
                     worker.deadline = (
                         worker.since + self.timeout_s + worker.allowance(None, job.baselines, self.startup_s)
                     )
-                    worker.outbox.send(("job", index, job))
+                    try:
+                        worker.outbox.send(("job", index, job))
+                    except OSError:  # it died while idle (a successor killed as it waited):
+                        fail(worker, Status.CRASH, "", blame=False)  # the job goes back, no row
+                        gone = True
+            if gone:
+                continue
             busy = [w for w in self.workers.values() if w.job is not None]
             coming = list(self.successors.coming.values())  # heard at the loop's top
             if not busy and not coming:  # cannot happen: every failure records a row or requeues

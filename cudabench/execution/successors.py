@@ -3,10 +3,12 @@ jobs' libraries (`preload`: torch, about 4.5 s on an H200 machine; triton for a 
 variant) as it starts, and then takes that GPU over (pool.py hands it the GPU once the plain
 worker there is between jobs, and stops the plain one: one process runs on a GPU at a time).
 
-The import is CPU work, and the successor's CUDA context is made but runs nothing until it is
-in charge, so no GPU waits for the import: on four H200s the seeds sweep's rows held 57.6 s of
-work when GPUs imported torch on their own time, 52.9 s with successors (docs/guide/
-running.md). A successor that fails, says anything but ready, finds another GPU model, or is
+The import is CPU work, and the successor runs no kernel until it is in charge, so no GPU
+waits for the import: on four H200s the seeds sweep's rows held 57.6 s of work when GPUs
+imported torch on their own time, 52.9 s with successors (docs/guide/running.md). Its CUDA
+context (and CUPTI, for a kernel clock) is made beside the plain worker's timing, and the
+context's memory is held while it waits: a case sized to the GPU's last free bytes may be
+SKIPPED meanwhile. A successor that fails, says anything but ready, finds another GPU model, or is
 not ready within the start-up time is killed and dropped, with no row: the jobs that need its
 libraries then go to a worker that imports them (dispatch.py).
 
@@ -74,7 +76,11 @@ class Successors:
 
     def listen(self, gpu_name: str | None, timeout: float = 0.0) -> None:
         """Hear the starting successors that have spoken, waiting up to `timeout` for one; kill
-        those past the start-up time."""
+        those past the start-up time, and the ready ones that spoke (a ready successor says
+        nothing until it has a job: it died, or sent garbage)."""
+        for worker in [w for w in self.ready.values() if w.inbox in wait([w.inbox], timeout=0)]:
+            del self.ready[worker.device]
+            kill(worker)
         starting = list(self.coming.values())
         for inbox in wait([w.inbox for w in starting], timeout=timeout) if starting else ():
             self.hear(next(w for w in starting if w.inbox is inbox), gpu_name)

@@ -258,7 +258,8 @@ class Sweep:
         self.jobs += jobs
         outer = self
         cuts = self.executor.cuts_jobs and not whole
-        later = frozenset(getattr(self.executor, "coming", lambda: ())())  # the pool's successors'
+        coming = getattr(self.executor, "coming", lambda: ())  # the libraries of the pool's successors
+        later = frozenset(coming()) if cuts else frozenset[str]()
         parts = split(jobs, len(self.executor.devices) if cuts else 1, self._past_seconds, later)
         arrived: dict[int, list[ResultRow]] = collections.defaultdict(list)
         left = list(parts.count)
