@@ -12,8 +12,8 @@ spend seconds importing them (torch: about 4.5 s on an H200 machine). So an idle
 3. else the first job, unless a worker that has its libraries is idle (that one takes it),
    or is busy but will be free sooner than this one could import them. How soon comes from
    the jobs' estimates (parts.split: the seconds their rows took last time on this GPU
-   model): the holders' work left on their current
-   jobs and on the queued jobs they can run, shared among them, against the import's time.
+   model): the holders' work left on their current jobs and on the queued jobs they can
+   run, shared among them, against the import's time.
    A queued job without an estimate counts as none; a holder on a job without one is taken
    to be long, so the job is taken (as before estimates); a holder still importing (a GPU
    whose successor is not ready) is free once its import is done.

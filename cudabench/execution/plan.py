@@ -60,10 +60,9 @@ class Plan:
 
 def job_libraries(jobs: Sequence[CaseJob]) -> tuple[str, ...]:
     """The Python libraries the jobs import on their first call (CaseJob.libraries: torch for
-    a torch baseline, triton and torch for a Triton variant): the session's first worker
-    imports them as it starts instead of in the first row that calls one (4.5 s for torch on
-    an H200 machine: a tune's final round paid it, and on four GPUs each GPU that ran a Triton
-    row), and the jobs that need them go to it (execution/pool.py)."""
+    a torch baseline, triton and torch for a Triton variant): each GPU's successor imports
+    them beside the plain worker instead of in the first row that calls one (4.5 s for torch
+    on an H200 machine), and the jobs that need them wait for it (execution/successors.py)."""
     return tuple(dict.fromkeys(library for job in jobs for library in job.libraries()))
 
 

@@ -209,7 +209,7 @@ class WorkerPool:
                 continue
             if current is not None:
                 self._kill(current)  # idle: nothing of it runs on the GPU
-            self.workers[device] = self.successors.take(device)  # type: ignore[assignment]
+            self.workers[device] = self.successors.take(device)
 
     def close(self, graceful: bool = True) -> None:
         """Ask the workers to stop (graceful), then kill what is left."""

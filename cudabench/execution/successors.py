@@ -93,9 +93,9 @@ class Successors:
         """When the first starting successor runs out of start-up time (time.monotonic)."""
         return min((w.since + self.startup_s for w in self.coming.values()), default=None)
 
-    def take(self, device: int) -> Worker | None:
+    def take(self, device: int) -> Worker:
         """The device's ready successor, handed over (it is the pool's worker from now on)."""
-        return self.ready.pop(device, None)
+        return self.ready.pop(device)
 
     def close(self) -> None:
         for worker in [*self.coming.values(), *self.ready.values()]:

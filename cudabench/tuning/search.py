@@ -279,8 +279,9 @@ def search(
             chosen = tuple(space.variant.configured(values_of(label)) for label in finalists)
             job = CaseJob(case, chosen, baselines, dataclasses.replace(timing, interleave=True))
             awaited = getattr(sweep.executor, "await_successors", None)  # the pool's
-            if awaited is not None and job.libraries():
-                library_wait = awaited(job.libraries())
+            libraries = job.libraries()
+            if awaited is not None and libraries:
+                library_wait = awaited(libraries)
             compiles.submit([job])
             (final,) = sweep.run([job], compiles.ready)
     finally:
