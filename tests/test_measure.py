@@ -1,11 +1,23 @@
 import itertools
+import random
 import time
 from dataclasses import replace
 
 import pytest
 
 from cudabench.core.records import Measurement, TimingOptions
-from cudabench.measure.sampling import LONG_CALL_S, MAX_BATCH, PILOT_SAMPLES, batch_size, collect, measure
+from cudabench.measure.sampling import (
+    LONG_CALL_S,
+    MAX_BATCH,
+    PILOT_SAMPLES,
+    PRECISION_EVERY,
+    SPREAD_SHARE,
+    batch_size,
+    collect,
+    measure,
+    median_halfwidth,
+    precise,
+)
 
 
 def test_batch_size_makes_short_launches_a_long_sample():
@@ -28,6 +40,37 @@ def test_collect_needs_both_count_and_time():
 def test_collect_stops_at_max_time_even_below_min_samples():
     options = TimingOptions(min_samples=100, min_time_s=0.0, max_time_s=0.5)
     assert len(collect(lambda: 200.0, 1, options)) == 3
+
+
+def test_median_halfwidth_is_the_sign_tests_interval():
+    assert median_halfwidth([1.0, 1.0]) == float("inf")  # too few to say
+    # n = 100: the 95% interval runs from the 40th to the 61st of the sorted samples (1-based)
+    samples = [100.0 + i for i in range(100)]
+    assert median_halfwidth(samples) == pytest.approx((160.0 - 139.0) / 2 / 149.5)
+    # n = 10: ranks 1..10, the whole range (the exact interval, ranks 2..9, covers only 97.9%
+    # with these ten; the normal approximation keeps it on the safe side)
+    assert median_halfwidth([10.0 + i for i in range(10)]) == pytest.approx(9.0 / 2 / 14.5)
+    assert median_halfwidth([5.0] * 12) == 0.0
+
+
+def test_precision_stops_a_row_once_its_median_is_known_to_the_tie_margin():
+    options = TimingOptions(min_samples=10, min_time_s=0.2, max_time_s=1.0, precision=0.0025)
+    steady = itertools.cycle([1.0, 1.001, 0.999])  # 0.1% apart: known at the first look
+    assert len(collect(lambda: next(steady), 1, options)) == 10
+    # 1 ms +- 10%: its spread (p10..p90) is about 16%, so its median is needed to about 4%,
+    # which a few tens of samples give; the time rule alone would take 200
+    draw = random.Random(0)
+    noisy = collect(lambda: draw.uniform(0.9, 1.1), 1, options)
+    assert 10 < len(noisy) < 60 and (len(noisy) - 10) % PRECISION_EVERY == 0
+    spread = Measurement(samples_ms=tuple(noisy), batch=1, method="").spread
+    assert median_halfwidth(noisy) <= SPREAD_SHARE * spread
+    assert not precise(noisy[:-PRECISION_EVERY], 0.0025)  # the look before said go on
+    # a steady row that is not steady enough: 1% apart samples need more than ten
+    wobble = itertools.cycle([1.0, 1.01, 0.99, 1.005, 0.995, 1.0])
+    assert 10 < len(collect(lambda: next(wobble), 1, replace(options, precision=0.001))) < 200
+    # off by default: the same steady row samples for the whole minimum time
+    steady = itertools.cycle([1.0, 1.001, 0.999])
+    assert len(collect(lambda: next(steady), 1, replace(options, precision=0.0))) == 200
 
 
 def test_measurement_statistics():

@@ -25,6 +25,7 @@ from cudabench.ops.space import Space, SpaceError, grid, parse_constraint, parse
 from cudabench.record import tuning_file
 from cudabench.record.results import read_results
 from cudabench.tuning import search, strategies
+from cudabench.tuning.outcome import Costs, values_of
 
 QUICK = dict(min_samples=2, min_time_s=0.0, max_time_s=0.01, warmup=0)
 QUICK_CLI = ["--min-samples", "2", "--min-time", "0", "--max-time", "0.01", "--warmup", "0"]
@@ -163,7 +164,7 @@ def test_search_finds_the_fastest_configuration(tmp_path, strategy):
         search_timing=timing,
     )
     assert outcome.measured == 4 and outcome.failed == 0
-    assert search.values_of(outcome.best.label)["BLOCK"] == 512
+    assert values_of(outcome.best.label)["BLOCK"] == 512
     assert outcome.default.params.startswith("BLOCK=256")  # the header's default, timed again
     assert outcome.speedup_over_default == pytest.approx(2.0)  # 40 us / 20 us
     assert {r.label for r in outcome.ties} == {outcome.best.label}  # 1024 and 256 are 2x off
@@ -616,7 +617,7 @@ def test_a_fail_on_kept_inputs_is_checked_again_on_fresh_ones(monkeypatch):
 
 
 def test_costs_say_the_host_share():
-    costs = search.Costs(
+    costs = Costs(
         rounds_s=10.0,
         final_s=2.0,
         setup_s=8.0,
@@ -642,6 +643,90 @@ def test_costs_say_the_host_share():
     assert "(on one GPU" not in costs_line(dataclasses.replace(costs, final_slowest=None))
 
 
+def test_costs_say_which_baselines_were_timed_apart_and_the_wait_for_their_library():
+    from cudabench.cli.tune_cmd import costs_line
+
+    costs = Costs(10.0, 0.5, 8.0, 4.0, None, 0.0, 0.0, 100, 1, 0.1, 0.3, ("cupy", 0.02))
+    apart = dataclasses.replace(costs, library_wait_s=1.3, apart=("torch",), apart_s=1.6)
+    line = costs_line(apart)
+    assert "final interleaved round 0.5 s (set-up 0.1 s" in line  # no wait in the final round
+    assert line.endswith("; then torch apart 1.6 s (1.3 s waiting for the worker importing its libraries)")
+    kept = costs_line(dataclasses.replace(costs, library_wait_s=1.3))  # torch in the final round
+    assert (
+        "(1.3 s waiting for the worker importing its libraries, set-up 0.1 s" in kept and "apart" not in kept
+    )
+
+
+class _Successors:
+    """What final_round asks of the pool: the libraries still importing, and a wait for them;
+    and a sweep that notes the jobs it is given and answers a row for each variant and
+    baseline."""
+
+    def __init__(self, coming):
+        self.coming_now, self.waits = set(coming), []
+
+    def coming(self):
+        return tuple(self.coming_now)
+
+    def await_successors(self, libraries):
+        self.waits.append(tuple(libraries))
+        waited = 1.25 if self.coming_now else 0.0  # the pool's: none once a worker has them
+        self.coming_now.clear()
+        return waited
+
+
+class _NotingSweep:
+    def __init__(self, executor):
+        self.executor, self.jobs = executor, []
+
+    def run(self, jobs, ready=None, whole=False):
+        from cudabench.core.records import ResultRow
+
+        self.jobs += jobs
+        return [
+            [ResultRow.of(j.case, v.label, Status.OK) for v in j.variants]
+            + [ResultRow.of(j.case, b, Status.OK, is_baseline=True) for b in j.baselines]
+            for j in jobs
+        ]
+
+
+@pytest.mark.parametrize(
+    ("coming", "baselines", "rounds"),
+    [
+        ({"slowlib"}, ("cupy", "slow"), [("cupy",), ("slow",)]),  # importing: slow apart, after
+        (set(), ("cupy", "slow"), [("cupy", "slow")]),  # imported already: one round
+        ({"slowlib"}, ("slow",), [("slow",)]),  # the only baseline: stays (vs library divides by it)
+    ],
+)
+def test_the_final_round_times_a_baseline_apart_while_its_library_is_importing(
+    monkeypatch, coming, baselines, rounds
+):
+    """Issue 43: the finalists' ranking waits for no library import; a baseline whose
+    library a successor is still importing is timed after it, in a job of its own, once a
+    worker has it, unless it is the only baseline (the `vs library` column divides by the
+    first baseline, timed with the finalists)."""
+    from cudabench.measure.runner import CaseJob
+
+    monkeypatch.setattr(CaseJob, "libraries", lambda self: ("slowlib",) if "slow" in self.baselines else ())
+    variant = parse_header(FLOAT4, "reduce")
+    chosen = tuple(variant.configured({"BLOCK": b, "WARP_ROW_BYTES": 16}) for b in (128, 256))
+    pool = _Successors(coming)
+    noted = _NotingSweep(pool)
+    compiles = search._Compiles(None, 1)
+    final, apart = search.final_round(
+        Case("reduce", (64, 129)), chosen, baselines, TimingOptions(**QUICK), noted, compiles
+    )
+    assert [j.baselines for j in noted.jobs] == rounds
+    assert [len(j.variants) for j in noted.jobs] == [2] + [0] * (len(rounds) - 1)  # finalists once
+    assert all(j.timing.interleave and j.timing.precision == search.FINAL_PRECISION for j in noted.jobs)
+    assert [r.label for r in final.rows][:2] == [v.label for v in chosen]
+    if len(rounds) == 2:
+        assert [r.label for r in apart.rows] == ["slow"] and apart.library_wait_s == 1.25
+        assert final.library_wait_s == 0.0 and pool.waits == [("slowlib",)]
+    else:
+        assert apart.rows == [] and final.library_wait_s == (1.25 if "slow" in baselines and coming else 0)
+
+
 def test_a_search_on_several_gpus_sends_its_rounds_in_jobs_a_gpu(tmp_path, monkeypatch):
     """Issue 43: a round goes out in JOBS_A_ROUND jobs a GPU, whole (not a part a
     configuration, which cost the parent a round trip each: 7 ms on two H200s, slower than
@@ -663,7 +748,7 @@ def test_a_search_on_several_gpus_sends_its_rounds_in_jobs_a_gpu(tmp_path, monke
         sweep_,
         search_timing=timing,
     )
-    assert outcome.measured == 4 and search.values_of(outcome.best.label)["BLOCK"] == 512
+    assert outcome.measured == 4 and values_of(outcome.best.label)["BLOCK"] == 512
     *rounds, final = sweep_.executor.parts
     assert [len(names) for _, names, baselines in rounds] == [2, 2]  # 4 configurations, 2 GPUs
     assert final[2] == ["cupy"] and len(final[1]) > 1

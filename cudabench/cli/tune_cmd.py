@@ -85,7 +85,7 @@ def _outcome_table(outcome: Outcome) -> Table:
     shown = varying or [n for n, _ in outcome.space.variant.params]
     table = Table(
         title=f"{case.op} {outcome.space.variant.name} {case.shape_text} {case.dtype}: final "
-        f"round, interleaved (the top {FINAL_TOP}, the default, the library)",
+        f"round, interleaved (the top {FINAL_TOP}, the default, the library){_apart(outcome)}",
         title_justify="left",
         header_style="bold",
     )
@@ -126,6 +126,12 @@ def _outcome_table(outcome: Outcome) -> Table:
     return table
 
 
+def _apart(outcome: Outcome) -> str:
+    """The baselines timed after the final round, not in it (their library was importing)."""
+    apart = outcome.costs.apart if outcome.costs else ()
+    return f"; {', '.join(apart)} timed after it, apart" if apart else ""
+
+
 def costs_line(costs: Costs) -> str:
     """Where the search's time went: per configuration of its rounds, the workers' set-up and
     timing and the host's share; then nvcc ahead of the GPU, the strategy, the final round."""
@@ -152,14 +158,20 @@ def _final_split(costs: Costs) -> str:
     label, seconds = costs.final_slowest
     where = "on one GPU: " if costs.workers > 1 else ""
     wait = (
-        f"{costs.library_wait_s:.1f} s waiting for the worker importing its libraries, "
+        f"{costs.library_wait_s:.1f} s waiting for the worker importing its libraries"
         if costs.library_wait_s >= 0.05
         else ""
     )
-    return (
-        f" ({where}{wait}set-up {costs.final_setup_s:.1f} s, the longest {label} {seconds:.1f} s; "
-        f"timing {costs.final_measure_s:.1f} s, its rows in turn)"
+    split = (
+        f" ({where}{wait + ', ' if wait and not costs.apart else ''}set-up "
+        f"{costs.final_setup_s:.1f} s, the longest {label} {seconds:.1f} s; timing "
+        f"{costs.final_measure_s:.1f} s, its rows in turn)"
     )
+    if costs.apart:  # timed after the search, once a worker had imported their library
+        split += (
+            f"; then {', '.join(costs.apart)} apart {costs.apart_s:.1f} s{' (' + wait + ')' if wait else ''}"
+        )
+    return split
 
 
 def _summary(outcome: Outcome) -> str:

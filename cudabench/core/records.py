@@ -173,6 +173,10 @@ class TimingOptions:
     min_samples: int = 10
     min_time_s: float = 0.2  # GPU time the samples must add up to, at least
     max_time_s: float = 10.0  # stop sampling after this much GPU time, whatever the count
+    # Stop sooner once the median is known to within this relative half-width (95%,
+    # distribution-free: sampling.median_halfwidth), after min_samples; 0: off. tune's final
+    # round uses it: its rows are ranked against ties of 1%, not reported to 0.1%
+    precision: float = 0.0
     batch_below_us: float = 50.0  # shorter launches are timed in batches, longer ones singly
     interleave: bool = False  # sample the variants of a shape in turn (A B A B ...)
     batch_target_us: float = 2000.0  # a batch of short launches lasts about this long

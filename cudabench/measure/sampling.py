@@ -15,7 +15,12 @@
    not the CPU's launch overhead; this is what Nsight Compute's gpu__time_duration measures.
    Cold mode times one launch per sample, after an L2 flush.
 4. Sample until both `min_samples` samples and `min_time_s` of GPU time are reached (the
-   triton/nvbench rule), or `max_time_s` is spent, whichever comes first. With `interleave`
+   triton/nvbench rule), or `max_time_s` is spent, whichever comes first. With `precision`
+   (tune's rounds and final round), a row also stops once its median is known (95%,
+   distribution-free: the order statistics around the median) to within that relative
+   half-width or a quarter of the samples' own spread, whichever is larger (`precise`): a
+   noisier median could not change which rows are ties. A row is then done in tens of
+   samples, not the 0.2 s that ranks nothing better. With `interleave`
    the variants of one shape take their samples in turn (measure_interleaved). A backend whose
    clock is scripted (`scripted_clock`: the fake's) has no noise for the time rule to average:
    its rows stop at `min_samples` (`sampling_options`), so a fake run takes seconds.
@@ -48,7 +53,7 @@ from dataclasses import replace
 
 from cudabench.backends.base import MAX_BATCH, Backend, Sampler, Scope
 from cudabench.backends.cupti_clock import resolve_timer
-from cudabench.core.records import Measurement, TimingOptions
+from cudabench.core.records import Measurement, TimingOptions, median
 from cudabench.measure.telemetry import Watch, settle
 
 PILOT_SAMPLES = 3
@@ -65,10 +70,50 @@ def batch_size(pilot_ms: float, options: TimingOptions) -> int:
     return max(1, min(MAX_BATCH, math.ceil(target_ms / pilot_ms)))
 
 
-def enough(count: int, spent_s: float, options: TimingOptions) -> bool:
-    """The stopping rule: both the minimum count and the minimum GPU time, or the maximum."""
-    done = count >= options.min_samples and spent_s >= options.min_time_s
-    return done or spent_s >= options.max_time_s
+PRECISION_EVERY = 8  # samples between two looks at the median's precision (a sort each)
+# A row's median needs to be known only to this share of its own spread (p10..p90, the
+# tie margin tuning's ties_of uses): rows further apart than their spread are then told
+# apart, and rows closer are ties whatever more samples would say
+SPREAD_SHARE = 0.25
+
+
+def median_halfwidth(samples: list[float]) -> float:
+    """The relative half-width of a 95% confidence interval for the median of `samples`,
+    distribution-free: between the order statistics of ranks floor((n - 1.96 sqrt(n)) / 2)
+    and ceil(1 + (n + 1.96 sqrt(n)) / 2) (the sign test's interval, normal approximation),
+    halved, over the median; inf for fewer than 3 samples."""
+    n = len(samples)
+    if n < 3:
+        return math.inf
+    s = sorted(samples)
+    mid = median(s)
+    reach = 0.98 * math.sqrt(n)  # 1-based ranks above; 0-based indices here
+    lo, hi = max(0, math.floor(n / 2 - reach) - 1), min(n - 1, math.ceil(n / 2 + reach))
+    return (s[hi] - s[lo]) / 2 / mid if mid > 0 else math.inf
+
+
+def precise(samples: list[float], precision: float) -> bool:
+    """Whether the median of `samples` is known well enough: its 95% half-width at most
+    `precision` or SPREAD_SHARE of the samples' relative spread, whichever is larger."""
+    if not samples:
+        return False
+    spread = Measurement(samples_ms=tuple(samples), batch=1, method="").spread
+    return median_halfwidth(samples) <= max(precision, SPREAD_SHARE * spread)
+
+
+def enough(count: int, spent_s: float, options: TimingOptions, samples: list[float] | None = None) -> bool:
+    """The stopping rule: both the minimum count and the minimum GPU time, or the maximum;
+    with `options.precision` and the `samples` so far, also the median's precision (looked
+    at every PRECISION_EVERY samples past the minimum count: `precise`)."""
+    if spent_s >= options.max_time_s:
+        return True
+    if count < options.min_samples:
+        return False
+    if spent_s >= options.min_time_s:
+        return True
+    if options.precision > 0 and samples and (len(samples) - options.min_samples) % PRECISION_EVERY == 0:
+        return precise(samples, options.precision)
+    return False
 
 
 def counted(taken: int, batch: int, clock: str) -> int:
@@ -94,7 +139,7 @@ def collect(
         if watch is not None:
             watch.sample_done()
         spent_s += ms * batch / 1000.0
-        if enough(counted(len(samples), batch, clock), spent_s, options):
+        if enough(counted(len(samples), batch, clock), spent_s, options, samples):
             return samples
 
 
@@ -284,7 +329,7 @@ def measure_interleaved(
                     watch.sample_done()
                 spent_s[index] += ms * sampler.batch / 1000.0
                 count = counted(len(samples[index]), sampler.batch, clock)
-                done[index] = enough(count, spent_s[index], options)
+                done[index] = enough(count, spent_s[index], options, samples[index])
         return [
             _measurement(sampler, taken, clock, e, w, options, settled)
             for taken, (sampler, settled), e, w in zip(samples, prepared, events, watches)

@@ -9,14 +9,16 @@ worker pool, validation, time-outs, every row saved as it ends, Ctrl-C keeping t
                (threads, each running nvcc; the cache is keyed on the -D definitions) while
                the GPU measures: a job goes to a worker once its own cubins are ready
     measure    every configuration is validated against the float64 reference and timed with
-               quick search timing (SEARCH_TIMING: a few milliseconds of samples, no NVML
-               telemetry), a round's configurations in a few jobs (CHUNK, JOBS_A_ROUND); a
-               wrong, crashing or hanging one is a row with its status and the search goes
-               on; N/A and SKIPPED (the op rejects the shape, or a block does not fit on
-               an SM) do not count against the budget
+               quick search timing (SEARCH_TIMING: samples until the median is known to 1%
+               or a quarter of its spread, a few milliseconds at most, no NVML telemetry),
+               a round's configurations in a few jobs (CHUNK, JOBS_A_ROUND); a wrong,
+               crashing or hanging one is a row with its status and the search goes on;
+               N/A and SKIPPED (the op rejects the shape, or a block does not fit on an SM)
+               do not count against the budget
     final      the best few, the header's default and the library baselines are timed again,
-               interleaved, with the full timing; configurations within the noise of the best
-               are reported as ties, not ranked
+               interleaved, with the full timing, each row until its median is known to
+               within FINAL_PRECISION or a quarter of its spread; configurations within the
+               noise of the best are reported as ties, not ranked
 
 Nothing here prints: the CLI (cli/tune_cmd.py) renders the Outcome.
 """
@@ -30,22 +32,12 @@ import os
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
-from cudabench.core.records import (
-    Case,
-    KernelVariant,
-    ResultRow,
-    Status,
-    TimingOptions,
-    parse_params,
-    split_label,
-)
+from cudabench.core.records import Case, KernelVariant, ResultRow, Status, TimingOptions
 from cudabench.execution.sweep import Sweep
 from cudabench.measure.runner import CaseJob
-from cudabench.record.stems import now_utc
-from cudabench.record.tuning_file import TunedEntry
+from cudabench.tuning.outcome import Costs, Outcome, ties_of, values_of
 from cudabench.tuning.strategies import SearchSpace, Strategy, TuneError, search_space
 
 # Search timing: enough samples to rank, short enough that a configuration's timing costs
@@ -57,105 +49,23 @@ SEARCH_TIMING = {
     "min_time_s": 0.005,
     "max_time_s": 0.5,
     "batch_target_us": 500.0,
+    "precision": 0.01,  # or a quarter of the spread (sampling.precise): enough to pick finalists
     "interleave": False,
     "watch": False,  # NVML's reads: 12 ms of timing a configuration with them, 7 without (H200)
 }
 FINAL_TOP = 5  # configurations timed again, interleaved, with the full timing
+# The final round's rows stop sampling once their medians are known (95%) to within 0.25%,
+# a quarter of MIN_TIE (outcome.py), or a quarter of their own spread, whichever is larger (the margin
+# ties_of calls a tie), else at the full timing's rule: tens of samples rank them, not the
+# 0.2 s each that `run` takes
+FINAL_PRECISION = 0.0025
 # Configurations per job: at least CHUNK, so that jobs start as soon as their own compiles
 # are done; a round in about JOBS_A_ROUND jobs a GPU, so that a worker waits for the parent
 # (the rows' bookkeeping, the next job) a few times a round, not every configuration: the
 # jobs go out whole (Sweep.run's `whole`), not cut into a configuration each
 CHUNK = 4
 JOBS_A_ROUND = 8
-MIN_TIE = 0.01  # configurations closer than 1% are ties whatever the spread says
 UNCOUNTED = (Status.N_A, Status.SKIPPED)
-
-
-@dataclass(frozen=True)
-class Costs:
-    """Where a search's wall time went, in seconds. `setup_s` and `measure_s` are summed over
-    the search rounds' rows (in the workers, `workers` at a time); the rest of the rounds'
-    wall time is the host's: worker round trips, writing the results, the progress bar."""
-
-    rounds_s: float  # the search rounds, wall (the final round apart)
-    final_s: float  # the final interleaved round, wall
-    setup_s: float  # module load, inputs, float64 reference and tolerance, the first check
-    measure_s: float  # warm-up, samples, the check after
-    compile_s: float | None  # nvcc, summed over the threads compiling ahead (None: none did)
-    waited_s: float  # the sweep waited for a job's own compiles
-    strategy_s: float  # the strategy's ask and tell
-    configurations: int  # rows of the search rounds
-    workers: int
-    # the final round's rows: set-up summed (each prepared before any is timed), timing (its
-    # samples taken in turn), and the row whose set-up took longest (a library's first call
-    # imports it there) - (label, seconds), or None without a final round
-    final_setup_s: float = 0.0
-    final_measure_s: float = 0.0
-    final_slowest: tuple[str, float] | None = None
-    # before the final round: the wait for the workers importing its libraries (torch) beside
-    # the GPUs' plain workers, which ran the search meanwhile (pool.py's successors)
-    library_wait_s: float = 0.0
-
-    @property
-    def host_s(self) -> float:
-        """The rounds' wall time not spent in a worker's set-up or timing, nor waiting for
-        nvcc, nor in the strategy: what the host's side of a configuration costs."""
-        busy = (self.setup_s + self.measure_s) / max(1, self.workers)
-        return max(0.0, self.rounds_s - busy - self.waited_s - self.strategy_s)
-
-    def per_configuration_ms(self) -> tuple[float, float, float, float]:
-        """(wall, set-up, timing, host) per configuration of the search rounds, ms."""
-        n = max(1, self.configurations)
-        return (
-            1e3 * self.rounds_s / n,
-            1e3 * self.setup_s / n,
-            1e3 * self.measure_s / n,
-            1e3 * self.host_s / n,
-        )
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """What one search found. Rows are the sweep's: every configuration once (the final
-    round's measurement for those timed again), then the baselines."""
-
-    case: Case
-    space: SearchSpace
-    strategy: str
-    rows: list[ResultRow]
-    final: list[ResultRow]  # the final round, fastest first (baselines included)
-    best: ResultRow | None
-    ties: list[ResultRow]  # within the noise of the best (the best first)
-    default: ResultRow | None  # the header's default configuration, from the final round
-    measured: int  # configurations that counted against the budget
-    uncounted: int  # N/A and SKIPPED
-    failed: int  # FAIL, COMPILE_ERROR, CRASH, TIMEOUT, ERROR
-    wall_s: float
-    costs: Costs | None = None
-
-    @property
-    def speedup_over_default(self) -> float | None:
-        if self.best is None or self.default is None or not self.best.time_us:
-            return None
-        return (self.default.time_us or 0) / self.best.time_us or None
-
-
-def ties_of(final: list[ResultRow]) -> list[ResultRow]:
-    """The timed configurations within the noise of the fastest: their medians differ by
-    less than the larger of MIN_TIE and the two rows' mean relative spread (p10..p90)."""
-    timed = sorted(
-        (r for r in final if r.status is Status.OK and r.time_us and not r.is_baseline),
-        key=lambda r: r.time_us or 0,
-    )
-    if not timed:
-        return []
-    best = timed[0]
-    out = [best]
-    for row in timed[1:]:
-        noise = max(MIN_TIE, ((best.spread or 0) + (row.spread or 0)) / 2)
-        if (row.time_us or 0) <= (best.time_us or 0) * (1 + noise):
-            out.append(row)
-    return out
 
 
 Compiler = Callable[[KernelVariant], Any]  # compiles one configuration (the cache keeps it)
@@ -273,26 +183,20 @@ def search(
             finalists.append(default_label)
         rounds_s = time.monotonic() - start
         waited = compiles.waited_s
-        final: list[ResultRow] = []
-        library_wait = 0.0
+        final = apart = Round()
         if finalists:
             chosen = tuple(space.variant.configured(values_of(label)) for label in finalists)
-            job = CaseJob(case, chosen, baselines, dataclasses.replace(timing, interleave=True))
-            awaited = getattr(sweep.executor, "await_successors", None)  # the pool's
-            libraries = job.libraries()
-            if awaited is not None and libraries:
-                library_wait = awaited(libraries)
-            compiles.submit([job])
-            (final,) = sweep.run([job], compiles.ready)
+            final, apart = final_round(case, chosen, baselines, timing, sweep, compiles)
     finally:
         compiles.close()
-    for row in final:
+    for row in final.rows:
         if not row.is_baseline:
             by_label[row.label] = row
-    baseline_rows = [r for r in final if r.is_baseline]
-    ordered = sorted(final, key=lambda r: (r.status is not Status.OK, r.time_us or float("inf")))
-    ties = ties_of(final)
-    default = next((r for r in final if r.label == default_label and not r.is_baseline), None)
+    timed = final.rows + apart.rows
+    baseline_rows = [r for r in timed if r.is_baseline]
+    ordered = sorted(timed, key=lambda r: (r.status is not Status.OK, r.time_us or float("inf")))
+    ties = ties_of(final.rows)
+    default = next((r for r in final.rows if r.label == default_label and not r.is_baseline), None)
     return Outcome(
         case=case,
         space=space,
@@ -305,10 +209,10 @@ def search(
         measured=counted,
         uncounted=uncounted,
         failed=failed,
-        wall_s=time.monotonic() - start,
+        wall_s=rounds_s + final.wall_s,
         costs=Costs(
             rounds_s=rounds_s,
-            final_s=time.monotonic() - start - rounds_s,
+            final_s=final.wall_s,
             setup_s=setup,
             measure_s=measuring,
             compile_s=compiles.compile_s if compiles.pool is not None else None,
@@ -316,19 +220,65 @@ def search(
             strategy_s=thinking,
             configurations=rows_seen,
             workers=len(getattr(sweep.executor, "devices", None) or [1]),
-            final_setup_s=sum(r.setup_s or 0.0 for r in final),
-            final_measure_s=sum(r.measure_s or 0.0 for r in final),
+            final_setup_s=sum(r.setup_s or 0.0 for r in final.rows),
+            final_measure_s=sum(r.measure_s or 0.0 for r in final.rows),
             final_slowest=max(
-                ((r.label, r.setup_s) for r in final if r.setup_s), key=lambda pair: pair[1], default=None
+                ((r.label, r.setup_s) for r in final.rows if r.setup_s),
+                key=lambda pair: pair[1],
+                default=None,
             ),
-            library_wait_s=library_wait,
+            library_wait_s=final.library_wait_s + apart.library_wait_s,
+            apart=tuple(r.label for r in apart.rows),
+            apart_s=apart.wall_s,
         ),
     )
 
 
-def values_of(label: str) -> dict[str, int]:
-    """`float4[BLOCK=256,ITEMS=8]` -> {"BLOCK": 256, "ITEMS": 8}."""
-    return parse_params(split_label(label)[1])
+@dataclasses.dataclass(frozen=True)
+class Round:
+    """One timed round after the search: its rows, its wall time, and of it the wait for a
+    worker that has imported the round's libraries (torch) - the pool's successors."""
+
+    rows: list[ResultRow] = dataclasses.field(default_factory=list)
+    wall_s: float = 0.0
+    library_wait_s: float = 0.0
+
+
+def final_round(
+    case: Case,
+    chosen: tuple[KernelVariant, ...],
+    baselines: tuple[str, ...],
+    timing: TimingOptions,
+    sweep: Sweep,
+    compiles: _Compiles,
+) -> tuple[Round, Round]:
+    """The finalists (`chosen`: the best few, the default) and the baselines timed
+    interleaved with the full timing, each row until its median is known to FINAL_PRECISION
+    or a quarter of its spread. A baseline that imports a library (torch: 3 to 5 s in a
+    fresh process, which a successor does beside the search) is timed apart, after: the
+    ranking waits for no import, and the library's rows come when it is in. Apart only while
+    some baseline needs no import (the first baseline OK is what `vs library` divides by,
+    so it stays interleaved with the finalists) and no worker has the library yet."""
+    final_timing = dataclasses.replace(timing, interleave=True, precision=FINAL_PRECISION)
+    job = CaseJob(case, chosen, baselines, final_timing)
+    awaited = getattr(sweep.executor, "await_successors", None)  # the pool's
+    coming = set(getattr(sweep.executor, "coming", lambda: ())())  # libraries still importing
+    later = tuple(b for b in baselines if coming & set(CaseJob(case, (), (b,), timing).libraries()))
+    if len(later) == len(baselines):
+        later = ()
+    now = tuple(b for b in baselines if b not in later)
+    begin = time.monotonic()
+    wait = awaited(job.libraries()) if awaited is not None and job.libraries() and not later else 0.0
+    compiles.submit([job])
+    (rows,) = sweep.run([dataclasses.replace(job, baselines=now)], compiles.ready)
+    final = Round(rows, time.monotonic() - begin, wait)
+    if not later:
+        return final, Round()
+    begin = time.monotonic()
+    apart = CaseJob(case, (), later, final_timing)
+    wait = awaited(apart.libraries()) if awaited is not None else 0.0
+    (rows,) = sweep.run([apart])
+    return final, Round(rows, time.monotonic() - begin, wait)
 
 
 def plan_searches(
@@ -376,23 +326,3 @@ def run_searches(
             search(case, space, strategy, budget, jobs[index].baselines, timing, sweep, compile_one)
         )
     return outcomes
-
-
-def entry_of(outcome: Outcome, gpu: str, results: str) -> TunedEntry:
-    """The tuning-file entry of a search's best configuration (it must have one)."""
-    best = outcome.best
-    assert best is not None and best.time_us is not None
-    return TunedEntry(
-        gpu=gpu,
-        op=best.op,
-        variant=best.variant,
-        dtype=best.dtype,
-        shape=best.shape,
-        params=values_of(best.label),
-        time_us=best.time_us,
-        default_time_us=outcome.default.time_us if outcome.default else None,
-        strategy=outcome.strategy,
-        tuned_at=now_utc(),
-        results=results,
-        ties=tuple(r.params for r in outcome.ties[1:]),
-    )

@@ -11,7 +11,8 @@ from cudabench.core.records import Case, DeviceInfo, ResultRow
 from cudabench.execution.session import Session
 from cudabench.execution.sweep import MANY_ROWS_SAVE_S, Sweep
 from cudabench.record import tuning_file
-from cudabench.tuning.search import FINAL_TOP, Costs, Outcome, entry_of, plan_searches, run_searches
+from cudabench.tuning.outcome import Costs, Outcome, entry_of
+from cudabench.tuning.search import FINAL_TOP, plan_searches, run_searches
 from cudabench.tuning.strategies import STRATEGIES, SearchSpace, Strategy, TuneError, make_strategy
 from cudabench.usecases.flow import (
     Placement,
