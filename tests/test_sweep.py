@@ -305,3 +305,18 @@ def test_a_sweep_estimates_its_parts_from_the_runs_before_it(tmp_path):
             sum(rows[n].setup_s + rows[n].measure_s for n in ("naive", "cupy"))
         )
         second.finish()
+
+
+def test_speedups_divide_by_the_first_baseline_timed_or_by_the_time_given():
+    from cudabench.core.records import Case, ResultRow, Status
+
+    case = Case("reduce", (64,))
+    rows = [
+        ResultRow.of(case, "float4", Status.OK, time_us=10.0),
+        ResultRow.of(case, "cupy", Status.OK, time_us=20.0, is_baseline=True),
+        ResultRow.of(case, "torch", Status.OK, time_us=40.0, is_baseline=True),
+    ]
+    assert [r.speedup for r in sweep.with_speedups(rows, ("cupy", "torch"))] == [2.0, 1.0, 0.5]
+    # torch timed apart (tune: after the final round that held CuPy's row): CuPy's time given
+    assert [r.speedup for r in sweep.with_speedups(rows[2:], ("torch",), 20.0)] == [0.5]
+    assert [r.speedup for r in sweep.with_speedups(rows[2:], ("torch",))] == [1.0]

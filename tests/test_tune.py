@@ -685,7 +685,7 @@ class _NotingSweep:
         self.jobs += jobs
         return [
             [ResultRow.of(j.case, v.label, Status.OK) for v in j.variants]
-            + [ResultRow.of(j.case, b, Status.OK, is_baseline=True) for b in j.baselines]
+            + [ResultRow.of(j.case, b, Status.OK, is_baseline=True, time_us=10.0) for b in j.baselines]
             for j in jobs
         ]
 
@@ -722,6 +722,7 @@ def test_the_final_round_times_a_baseline_apart_while_its_library_is_importing(
     assert [r.label for r in final.rows][:2] == [v.label for v in chosen]
     if len(rounds) == 2:
         assert [r.label for r in apart.rows] == ["slow"] and apart.library_wait_s == 1.25
+        assert noted.jobs[1].divide_by_us == 10.0  # vs library: CuPy's time, from the final round
         assert final.library_wait_s == 0.0 and pool.waits == [("slowlib",)]
     else:
         assert apart.rows == [] and final.library_wait_s == (1.25 if "slow" in baselines and coming else 0)

@@ -66,15 +66,15 @@ class SweepFailed(Exception):
         self.rows, self.path = rows, path
 
 
-def with_speedups(rows: list[ResultRow], baselines: tuple[str, ...]) -> list[ResultRow]:
-    """Speedup over the first baseline that timed OK (baseline time / row time)."""
-    base = next((r for r in rows if r.variant in baselines and r.time_us), None)
+def with_speedups(
+    rows: list[ResultRow], baselines: tuple[str, ...], divide_by_us: float | None = None
+) -> list[ResultRow]:
+    """Speedup over the first baseline that timed OK (baseline time / row time), or over
+    `divide_by_us` where given (a job timed apart from its case's first baseline)."""
+    base = divide_by_us or next((r.time_us for r in rows if r.variant in baselines and r.time_us), None)
     if base is None:
         return rows
-    return [
-        dataclasses.replace(r, speedup=base.time_us / r.time_us) if r.time_us else r  # type: ignore[operator]
-        for r in rows
-    ]
+    return [dataclasses.replace(r, speedup=base / r.time_us) if r.time_us else r for r in rows]
 
 
 def baselines_fail_note(rows: list[ResultRow], job: CaseJob) -> str:
@@ -185,7 +185,7 @@ class Sweep:
         """The derived columns of a finished job's rows, filled here and nowhere else: each
         kernel row's speedup over the job's baseline, and each row's `% ceiling` (with its
         note when above the ceiling: `with_ceiling`)."""
-        rows = with_speedups(rows, job.baselines)
+        rows = with_speedups(rows, job.baselines, job.divide_by_us)
         self._note(baselines_fail_note(rows, job))
         return [self.with_ceiling(r) for r in rows]
 

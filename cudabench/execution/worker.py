@@ -66,8 +66,9 @@ def serve(
     get goes back in the versions (`timer`, and `timer_note` when auto fell back). The
     `preload` libraries (the baselines' and Python variants': torch, triton) are imported
     first, before the backend opens, and their CUDA state started before saying ready: in
-    the first row that calls one, the import would be part of the run's time. (Such a worker is the pool's successor on its GPU: it takes over from the
-    plain worker there, which runs the jobs that need nothing meanwhile.)"""
+    the first row that calls one, the import would be part of the run's time. (Such a worker
+    is the pool's successor on its GPU: it takes over from the plain worker there, which runs
+    the jobs that need nothing meanwhile.)"""
     from cudabench.backends import open_backend
     from cudabench.backends.base import BackendUnavailable
     from cudabench.backends.cupti_clock import KernelClockUnavailable, resolve_timer

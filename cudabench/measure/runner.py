@@ -78,6 +78,10 @@ class CaseJob:
     # the seconds its rows took last time on this GPU model (parts.split, from the history
     # database): how the pool (dispatch.py) judges a wait; None where unknown. A hint only
     estimate_s: float | None = None
+    # the time (us) its rows' speedups divide by, where the job is timed apart from the first
+    # baseline of its case (tune's torch rows, timed after the final round that held CuPy's):
+    # None divides by the job's own first baseline that timed OK (sweep.with_speedups)
+    divide_by_us: float | None = None
 
     def __post_init__(self) -> None:
         if not self.op_file:

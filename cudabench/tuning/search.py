@@ -258,7 +258,8 @@ def final_round(
     fresh process, which a successor does beside the search) is timed apart, after: the
     ranking waits for no import, and the library's rows come when it is in. Apart only while
     some baseline needs no import (the first baseline OK is what `vs library` divides by,
-    so it stays interleaved with the finalists) and no worker has the library yet."""
+    so it stays interleaved with the finalists, and the rows timed apart divide by it too:
+    CaseJob.divide_by_us) and no worker has the library yet."""
     final_timing = dataclasses.replace(timing, interleave=True, precision=FINAL_PRECISION)
     job = CaseJob(case, chosen, baselines, final_timing)
     awaited = getattr(sweep.executor, "await_successors", None)  # the pool's
@@ -275,7 +276,8 @@ def final_round(
     if not later:
         return final, Round()
     begin = time.monotonic()
-    apart = CaseJob(case, (), later, final_timing)
+    first = next((r.time_us for r in rows if r.is_baseline and r.time_us), None)  # vs library's
+    apart = CaseJob(case, (), later, final_timing, divide_by_us=first)
     wait = awaited(apart.libraries()) if awaited is not None else 0.0
     (rows,) = sweep.run([apart])
     return final, Round(rows, time.monotonic() - begin, wait)
