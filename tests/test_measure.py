@@ -44,6 +44,9 @@ def test_collect_stops_at_max_time_even_below_min_samples():
 
 def test_median_halfwidth_is_the_sign_tests_interval():
     assert median_halfwidth([1.0, 1.0]) == float("inf")  # too few to say
+    # five: even their whole range holds the median only 1 - 2/32 = 94% of the time
+    assert median_halfwidth([1.0, 1.01, 0.99, 1.0, 1.0]) == float("inf")
+    assert median_halfwidth([1.0, 1.01, 0.99, 1.0, 1.0, 1.0]) == pytest.approx(0.01)  # 6: the range
     # n = 100: the 95% interval runs from the 40th to the 61st of the sorted samples (1-based)
     samples = [100.0 + i for i in range(100)]
     assert median_halfwidth(samples) == pytest.approx((160.0 - 139.0) / 2 / 149.5)
@@ -65,9 +68,13 @@ def test_precision_stops_a_row_once_its_median_is_known_to_the_tie_margin():
     spread = Measurement(samples_ms=tuple(noisy), batch=1, method="").spread
     assert median_halfwidth(noisy) <= SPREAD_SHARE * spread
     assert not precise(noisy[:-PRECISION_EVERY], 0.0025)  # the look before said go on
-    # a steady row that is not steady enough: 1% apart samples need more than ten
-    wobble = itertools.cycle([1.0, 1.01, 0.99, 1.005, 0.995, 1.0])
-    assert 10 < len(collect(lambda: next(wobble), 1, replace(options, precision=0.001))) < 200
+    # where the spread is narrower than the precision asked, the precision decides: 1 ms
+    # +- 0.1% is known to 0.25% at the first look, to 0.01% (a quarter of its spread, 0.04%,
+    # then rules) only after more samples
+    draw = random.Random(1)
+    loose = collect(lambda: draw.uniform(0.999, 1.001), 1, options)
+    tight = collect(lambda: draw.uniform(0.999, 1.001), 1, replace(options, precision=0.0001))
+    assert len(loose) == 10 and 10 < len(tight) < 200
     # off by default: the same steady row samples for the whole minimum time
     steady = itertools.cycle([1.0, 1.001, 0.999])
     assert len(collect(lambda: next(steady), 1, replace(options, precision=0.0))) == 200

@@ -320,3 +320,22 @@ def test_speedups_divide_by_the_first_baseline_timed_or_by_the_time_given():
     # torch timed apart (tune: after the final round that held CuPy's row): CuPy's time given
     assert [r.speedup for r in sweep.with_speedups(rows[2:], ("torch",), 20.0)] == [0.5]
     assert [r.speedup for r in sweep.with_speedups(rows[2:], ("torch",))] == [1.0]
+
+
+def test_a_job_timed_apart_divides_its_speedups_by_the_time_it_is_given(tmp_path):
+    """tune's torch row, timed after the final round that held CuPy's: the sweep divides its
+    speedup by CuPy's time (CaseJob.divide_by_us), not by its own, and says nothing of every
+    baseline failing from a job that holds only some of them."""
+    from conftest import fake_session
+
+    from cudabench.core.records import Case, TimingOptions
+    from cudabench.measure.runner import CaseJob
+
+    timing = TimingOptions(min_samples=2, min_time_s=0.0, max_time_s=0.01, warmup=0)
+    job = CaseJob(Case("reduce", (4096,)), (), ("cupy",), timing, divide_by_us=1000.0)
+    with fake_session() as session:
+        run = session.start("reduce", timing, "test", output=tmp_path, record=False)
+        ((row,),) = run.run([job])
+        ((alone,),) = run.run([dataclasses.replace(job, divide_by_us=None)])
+    assert row.time_us and row.speedup == pytest.approx(1000.0 / row.time_us)
+    assert alone.speedup == pytest.approx(1.0)

@@ -651,6 +651,8 @@ def test_costs_say_which_baselines_were_timed_apart_and_the_wait_for_their_libra
     line = costs_line(apart)
     assert "final interleaved round 0.5 s (set-up 0.1 s" in line  # no wait in the final round
     assert line.endswith("; then torch apart 1.6 s (1.3 s waiting for the worker importing its libraries)")
+    bare = costs_line(dataclasses.replace(apart, final_slowest=None))  # no final round's split
+    assert bare.endswith("; then torch apart 1.6 s (1.3 s waiting for the worker importing its libraries)")
     kept = costs_line(dataclasses.replace(costs, library_wait_s=1.3))  # torch in the final round
     assert (
         "(1.3 s waiting for the worker importing its libraries, set-up 0.1 s" in kept and "apart" not in kept
@@ -696,6 +698,7 @@ class _NotingSweep:
         ({"slowlib"}, ("cupy", "slow"), [("cupy",), ("slow",)]),  # importing: slow apart, after
         (set(), ("cupy", "slow"), [("cupy", "slow")]),  # imported already: one round
         ({"slowlib"}, ("slow",), [("slow",)]),  # the only baseline: stays (vs library divides by it)
+        ({"slowlib"}, ("slow", "cupy"), [("slow", "cupy")]),  # the first: stays, whatever is importing
     ],
 )
 def test_the_final_round_times_a_baseline_apart_while_its_library_is_importing(

@@ -152,25 +152,25 @@ def costs_line(costs: Costs) -> str:
 
 
 def _final_split(costs: Costs) -> str:
-    """The final round's set-up and timing, and its slowest set-up (a library's first call)."""
-    if costs.final_slowest is None:
-        return ""
-    label, seconds = costs.final_slowest
+    """The final round's set-up and timing, and its slowest set-up (a library's first call);
+    then the baselines timed apart after it, with the wait for their library."""
     where = "on one GPU: " if costs.workers > 1 else ""
     wait = (
         f"{costs.library_wait_s:.1f} s waiting for the worker importing its libraries"
         if costs.library_wait_s >= 0.05
         else ""
     )
-    split = (
-        f" ({where}{wait + ', ' if wait and not costs.apart else ''}set-up "
-        f"{costs.final_setup_s:.1f} s, the longest {label} {seconds:.1f} s; timing "
-        f"{costs.final_measure_s:.1f} s, its rows in turn)"
-    )
-    if costs.apart:  # timed after the search, once a worker had imported their library
-        split += (
-            f"; then {', '.join(costs.apart)} apart {costs.apart_s:.1f} s{' (' + wait + ')' if wait else ''}"
+    split = ""
+    if costs.final_slowest is not None:
+        label, seconds = costs.final_slowest
+        split = (
+            f" ({where}{wait + ', ' if wait and not costs.apart else ''}set-up "
+            f"{costs.final_setup_s:.1f} s, the longest {label} {seconds:.1f} s; timing "
+            f"{costs.final_measure_s:.1f} s, its rows in turn)"
         )
+    if costs.apart:  # timed after the search, once a worker had imported their library
+        waited = f" ({wait})" if wait else ""
+        split += f"; then {', '.join(costs.apart)} apart {costs.apart_s:.1f} s{waited}"
     return split
 
 

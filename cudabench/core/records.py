@@ -173,9 +173,10 @@ class TimingOptions:
     min_samples: int = 10
     min_time_s: float = 0.2  # GPU time the samples must add up to, at least
     max_time_s: float = 10.0  # stop sampling after this much GPU time, whatever the count
-    # Stop sooner once the median is known to within this relative half-width (95%,
-    # distribution-free: sampling.median_halfwidth), after min_samples; 0: off. tune's final
-    # round uses it: its rows are ranked against ties of 1%, not reported to 0.1%
+    # Stop sooner once the median is known (95%, distribution-free) to within this relative
+    # half-width or a quarter of the samples' own spread, whichever is wider (sampling.precise),
+    # after min_samples; 0: off. tune's rounds (1%) and final round (0.25%) use it: their rows
+    # are ranked against ties of 1% or more, not reported to 0.1%
     precision: float = 0.0
     batch_below_us: float = 50.0  # shorter launches are timed in batches, longer ones singly
     interleave: bool = False  # sample the variants of a shape in turn (A B A B ...)

@@ -18,9 +18,10 @@
    triton/nvbench rule), or `max_time_s` is spent, whichever comes first. With `precision`
    (tune's rounds and final round), a row also stops once its median is known (95%,
    distribution-free: the order statistics around the median) to within that relative
-   half-width or a quarter of the samples' own spread, whichever is larger (`precise`): a
-   noisier median could not change which rows are ties. A row is then done in tens of
-   samples, not the 0.2 s that ranks nothing better. With `interleave`
+   half-width or a quarter of the samples' own spread, whichever is larger (`precise`): two
+   rows' difference is then known to about half the tie margin, which more samples would
+   rarely move across it. A row is then done in tens of samples, not the 0.2 s that ranks
+   nothing better. With `interleave`
    the variants of one shape take their samples in turn (measure_interleaved). A backend whose
    clock is scripted (`scripted_clock`: the fake's) has no noise for the time rule to average:
    its rows stop at `min_samples` (`sampling_options`), so a fake run takes seconds.
@@ -73,7 +74,7 @@ def batch_size(pilot_ms: float, options: TimingOptions) -> int:
 PRECISION_EVERY = 8  # samples between two looks at the median's precision (a sort each)
 # A row's median needs to be known only to this share of its own spread (p10..p90, the
 # tie margin tuning's ties_of uses): rows further apart than their spread are then told
-# apart, and rows closer are ties whatever more samples would say
+# apart, and rows closer called ties, with more samples rarely saying otherwise
 SPREAD_SHARE = 0.25
 
 
@@ -81,9 +82,10 @@ def median_halfwidth(samples: list[float]) -> float:
     """The relative half-width of a 95% confidence interval for the median of `samples`,
     distribution-free: between the order statistics of ranks floor((n - 1.96 sqrt(n)) / 2)
     and ceil(1 + (n + 1.96 sqrt(n)) / 2) (the sign test's interval, normal approximation),
-    halved, over the median; inf for fewer than 3 samples."""
+    halved, over the median; inf for fewer than 6 samples (below 6, even the whole range
+    covers the median less than 95% of the time: 1 - 2 / 2^n)."""
     n = len(samples)
-    if n < 3:
+    if n < 6:
         return math.inf
     s = sorted(samples)
     mid = median(s)
@@ -104,16 +106,18 @@ def precise(samples: list[float], precision: float) -> bool:
 def enough(count: int, spent_s: float, options: TimingOptions, samples: list[float] | None = None) -> bool:
     """The stopping rule: both the minimum count and the minimum GPU time, or the maximum;
     with `options.precision` and the `samples` so far, also the median's precision (looked
-    at every PRECISION_EVERY samples past the minimum count: `precise`)."""
+    at every PRECISION_EVERY samples from `min_samples` on: `precise`). The precision is
+    judged on the samples as taken (with the kernel clock, a sample's mean launch, not the
+    launches the row then reports; throttled samples included)."""
     if spent_s >= options.max_time_s:
         return True
     if count < options.min_samples:
         return False
     if spent_s >= options.min_time_s:
         return True
-    if options.precision > 0 and samples and (len(samples) - options.min_samples) % PRECISION_EVERY == 0:
-        return precise(samples, options.precision)
-    return False
+    n = len(samples or ())
+    due = n >= options.min_samples and (n - options.min_samples) % PRECISION_EVERY == 0
+    return options.precision > 0 and due and precise(list(samples or ()), options.precision)
 
 
 def counted(taken: int, batch: int, clock: str) -> int:

@@ -45,7 +45,7 @@ from cudabench.tuning.strategies import SearchSpace, Strategy, TuneError, search
 # configuration, docs/guide/tuning.md); the finalists get the full timing
 SEARCH_TIMING = {
     "warmup": 1,
-    "min_samples": 5,
+    "min_samples": 6,  # the fewest whose range is a 95% interval of the median (sampling.py)
     "min_time_s": 0.005,
     "max_time_s": 0.5,
     "batch_target_us": 500.0,
@@ -257,15 +257,16 @@ def final_round(
     or a quarter of its spread. A baseline that imports a library (torch: 3 to 5 s in a
     fresh process, which a successor does beside the search) is timed apart, after: the
     ranking waits for no import, and the library's rows come when it is in. Apart only while
-    some baseline needs no import (the first baseline OK is what `vs library` divides by,
-    so it stays interleaved with the finalists, and the rows timed apart divide by it too:
-    CaseJob.divide_by_us) and no worker has the library yet."""
+    the first baseline needs no import (what `vs library` divides by: it stays interleaved
+    with the finalists, and the rows timed apart divide by its time too, CaseJob.divide_by_us,
+    on whichever GPU has the library) and, as far as the pool has heard, no worker has the
+    library yet."""
     final_timing = dataclasses.replace(timing, interleave=True, precision=FINAL_PRECISION)
     job = CaseJob(case, chosen, baselines, final_timing)
     awaited = getattr(sweep.executor, "await_successors", None)  # the pool's
-    coming = set(getattr(sweep.executor, "coming", lambda: ())())  # libraries still importing
+    coming = set(getattr(sweep.executor, "coming", lambda: ())()) if awaited is not None else set()
     later = tuple(b for b in baselines if coming & set(CaseJob(case, (), (b,), timing).libraries()))
-    if len(later) == len(baselines):
+    if not baselines or baselines[0] in later:  # the first divides `vs library`: it stays
         later = ()
     now = tuple(b for b in baselines if b not in later)
     begin = time.monotonic()
