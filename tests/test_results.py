@@ -13,7 +13,8 @@ from cudabench.backends.fake import FAKE_DEVICE
 from cudabench.cli import app
 from cudabench.core.errors import ResultsError
 from cudabench.core.records import ResultRow, RowKey, RunMeta, Status, TimingOptions
-from cudabench.present.tables import failure_summary, report_markdown, results_table
+from cudabench.present.reports import report_markdown
+from cudabench.present.tables import failure_summary, results_table
 from cudabench.record.results import fastest_per_shape, read_results, rows_frame, write_results
 from cudabench.record.stems import result_stem
 

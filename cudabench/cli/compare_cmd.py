@@ -12,7 +12,7 @@ import typer
 from rich.text import Text
 
 from cudabench.cli.common import DbOption, err, fail_usage, out
-from cudabench.present.tables import compare_table, matrix_table
+from cudabench.present.compare_tables import compare_table, matrix_table
 from cudabench.usecases.compare_runs import DEFAULT_THRESHOLD, CompareRequest, compare_runs, variant_matrix
 
 

@@ -14,7 +14,7 @@ from cudabench.cli.common import DbOption, err, error_line, fail_usage, out
 from cudabench.cli.compare_cmd import parse_threshold
 from cudabench.core.errors import SweepError
 from cudabench.core.shapes import ShapeError, parse_shape
-from cudabench.present.tables import verdict_text
+from cudabench.present.compare_tables import verdict_text
 from cudabench.usecases.case_history import CaseHistory, HistoryQuery, case_history, import_results
 from cudabench.usecases.compare_runs import DEFAULT_THRESHOLD, Verdict
 

@@ -11,13 +11,8 @@ import typer
 
 from cudabench.cli.common import err, fail_usage, out
 from cudabench.core.errors import ResultsError
-from cudabench.present.tables import (
-    fingerprint_caption,
-    report_frame,
-    report_html,
-    report_markdown,
-    results_table,
-)
+from cudabench.present.reports import report_frame, report_html, report_markdown
+from cudabench.present.tables import fingerprint_caption, results_table
 from cudabench.record.results import results_document
 from cudabench.record.stems import refuse_overwrite
 from cudabench.usecases.compare_runs import load_run

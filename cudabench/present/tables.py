@@ -1,10 +1,11 @@
-"""Result tables (rich renderables; printing is the CLI's job), compare and matrix tables,
-and a run's report as Markdown or HTML."""
+"""A run's tables: results, profile and ceilings (rich renderables; printing is the CLI's
+job), the failure lines, and the cell helpers the other tables share. Compare and matrix
+tables: compare_tables.py; a run's report as Markdown or HTML: reports.py."""
 
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rich.table import Table
 from rich.text import Text
@@ -19,11 +20,11 @@ from cudabench.core.records import (
 )
 from cudabench.execution.ncu import COLD_L2_HIT_PCT
 from cudabench.record.ceilings import MIX_OPS, MIXES, mix_of
-from cudabench.record.fingerprint import describe, fingerprint, short_line
+from cudabench.record.fingerprint import fingerprint, short_line
 from cudabench.record.results import case_labels, fastest_per_shape
 
 if TYPE_CHECKING:  # pandas is imported where a frame is made (0.4 s a command's start)
-    import pandas as pd
+    pass
 
 _STATUS_STYLE = {
     Status.OK: "green",
@@ -37,7 +38,8 @@ _STATUS_STYLE = {
 }
 
 
-def _num(value: float | None, fmt: str) -> str:
+def number_text(value: float | None, fmt: str) -> str:
+    """`value` in `fmt`, blank when unknown."""
     return "" if value is None else format(value, fmt)
 
 
@@ -146,34 +148,34 @@ def results_table(rows: list[ResultRow], meta: RunMeta, op_label: str) -> Table:
             style = "bold" if star else ("dim" if row.is_baseline else "")
             status = Text(row.status.value, style=_STATUS_STYLE[row.status])
             if row.error and row.status is not Status.OK:
-                status.append(f" {_short(row.error)}", style="dim")
+                status.append(f" {first_line(row.error)}", style="dim")
             if row.notes:
-                status.append(f" ⚠ {_short(row.notes, 40)}", style="yellow")
+                status.append(f" ⚠ {first_line(row.notes, 40)}", style="yellow")
             timing = f"{row.method} x{row.batch}" if row.method else ""
-            events = [_num(row.events_us, ",.1f"), _delta(row.events_us, row.time_us)]
+            events = [number_text(row.events_us, ",.1f"), _delta(row.events_us, row.time_us)]
             table.add_row(
                 shape if position == 0 else "",
                 ("★ " if star else "  ") + name,
                 status,
-                _num(row.time_us, ",.1f"),
+                number_text(row.time_us, ",.1f"),
                 *(events if both else []),
-                _num(row.spread and 100 * row.spread, ".1f") + ("%" if row.spread is not None else ""),
-                _num(row.gbps, ",.0f"),
-                *([_num(row.gflops, ",.0f")] if flops else []),
-                _num(row.pct_peak, ".1f"),
-                *([_num(row.pct_ceiling, ".1f")] if ceiling else []),
+                number_text(row.spread and 100 * row.spread, ".1f") + ("%" if row.spread is not None else ""),
+                number_text(row.gbps, ",.0f"),
+                *([number_text(row.gflops, ",.0f")] if flops else []),
+                number_text(row.pct_peak, ".1f"),
+                *([number_text(row.pct_ceiling, ".1f")] if ceiling else []),
                 *(
                     [
-                        _num(row.energy_mj, ",.3f"),
-                        _num(row.power_w, ",.0f"),
-                        _num(row.gflop_per_j if flops else row.gb_per_j, ",.1f"),
+                        number_text(row.energy_mj, ",.3f"),
+                        number_text(row.power_w, ",.0f"),
+                        number_text(row.gflop_per_j if flops else row.gb_per_j, ",.1f"),
                     ]
                     if energy
                     else []
                 ),
-                _num(row.speedup, ".2f") + ("×" if row.speedup else ""),
-                *([_num(row.err_vs_f32, ".3g")] if accuracy else []),
-                _num(row.registers, "d"),
+                number_text(row.speedup, ".2f") + ("×" if row.speedup else ""),
+                *([number_text(row.err_vs_f32, ".3g")] if accuracy else []),
+                number_text(row.registers, "d"),
                 timing,
                 style=style,
             )
@@ -216,32 +218,32 @@ def profile_table(rows: list[ResultRow], meta: RunMeta, op_label: str) -> Table:
         previous = (row.op, row.shape)
         status = Text(row.status.value, style=_STATUS_STYLE[row.status])
         if row.error and row.status is not Status.OK:
-            status.append(f" {_short(row.error, 40)}", style="dim")
+            status.append(f" {first_line(row.error, 40)}", style="dim")
         if row.notes:
-            status.append(f" ⚠ {_short(row.notes, 40)}", style="yellow")
+            status.append(f" ⚠ {first_line(row.notes, 40)}", style="yellow")
         n = row.ncu
         if n is None:
-            table.add_row(shape, row.label, status, _num(row.time_us, ",.1f"))
+            table.add_row(shape, row.label, status, number_text(row.time_us, ",.1f"))
             continue
         diff = _delta(row.time_us, n.duration_us)
         occupancy = ""
         if n.achieved_occupancy_pct is not None:
-            occupancy = f"{n.achieved_occupancy_pct:.0f}/{_num(n.theoretical_occupancy_pct, '.0f')}"
+            occupancy = f"{n.achieved_occupancy_pct:.0f}/{number_text(n.theoretical_occupancy_pct, '.0f')}"
         hot_hit = meta.timing_mode == "cold" and (n.l2_hit_pct or 0) > COLD_L2_HIT_PCT
-        hit = _num(n.l2_hit_pct, ".0f") + (" ⚠" if hot_hit else "")
+        hit = number_text(n.l2_hit_pct, ".0f") + (" ⚠" if hot_hit else "")
         table.add_row(
             shape,
             row.label,
             status,
-            _num(row.time_us, ",.1f"),
-            _num(n.duration_us, ",.1f"),
+            number_text(row.time_us, ",.1f"),
+            number_text(n.duration_us, ",.1f"),
             diff,
-            _num(n.dram_pct, ".1f"),
-            _num(n.memory_pct, ".1f"),
-            _num(n.sm_pct, ".1f"),
+            number_text(n.dram_pct, ".1f"),
+            number_text(n.memory_pct, ".1f"),
+            number_text(n.sm_pct, ".1f"),
             occupancy,
-            _num(n.registers, "d"),
-            _num(n.shared_mem_bytes, ",d"),
+            number_text(n.registers, "d"),
+            number_text(n.shared_mem_bytes, ",d"),
             _megabytes(n.dram_read_bytes),
             _megabytes(n.dram_write_bytes),
             *([hit] if l2 else []),
@@ -296,7 +298,9 @@ def ceilings_table(c: Ceilings, device: DeviceInfo, rows: list[ResultRow] | None
             max((r for r in mine if r.is_baseline == library), key=lambda r: value(r) or 0.0, default=None)
             for library in (False, True)
         ]
-        cells = [cell for r in best for cell in ((_named(r, op), _num(value(r), ",.0f")) if r else ("", ""))]
+        cells = [
+            cell for r in best for cell in ((_named(r, op), number_text(value(r), ",.0f")) if r else ("", ""))
+        ]
         table.add_row(
             mix,
             "" if mix == "fma" else f"{MIXES[mix]:.2f}",
@@ -323,7 +327,8 @@ def _delta(value: float | None, reference: float | None) -> str:
     return f"{100 * (value / reference - 1):+.0f}%"
 
 
-def _short(error: str, limit: int = 70) -> str:
+def first_line(error: str, limit: int = 70) -> str:
+    """The first line of `error`, cut to `limit` characters with an ellipsis."""
     first = error.strip().splitlines()[0] if error.strip() else ""
     return first if len(first) <= limit else first[: limit - 1] + "…"
 
@@ -332,197 +337,12 @@ def failure_summary(rows: list[ResultRow], baselines: bool = False) -> list[str]
     """One line per failed kernel row (`reduce 1000003 float32 mykernel: FAIL (...)`), or
     with `baselines` per failed library row."""
     return [
-        f"{r.op} {r.shape} {r.dtype} {r.label}: {r.status.value} ({_short(r.error, 120)})"
+        f"{r.op} {r.shape} {r.dtype} {r.label}: {r.status.value} ({first_line(r.error, 120)})"
         for r in rows
         if r.status.is_failure and r.is_baseline == baselines
     ]
 
 
-# ---------------------------------------------------------------- compare and exports
-
-_VERDICT_STYLE = {
-    "FASTER": "bold green",
-    "SLOWER": "bold red",
-    "SAME": "",
-    "UNSURE": "yellow",
-    "STATUS": "bold magenta",
-    "NOT_COMPARABLE": "yellow",
-    "ONLY_A": "dim",
-    "ONLY_B": "dim",
-}
-
-
-def verdict_text(pair: Any) -> str:
-    """A pair's verdict as shown (compare.Pair): `OK -> FAIL`, `NOT COMPARABLE: driver
-    580.95 != 575.57`, `SLOWER*` for a verdict given across differing fingerprints."""
-    if pair.verdict.value == "STATUS":
-        return f"{pair.a.status.value} -> {pair.b.status.value}"
-    if pair.verdict.value == "NOT_COMPARABLE":
-        return f"NOT COMPARABLE: {describe(pair.mismatch)}"
-    return str(pair.verdict.value) + ("*" if pair.marked else "")
-
-
-def compare_table(
-    pairs: list[Any], meta_a: RunMeta, meta_b: RunMeta, threshold: float, mismatch: list[Any] | None = None
-) -> Table:
-    """A vs B, one line per matched or unmatched row (compare.Pair); the caption says
-    whether the runs' fingerprints agree (`mismatch`: fingerprint.differences)."""
-    table = Table(
-        title=f"A {meta_a.started} ({meta_a.device.name}, {meta_a.timing_mode})  vs  "
-        f"B {meta_b.started} ({meta_b.device.name}, {meta_b.timing_mode}) | "
-        f"threshold {100 * threshold:g}%, noise = 3 standard errors or the spread",
-        title_justify="left",
-        header_style="bold",
-        caption_justify="left",
-        caption=(
-            f"fingerprints differ: {describe(mismatch)}"
-            if mismatch
-            else "fingerprints agree"
-            if mismatch is not None
-            else None
-        ),
-    )
-    profiled = any(p.a and p.b and p.a.ncu and p.b.ncu for p in pairs)
-    for name, justify in [
-        ("op", "left"),
-        ("shape", "left"),
-        ("variant", "left"),
-        ("A µs", "right"),
-        ("B µs", "right"),
-        ("A/B", "right"),
-        ("change", "right"),
-        ("±noise", "right"),
-        ("verdict", "left"),
-    ]:
-        table.add_column(name, justify=justify)  # type: ignore[arg-type]
-    if profiled:  # both runs went through `cudabench profile`: ncu's view of the change
-        for name in ("ncu A µs", "ncu B µs", "ncu change", "DRAM % A→B", "bound A→B"):
-            table.add_column(name, justify="right")
-    for pair in pairs:
-        op, variant, shape = pair.key.op, pair.key.label, pair.key.shape
-        a_text = _cell(pair.a)
-        b_text = _cell(pair.b)
-        verdict = verdict_text(pair)
-        cells = [
-            op,
-            shape,
-            variant,
-            a_text,
-            b_text,
-            _num(pair.ratio, ".3f"),
-            "" if pair.change is None else f"{100 * pair.change:+.1f}%",
-            "" if pair.noise is None else f"{100 * pair.noise:.1f}%",
-            Text(verdict, style=_VERDICT_STYLE[pair.verdict.value]),
-        ]
-        if profiled:
-            cells += _ncu_cells(pair.a.ncu if pair.a else None, pair.b.ncu if pair.b else None)
-        table.add_row(*cells)
-    return table
-
-
-def _ncu_cells(a: Any, b: Any) -> list[str]:
-    """ncu's duration, DRAM throughput and bound hint, A and B (ProfileMetrics or None)."""
-    if a is None or b is None:
-        return [_num(a and a.duration_us, ",.1f"), _num(b and b.duration_us, ",.1f"), "", "", ""]
-    change = f"{100 * (b.duration_us / a.duration_us - 1):+.1f}%" if a.duration_us else ""
-    dram = f"{_num(a.dram_pct, '.0f')}→{_num(b.dram_pct, '.0f')}"
-    bound = a.bound if a.bound == b.bound else f"{a.bound}→{b.bound}"
-    return [_num(a.duration_us, ",.1f"), _num(b.duration_us, ",.1f"), change, dram, bound]
-
-
-def _cell(row: ResultRow | None) -> str:
-    if row is None:
-        return "-"
-    return _num(row.time_us, ",.1f") if row.time_us else row.status.value
-
-
-def matrix_table(matrix: Any, meta: RunMeta) -> Table:
-    """Shapes x variants of speedups over `matrix.against` (compare.Matrix); best starred."""
-    table = Table(
-        title=f"speedup over {matrix.against} | {title(meta, 'run')}",
-        title_justify="left",
-        header_style="bold",
-    )
-    table.add_column("shape")
-    for name in matrix.variants:
-        table.add_column(name, justify="right")
-    for shape in matrix.shapes:
-        cells = []
-        for name in matrix.variants:
-            value = matrix.speedup.get((shape, name))
-            text = "-" if value is None else f"{value:.2f}×"
-            cells.append(f"[bold]★ {text}[/]" if (shape, name) in matrix.best else text)
-        table.add_row(shape, *cells)
-    return table
-
-
-REPORT_COLUMNS = [
-    "op",
-    "shape",
-    "dtype",
-    "variant",
-    "status",
-    "time_us",
-    "spread",
-    "gbps",
-    "pct_peak",
-    "speedup",
-    "registers",
-    "method",
-    "batch",
-    "error",
-    "notes",
-]
-
-
-def report_frame(rows: list[ResultRow]) -> pd.DataFrame:
-    """The columns a report shows, rounded for reading."""
-    from cudabench.record.results import rows_frame
-
-    frame = rows_frame(rows)[REPORT_COLUMNS].copy()
-    frame["spread"] = (100 * frame["spread"]).round(2)
-    frame = frame.rename(
-        columns={"time_us": "time µs", "spread": "spread %", "gbps": "GB/s", "pct_peak": "% peak"}
-    )
-    return frame.round(3)
-
-
-def _blanks(frame: pd.DataFrame) -> pd.DataFrame:
-    """Missing values as empty cells, for text reports (integer columns too)."""
-    return frame.astype(object).where(frame.notna(), "")
-
-
-def report_markdown(rows: list[ResultRow], meta: RunMeta, op_label: str) -> str:
-    """A Markdown table that pastes cleanly into a PR, under a line naming GPU and mode."""
-    frame = _blanks(report_frame(rows))
-    frame["error"] = frame["error"].map(lambda e: _short(str(e), 60).replace("|", "/"))
-    best = fastest_per_shape(rows)
-    frame["variant"] = [f"**{r.label}**" if r.key in best else r.label for r in rows]
-    head = (
-        f"**{title(meta, op_label, rows)}**  \n`{meta.command}` ({meta.started}, "
-        f"cudabench {meta.cudabench_version})  \n{fingerprint_caption(meta)}\n\n"
-    )
-    return head + str(frame.to_markdown(index=False)) + "\n"
-
-
-def report_html(rows: list[ResultRow], meta: RunMeta, op_label: str, plot: str | None) -> str:
-    """One self-contained page: title, the table, and the plot if one was made."""
-    import html
-
-    body = _blanks(report_frame(rows)).to_html(index=False, border=0, classes="results")
-    image = f'<p><img src="{html.escape(plot)}" alt="bandwidth plot"></p>' if plot else ""
-    return (
-        "<!doctype html><meta charset='utf-8'>"
-        f"<title>{html.escape(op_label)} - cudabench</title>"
-        "<style>body{font-family:sans-serif}table.results{border-collapse:collapse}"
-        "table.results td,table.results th{padding:2px 8px;text-align:right}</style>"
-        f"<h2>{html.escape(title(meta, op_label, rows))}</h2>"
-        f"<p><code>{html.escape(meta.command)}</code> ({html.escape(meta.started)})</p>"
-        f"<p>{html.escape(fingerprint_caption(meta))}</p>"
-        f"{body}{image}\n"
-    )
-
-
 def _megabytes(count: float | None) -> str:
     """A byte count in MB, blank when unknown."""
-    return _num(None if count is None else count / 1e6, ",.1f")
+    return number_text(None if count is None else count / 1e6, ",.1f")
