@@ -643,6 +643,20 @@ def test_costs_say_the_host_share():
     assert "(on one GPU" not in costs_line(dataclasses.replace(costs, final_slowest=None))
 
 
+def test_costs_say_each_workers_first_configuration_apart_from_the_rest():
+    """A process's first configuration pays its first imports, inputs and reference once
+    (0.4 to 0.6 s on an H200, the rest 1 to 2 ms): the line says it apart, and the set-up a
+    configuration is that of the others."""
+    from cudabench.cli.tune_cmd import costs_line
+
+    costs = Costs(2.0, 0.5, 1.5, 1.0, None, 0.0, 0.0, 200, 2, first_setup_s=1.1, first_workers=2)
+    assert costs.per_configuration_ms()[1] == pytest.approx(1e3 * 0.4 / 198)  # 2.0 ms
+    line = costs_line(costs)
+    assert (
+        "set-up 2 ms (module load, inputs, float64 reference, check; each worker's first took 0.55 s" in line
+    )
+
+
 def test_costs_say_which_baselines_were_timed_apart_and_the_wait_for_their_library():
     from cudabench.cli.tune_cmd import costs_line
 
@@ -753,6 +767,8 @@ def test_a_search_on_several_gpus_sends_its_rounds_in_jobs_a_gpu(tmp_path, monke
         search_timing=timing,
     )
     assert outcome.measured == 4 and values_of(outcome.best.label)["BLOCK"] == 512
+    costs = outcome.costs
+    assert costs.first_workers == 2 and 0 < costs.first_setup_s <= costs.setup_s  # one a GPU
     *rounds, final = sweep_.executor.parts
     assert [len(names) for _, names, baselines in rounds] == [2, 2]  # 4 configurations, 2 GPUs
     assert final[2] == ["cupy"] and len(final[1]) > 1

@@ -142,10 +142,16 @@ def costs_line(costs: Costs) -> str:
         if costs.compile_s is not None
         else ""
     )  # none where nothing compiles ahead (the fake backend)
+    first = (
+        f"; each worker's first took {costs.first_setup_s / costs.first_workers:.2f} s, once: "
+        f"its first imports, inputs and reference"
+        if costs.first_workers
+        else ""
+    )
     return (
         f"where the time went: {costs.configurations} configurations in {costs.rounds_s:.1f} s, "
         f"{wall:.0f} ms each: set-up {setup:.0f} ms (module load, inputs, float64 reference, "
-        f"check), timing {timing:.0f} ms (warm-up, samples, check after){workers}, host "
+        f"check{first}), timing {timing:.0f} ms (warm-up, samples, check after){workers}, host "
         f"{host:.0f} ms (worker round trips, results file, progress); {nvcc}strategy "
         f"{costs.strategy_s:.2f} s; final interleaved round {costs.final_s:.1f} s{_final_split(costs)}"
     )

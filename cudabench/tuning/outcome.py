@@ -43,6 +43,12 @@ class Costs:
     # imported (search.final_round), and that round's wall time, its wait included
     apart: tuple[str, ...] = ()
     apart_s: float = 0.0
+    # each worker's first configuration of the search: its set-up summed (of `setup_s`), and
+    # how many. A process's first one pays what later ones do not (CuPy's lazy imports, the
+    # inputs and reference): 0.4 to 0.6 s against 1 to 2 ms on an H200, once a worker, so it
+    # is what no number of GPUs divides
+    first_setup_s: float = 0.0
+    first_workers: int = 0
 
     @property
     def host_s(self) -> float:
@@ -52,11 +58,13 @@ class Costs:
         return max(0.0, self.rounds_s - busy - self.waited_s - self.strategy_s)
 
     def per_configuration_ms(self) -> tuple[float, float, float, float]:
-        """(wall, set-up, timing, host) per configuration of the search rounds, ms."""
+        """(wall, set-up, timing, host) per configuration of the search rounds, ms; the
+        set-up that of the configurations after each worker's first (`first_setup_s`)."""
         n = max(1, self.configurations)
+        later = max(1, self.configurations - self.first_workers)
         return (
             1e3 * self.rounds_s / n,
-            1e3 * self.setup_s / n,
+            1e3 * (self.setup_s - self.first_setup_s) / later,
             1e3 * self.measure_s / n,
             1e3 * self.host_s / n,
         )

@@ -135,6 +135,7 @@ def search(
     counted = uncounted = failed = 0
     thinking = setup = measuring = 0.0  # the strategy's seconds; the rounds' rows' costs
     rows_seen = 0
+    firsts: dict[int | None, float] = {}  # each worker's first configuration's set-up
     try:
         while counted < budget:
             begin = time.perf_counter()
@@ -151,6 +152,8 @@ def search(
             compiles.submit(jobs)
             results = sweep.run(jobs, compiles.ready, whole=True)
             rows = {r.label: r for job_rows in results for r in job_rows}
+            for ran in (r for job_rows in results for r in job_rows):  # a worker's jobs in turn
+                firsts.setdefault(ran.device, ran.setup_s or 0.0)
             setup += sum(r.setup_s or 0 for r in rows.values())
             measuring += sum(r.measure_s or 0 for r in rows.values())
             rows_seen += len(rows)
@@ -230,6 +233,8 @@ def search(
             library_wait_s=final.library_wait_s + apart.library_wait_s,
             apart=tuple(r.label for r in apart.rows),
             apart_s=apart.wall_s,
+            first_setup_s=sum(firsts.values()),
+            first_workers=len(firsts),
         ),
     )
 
