@@ -673,6 +673,26 @@ def test_costs_say_which_baselines_were_timed_apart_and_the_wait_for_their_libra
     )
 
 
+def test_a_baseline_timed_apart_divides_by_itself_when_the_first_one_failed(monkeypatch):
+    """No time from the final round's first baseline (CuPy's FAILed): the row timed apart
+    has nothing else to divide by, and the sweep falls back to its own first baseline."""
+    from cudabench.measure.runner import CaseJob
+
+    monkeypatch.setattr(CaseJob, "libraries", lambda self: ("slowlib",) if "slow" in self.baselines else ())
+    variant = parse_header(FLOAT4, "reduce")
+    chosen = (variant.configured({"BLOCK": 256, "WARP_ROW_BYTES": 16}),)
+    noted = _NotingSweep(_Successors({"slowlib"}), baseline_us=None)
+    search.final_round(
+        Case("reduce", (64, 129)),
+        chosen,
+        ("cupy", "slow"),
+        TimingOptions(**QUICK),
+        noted,
+        search._Compiles(None, 1),
+    )
+    assert [j.baselines for j in noted.jobs] == [("cupy",), ("slow",)] and noted.jobs[1].divide_by_us is None
+
+
 class _Successors:
     """What final_round asks of the pool: the libraries still importing, and a wait for them;
     and a sweep that notes the jobs it is given and answers a row for each variant and
@@ -692,8 +712,8 @@ class _Successors:
 
 
 class _NotingSweep:
-    def __init__(self, executor):
-        self.executor, self.jobs = executor, []
+    def __init__(self, executor, baseline_us=10.0):
+        self.executor, self.jobs, self.baseline_us = executor, [], baseline_us
 
     def run(self, jobs, ready=None, whole=False):
         from cudabench.core.records import ResultRow
@@ -701,7 +721,10 @@ class _NotingSweep:
         self.jobs += jobs
         return [
             [ResultRow.of(j.case, v.label, Status.OK) for v in j.variants]
-            + [ResultRow.of(j.case, b, Status.OK, is_baseline=True, time_us=10.0) for b in j.baselines]
+            + [
+                ResultRow.of(j.case, b, Status.OK, is_baseline=True, time_us=self.baseline_us)
+                for b in j.baselines
+            ]
             for j in jobs
         ]
 
