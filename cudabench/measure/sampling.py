@@ -115,9 +115,11 @@ def enough(count: int, spent_s: float, options: TimingOptions, samples: list[flo
         return False
     if spent_s >= options.min_time_s:
         return True
-    n = len(samples or ())
+    if options.precision <= 0 or not samples:
+        return False
+    n = len(samples)
     due = n >= options.min_samples and (n - options.min_samples) % PRECISION_EVERY == 0
-    return options.precision > 0 and due and precise(list(samples or ()), options.precision)
+    return due and precise(samples, options.precision)
 
 
 def counted(taken: int, batch: int, clock: str) -> int:

@@ -5,7 +5,6 @@ tables: compare_tables.py; a run's report as Markdown or HTML: reports.py."""
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import TYPE_CHECKING
 
 from rich.table import Table
 from rich.text import Text
@@ -22,9 +21,6 @@ from cudabench.execution.ncu import COLD_L2_HIT_PCT
 from cudabench.record.ceilings import MIX_OPS, MIXES, mix_of
 from cudabench.record.fingerprint import fingerprint, short_line
 from cudabench.record.results import case_labels, fastest_per_shape
-
-if TYPE_CHECKING:  # pandas is imported where a frame is made (0.4 s a command's start)
-    pass
 
 _STATUS_STYLE = {
     Status.OK: "green",

@@ -267,17 +267,16 @@ def final_round(
     on whichever GPU has the library) and, as far as the pool has heard, no worker has the
     library yet."""
     final_timing = dataclasses.replace(timing, interleave=True, precision=FINAL_PRECISION)
-    job = CaseJob(case, chosen, baselines, final_timing)
     awaited = getattr(sweep.executor, "await_successors", None)  # the pool's
     coming = set(getattr(sweep.executor, "coming", lambda: ())()) if awaited is not None else set()
     later = tuple(b for b in baselines if coming & set(CaseJob(case, (), (b,), timing).libraries()))
     if not baselines or baselines[0] in later:  # the first divides `vs library`: it stays
         later = ()
-    now = tuple(b for b in baselines if b not in later)
+    job = CaseJob(case, chosen, tuple(b for b in baselines if b not in later), final_timing)
     begin = time.monotonic()
-    wait = awaited(job.libraries()) if awaited is not None and job.libraries() and not later else 0.0
+    wait = awaited(libraries) if awaited is not None and (libraries := job.libraries()) else 0.0
     compiles.submit([job])
-    (rows,) = sweep.run([dataclasses.replace(job, baselines=now)], compiles.ready)
+    (rows,) = sweep.run([job], compiles.ready)
     final = Round(rows, time.monotonic() - begin, wait)
     if not later:
         return final, Round()
