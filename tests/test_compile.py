@@ -104,6 +104,23 @@ def test_a_header_beside_the_kernel_or_above_it_is_in_the_cache_key(tmp_path, mo
     assert len({first, second, third}) == 3
 
 
+def test_a_rounds_keys_are_each_configurations_own_and_the_cache_says_which_to_compile(tmp_path, monkeypatch):
+    """cache_keys hashes a file once for all its configurations (a search's round) and gives
+    each the key compile_variant files it under; `uncompiled` is what is not filed yet."""
+    from cudabench.build.compile import cache_key, cache_keys, uncompiled
+
+    monkeypatch.setenv("CUDABENCH_CACHE", str(tmp_path))
+    variant = next(v for v in discover("reduce", [BUILTIN_KERNELS])[0] if v.name == "float4")
+    configs = [variant.configured({"BLOCK": b, "WARP_ROW_BYTES": 16}) for b in (128, 256, 512)]
+    keys = cache_keys(configs, "sm_90", "float32")
+    assert keys == [cache_key(v, "sm_90", "float32") for v in configs] and len(set(keys)) == 3
+    assert cache_keys(configs, "sm_80", "float32") != keys and cache_keys(configs, "sm_90", "float16") != keys
+    (tmp_path / f"{keys[1]}.cubin").write_bytes(b"cubin")
+    (tmp_path / f"{keys[1]}.json").write_text("{}")
+    (tmp_path / f"{keys[2]}.cubin").write_bytes(b"cubin")  # no ptxas report: compiled again
+    assert uncompiled(configs, "sm_90", "float32") == [configs[0], configs[2]]
+
+
 SEED000 = Path(__file__).parent / "fixtures" / "seed000" / "ReduceScaleBlockKernel.cu"
 
 

@@ -630,6 +630,7 @@ def test_costs_say_the_host_share():
         final_setup_s=1.5,
         final_measure_s=0.4,
         final_slowest=("torch", 1.2),
+        compiled=40,
     )
     assert costs.host_s == pytest.approx(3.0)  # 10 - (8 + 4) / 2 - 0.5 - 0.5
     assert costs.per_configuration_ms() == pytest.approx((100.0, 80.0, 40.0, 30.0))
@@ -637,15 +638,17 @@ def test_costs_say_the_host_share():
 
     line = costs_line(costs)
     assert "100 ms each: set-up 80 ms" in line and "host 30 ms" in line and "(2 workers at a time)" in line
-    assert "nvcc 30.0 s ahead of the GPU, 0.5 s waited for" in line
+    assert "nvcc 40 configurations, 30.0 s ahead of the GPU, 0.5 s waited for" in line
+    cached = costs_line(dataclasses.replace(costs, compiled=0, compile_s=0.0))
+    assert "every configuration in the compile cache; strategy" in cached and "nvcc" not in cached
     final = "final interleaved round 2.0 s (on one GPU: set-up 1.5 s, the longest torch 1.2 s; timing 0.4 s"
     assert final in line
     assert "(on one GPU" not in costs_line(dataclasses.replace(costs, final_slowest=None))
 
 
 def test_costs_say_each_workers_first_configuration_apart_from_the_rest():
-    """A process's first configuration pays its first imports, inputs and reference once
-    (0.4 to 0.6 s on an H200, the rest 1 to 2 ms): the line says it apart, and the set-up a
+    """A process's first configuration pays its inputs, reference and CuPy's first kernels
+    once (0.1 s on an H200, the rest 1 to 2 ms): the line says it apart, and the set-up a
     configuration is that of the others."""
     from cudabench.cli.tune_cmd import costs_line
 
@@ -766,6 +769,36 @@ def test_the_final_round_times_a_baseline_apart_while_its_library_is_importing(
         assert final.library_wait_s == 0.0 and pool.waits == [("slowlib",)]
     else:
         assert apart.rows == [] and final.library_wait_s == (1.25 if "slow" in baselines and coming else 0)
+
+
+def test_only_the_configurations_the_cache_lacks_go_to_nvcc():
+    """A round's configurations are looked up in the compile cache once, here; only those it
+    lacks go to nvcc's threads, and a round of cached ones starts none."""
+    from cudabench.measure.runner import CaseJob
+
+    variant = parse_header(FLOAT4, "reduce")
+    configs = [variant.configured({"BLOCK": b, "WARP_ROW_BYTES": 16}) for b in (128, 256, 512, 1024)]
+    compiled: list[str] = []
+    lacking = {configs[1].label, configs[3].label}
+    compiles = search._Compiles(
+        lambda v: compiled.append(v.label), 4, lambda vs: [v for v in vs if v.label in lacking]
+    )
+    case = Case("reduce", (64, 129))
+    timing = TimingOptions(**QUICK)
+    compiles.submit(
+        [CaseJob(case, tuple(configs[:2]), (), timing), CaseJob(case, tuple(configs[2:]), (), timing)]
+    )
+    compiles.ready(0)
+    compiles.ready(1)
+    assert sorted(compiled) == sorted(lacking) and compiles.submitted == 2
+    lacking.clear()
+    compiles.submit([CaseJob(case, tuple(configs), (), timing)])
+    compiles.ready(0)
+    assert compiles.submitted == 2 and [len(futures) for futures in compiles.jobs] == [0]
+    compiles.close()
+    idle = search._Compiles(lambda v: None, 4, lambda vs: [])
+    idle.submit([CaseJob(case, tuple(configs), (), timing)])
+    assert idle.pool is None and idle.compiling
 
 
 def test_a_search_on_several_gpus_sends_its_rounds_in_jobs_a_gpu(tmp_path, monkeypatch):

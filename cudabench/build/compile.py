@@ -28,9 +28,10 @@ import signal
 import subprocess
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from cudabench.core.dtypes import get_dtype
 from cudabench.core.paths import BUILTIN_KERNELS
@@ -347,23 +348,38 @@ def cache_key(variant: KernelVariant, arch: str, dtype: str) -> str:
     configuration's definitions among them), nvcc's version and the entries. A cached cubin
     is `<key>.cubin`, ptxas's report `<key>.json`, the entries' parameters
     `<key>.params.json`."""
+    return cache_keys([variant], arch, dtype)[0]
+
+
+def cache_keys(variants: Sequence[KernelVariant], arch: str, dtype: str) -> list[str]:
+    """cache_key of each variant, each source file and its headers read and hashed once: a
+    search's round asks for hundreds of configurations of one file at once."""
     element = get_dtype(dtype)
-    entries = [instantiate(launch.entry, element.ctype) for launch in variant.launches]
-    flags = [*NVCC_FLAGS, *element.defines, *param_defines(variant)]
-    source = Path(variant.path).read_text()
-    return hashlib.sha256(
-        "\0".join(
-            [
-                source,
-                _common_headers_digest(),
-                _local_headers_digest(Path(variant.path)),
-                arch,
-                " ".join(flags),
-                nvcc_version(),
-                *entries,
-            ]
-        ).encode()
-    ).hexdigest()[:24]
+    heads: dict[str, Any] = {}  # path -> the hash of what every configuration of it shares
+    keys = []
+    for variant in variants:
+        head = heads.get(variant.path)
+        if head is None:
+            source = Path(variant.path).read_text()
+            shared = [source, _common_headers_digest(), _local_headers_digest(Path(variant.path)), arch]
+            head = heads[variant.path] = hashlib.sha256("\0".join([*shared, ""]).encode())
+        entries = [instantiate(launch.entry, element.ctype) for launch in variant.launches]
+        flags = [*NVCC_FLAGS, *element.defines, *param_defines(variant)]
+        digest = head.copy()
+        digest.update("\0".join([" ".join(flags), nvcc_version(), *entries]).encode())
+        keys.append(digest.hexdigest()[:24])
+    return keys
+
+
+def uncompiled(variants: Sequence[KernelVariant], arch: str, dtype: str) -> list[KernelVariant]:
+    """The variants whose cubin (and ptxas report) the cache lacks: what nvcc has to compile.
+    About 0.1 ms a configuration, against 0.3 ms for compile_variant's own look-up."""
+    folder = cache_dir()
+    return [
+        variant
+        for variant, key in zip(variants, cache_keys(variants, arch, dtype))
+        if not ((folder / f"{key}.cubin").exists() and (folder / f"{key}.json").exists())
+    ]
 
 
 # A PTX entry's parameter list: `.param .u64 k_param_0`, `.param .align 8 .b8 k_param_3[16]`

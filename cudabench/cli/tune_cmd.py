@@ -137,14 +137,18 @@ def costs_line(costs: Costs) -> str:
     timing and the host's share; then nvcc ahead of the GPU, the strategy, the final round."""
     wall, setup, timing, host = costs.per_configuration_ms()
     workers = f" ({costs.workers} workers at a time)" if costs.workers > 1 else ""
-    nvcc = (
-        f"nvcc {costs.compile_s:.1f} s ahead of the GPU, {costs.waited_s:.1f} s waited for; "
-        if costs.compile_s is not None
-        else ""
-    )  # none where nothing compiles ahead (the fake backend)
+    nvcc = ""  # none where nothing compiles ahead (the fake backend)
+    if costs.compile_s is not None and costs.compiled:
+        nvcc = (
+            f"nvcc {costs.compiled} configurations, {costs.compile_s:.1f} s ahead of the GPU, "
+            f"{costs.waited_s:.1f} s waited for; "
+        )
+    elif costs.compile_s is not None:
+        nvcc = "every configuration in the compile cache; "
+
     first = (
         f"; each worker's first took {costs.first_setup_s / costs.first_workers:.2f} s, once: "
-        f"its first imports, inputs and reference"
+        f"the case's inputs and reference, CuPy's first kernels"
         if costs.first_workers
         else ""
     )

@@ -44,11 +44,12 @@ class Costs:
     apart: tuple[str, ...] = ()
     apart_s: float = 0.0
     # each worker's first configuration of the search: its set-up summed (of `setup_s`), and
-    # how many. A process's first one pays what later ones do not (CuPy's lazy imports, the
-    # inputs and reference): 0.4 to 0.6 s against 1 to 2 ms on an H200, once a worker, so it
-    # is what no number of GPUs divides
+    # how many. A process's first one pays what later ones do not (the case's inputs and
+    # reference, CuPy's first kernels): 0.1 s against 1 to 2 ms on an H200 (0.5 s while CuPy's
+    # lazy import of cupyx fell there), once a worker, so it is what no number of GPUs divides
     first_setup_s: float = 0.0
     first_workers: int = 0
+    compiled: int = 0  # configurations nvcc compiled ahead (not in the compile cache)
 
     @property
     def host_s(self) -> float:
