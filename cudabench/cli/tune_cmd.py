@@ -145,7 +145,6 @@ def costs_line(costs: Costs) -> str:
         )
     elif costs.compile_s is not None:
         nvcc = "every configuration in the compile cache; "
-
     first = (
         f"; each worker's first took {costs.first_setup_s / costs.first_workers:.2f} s, once: "
         f"the case's inputs and reference, CuPy's first kernels"

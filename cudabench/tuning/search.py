@@ -113,9 +113,11 @@ class _Compiles:
         for job in jobs:
             missing = [v for v in job.variants if id(v) in todo]
             self.submitted += len(missing)
-            if missing and self.pool is None:
-                self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=self.threads)
-            self.jobs.append([self.pool.submit(self._timed, v) for v in missing])  # type: ignore[union-attr]
+            futures = []
+            if missing:  # the threads start with the first configuration nvcc has to compile
+                self.pool = self.pool or concurrent.futures.ThreadPoolExecutor(max_workers=self.threads)
+                futures = [self.pool.submit(self._timed, v) for v in missing]
+            self.jobs.append(futures)
 
     def ready(self, index: int) -> None:
         begin = time.perf_counter()
