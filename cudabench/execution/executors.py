@@ -76,19 +76,6 @@ class InProcess:
 Where = Local | Cluster | InProcess
 
 
-def parse_devices(text: str) -> tuple[int, ...] | None:
-    """`0`, `0,1` or `all` (None: every GPU of the host); SweepError on anything else."""
-    if text.strip().lower() == "all":
-        return None
-    try:
-        devices = [int(part) for part in text.split(",") if part.strip()]
-    except ValueError:
-        raise SweepError(f"--devices {text!r}: give GPU indices like 0 or 0,1, or 'all'") from None
-    if not devices or any(d < 0 for d in devices) or len(set(devices)) != len(devices):
-        raise SweepError(f"--devices {text!r}: give distinct GPU indices like 0 or 0,1, or 'all'")
-    return tuple(devices)
-
-
 class InProcessExecutor:
     """This process as an executor: a Runner on one backend, the same events as the pool's."""
 

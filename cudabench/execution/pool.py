@@ -35,7 +35,7 @@ from multiprocessing.connection import wait
 from typing import Any, Protocol
 
 from cudabench.core.records import Case, DeviceInfo, ResultRow, Status
-from cudabench.execution import dispatch
+from cudabench.execution import dispatch, early
 from cudabench.execution.successors import Successors
 from cudabench.execution.worker_process import Worker, describe_exit, kill, spawn, visible_gpu_count_list
 from cudabench.measure.runner import CaseJob
@@ -145,6 +145,7 @@ class WorkerPool:
             spawned = [self._spawn(d) for d in self.devices[1:]]
             self.started_workers += self.successors.spawn(self.devices)
             counts += [self._await_ready(w) for w in spawned]
+        early.discard()  # any started early for other devices or another clock
         for device in self.devices:
             if device >= min(counts):
                 raise PoolError(f"GPU {device} does not exist (this machine has {min(counts)})")
@@ -156,8 +157,9 @@ class WorkerPool:
         return self._await_ready(self._spawn(device))
 
     def _spawn(self, device: int) -> Worker:
-        """Start the plain worker process for `device` (it says ready later)."""
-        worker = spawn(device, self.timer)
+        """Start the plain worker process for `device` (it says ready later), or take the one
+        started for it before the command loaded (early.py)."""
+        worker = early.take(device, self.timer) or spawn(device, self.timer)
         self.started_workers += 1
         self.workers[device] = worker  # registered now, so that close() kills it whatever happens
         return worker

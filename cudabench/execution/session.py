@@ -45,11 +45,11 @@ from cudabench.execution.executors import (
     Local,
     Where,
     open_executor,
-    parse_devices,
 )
 from cudabench.execution.plan import Plan, apply_tuned
 from cudabench.execution.pool import WorkerPool
 from cudabench.execution.sweep import Listener, Sweep
+from cudabench.execution.worker_process import parse_devices
 from cudabench.record.history import History, HistoryError
 from cudabench.record.results import git_sha
 from cudabench.record.stems import claim_stem, now_utc

@@ -1,5 +1,6 @@
 """One worker process of the pool (pool.py): its record, how it is started and killed, and
-how its end is told (`describe_exit`); and how many GPUs there are before any starts.
+how its end is told (`describe_exit`); and which GPUs, `--devices`' words (`parse_devices`)
+and how many there are before any starts.
 
 A worker is `python -m cudabench.execution.worker` for one GPU, in its own process group (so
 that a kill takes whatever it started), talking to the parent over two pipes
@@ -19,6 +20,7 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from typing import IO
 
+from cudabench.core.errors import SweepError
 from cudabench.core.paths import PACKAGE_DIR
 
 
@@ -126,6 +128,19 @@ def describe_exit(code: int | None) -> str:
         except ValueError:
             return f"killed by signal {-code}"
     return f"exit status {code}"
+
+
+def parse_devices(text: str) -> tuple[int, ...] | None:
+    """`0`, `0,1` or `all` (None: every GPU of the host); SweepError on anything else."""
+    if text.strip().lower() == "all":
+        return None
+    try:
+        devices = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise SweepError(f"--devices {text!r}: give GPU indices like 0 or 0,1, or 'all'") from None
+    if not devices or any(d < 0 for d in devices) or len(set(devices)) != len(devices):
+        raise SweepError(f"--devices {text!r}: give distinct GPU indices like 0 or 0,1, or 'all'")
+    return tuple(devices)
 
 
 def visible_gpu_count_list() -> list[int] | None:
