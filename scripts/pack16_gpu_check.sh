@@ -83,7 +83,8 @@ cb() {
   python3 - "$ARCH" <<'EOF'
 import os, sys, time
 from concurrent.futures import ThreadPoolExecutor
-from cudabench.build.compile import CompileError, compile_variant
+from cudabench.build.nvcc import CompileError
+from cudabench.build.compile import compile_variant
 from cudabench.ops.discovery import BUILTIN_KERNELS, discover
 from cudabench.ops.space import grid
 

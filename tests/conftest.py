@@ -217,7 +217,8 @@ def compiled_catalogue(request: pytest.FixtureRequest) -> None:
 
     import cupy
 
-    from cudabench.build.compile import CompileError, compile_variant
+    from cudabench.build.compile import compile_variant
+    from cudabench.build.nvcc import CompileError
     from cudabench.core.paths import BUILTIN_KERNELS
     from cudabench.ops.discovery import discover
     from cudabench.ops.registry import all_ops

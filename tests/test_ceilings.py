@@ -524,7 +524,7 @@ def test_a_measurement_that_leaves_a_mix_without_a_correct_row_is_a_note(tmp_pat
     """No correct copy (the kernel does not load, the memcpy reference is made wrong): the run
     gets no column and a note saying why, and nothing is kept as this GPU's ceilings."""
     from cudabench.backends.fake import FakeBackend
-    from cudabench.build.compile import CompileError
+    from cudabench.build.nvcc import CompileError
     from cudabench.core.records import TimingOptions
     from cudabench.execution.calibration import use_ceilings
     from cudabench.ops.registry import get_op

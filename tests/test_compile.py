@@ -6,7 +6,8 @@ from pathlib import Path
 import pytest
 from conftest import write_kernel
 
-from cudabench.build.compile import CompileError, compile_variant, parse_ptxas
+from cudabench.build.compile import compile_variant
+from cudabench.build.nvcc import CompileError, parse_ptxas
 from cudabench.core.paths import BUILTIN_KERNELS
 from cudabench.ops.discovery import discover
 from cudabench.ops.header import parse_header

@@ -45,7 +45,8 @@ def compiled_ahead(runner, variants, dtype="float32"):
     import os
     from concurrent.futures import ThreadPoolExecutor
 
-    from cudabench.build.compile import CompileError, compile_variant
+    from cudabench.build.compile import compile_variant
+    from cudabench.build.nvcc import CompileError
 
     def build(variant):
         try:

@@ -430,15 +430,15 @@ def test_7_an_nvcc_that_writes_no_cubin_is_not_a_cache_problem(tmp_path, monkeyp
     fake.chmod(0o755)
     monkeypatch.setenv("CUDABENCH_NVCC", str(fake))
     monkeypatch.setenv("CUDABENCH_CACHE", str(tmp_path / "cache"))
-    from cudabench.build import compile as compile_module
+    from cudabench.build import nvcc as nvcc_module
 
-    compile_module.nvcc_version.cache_clear()
+    nvcc_module.nvcc_version.cache_clear()
     try:
         line = one_line_error(
             runner.invoke(app, ["check", "reduce", "-j", "1"]), "wrote no cubin", "is it nvcc?"
         )
     finally:
-        compile_module.nvcc_version.cache_clear()
+        nvcc_module.nvcc_version.cache_clear()
     assert "compile cache" not in line
     monkeypatch.setenv("CUDABENCH_NVCC", str(tmp_path))
     one_line_error(runner.invoke(app, ["check", "reduce"]), "is a folder")
@@ -648,10 +648,10 @@ def test_16_the_cupy_backends_cold_sample_runs_its_flush(monkeypatch, slow):
 
 def test_2_a_cancel_ends_with_its_check(tmp_path, monkeypatch):
     """cancel_compiles stops the compiles of its `check` only: later ones run."""
-    from cudabench.build import compile as compile_module
+    from cudabench.build import nvcc as nvcc_module
 
-    with compile_module.interruptible():
-        compile_module.cancel_compiles()
-        with pytest.raises(compile_module.CompileCancelled):
-            compile_module._run_nvcc(["true", "x"])
-    assert compile_module._run_nvcc(["true", "x"])[0] == 0
+    with nvcc_module.interruptible():
+        nvcc_module.cancel_compiles()
+        with pytest.raises(nvcc_module.CompileCancelled):
+            nvcc_module.run_nvcc(["true", "x"])
+    assert nvcc_module.run_nvcc(["true", "x"])[0] == 0

@@ -205,7 +205,8 @@ def _compile_ahead() -> None:
     compile cache the worker reads (it would compile them one after another)."""
     import cupy
 
-    from cudabench.build.compile import CompileError, compile_variant
+    from cudabench.build.compile import compile_variant
+    from cudabench.build.nvcc import CompileError
 
     arch = f"sm_{cupy.cuda.Device(0).compute_capability}"
     work = [(v, d) for op in OPS for v in _variants(op) if v.kind == "cuda" for d in v.dtypes]

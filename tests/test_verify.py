@@ -18,7 +18,7 @@ from conftest import StopAfter, flat
 from typer.testing import CliRunner
 
 from cudabench.backends.fake import FAKE_DEVICE, FakeBackend, Planting, plantings
-from cudabench.build.compile import CompileError
+from cudabench.build.nvcc import CompileError
 from cudabench.core.paths import BUILTIN_KERNELS
 from cudabench.core.records import Case, Status, TimingOptions
 from cudabench.execution import sweep as sweeps

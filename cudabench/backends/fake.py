@@ -43,7 +43,7 @@ from cudabench.backends.base import (
 from cudabench.backends.cupti_clock import KernelRecord, LaunchTime, launch_times
 from cudabench.backends.fake_nvml import FakeGauge
 from cudabench.backends.nvml import with_facts
-from cudabench.build.compile import CompileError
+from cudabench.build.nvcc import CompileError
 from cudabench.core.paths import BUILTIN_KERNELS
 from cudabench.core.records import DeviceInfo, KernelVariant
 

@@ -30,21 +30,23 @@ from typing import Any
 import numpy as np
 
 from cudabench.build.compile import (
+    _wrapper,
+    cache_key,
+    cached_parameters,
+    param_defines,
+    ptx_parameters,
+    store_parameters,
+)
+from cudabench.build.nvcc import (
     COMPILE_TIMEOUT_S,
     CompileCancelled,
     CompileError,
     NvccMissing,
-    _run_nvcc,
-    _wrapper,
-    cache_key,
-    cached_parameters,
     cancel_compiles,
     interruptible,
     lowered_names,
     nvcc_path,
-    param_defines,
-    ptx_parameters,
-    store_parameters,
+    run_nvcc,
 )
 from cudabench.core.dtypes import get_dtype
 from cudabench.core.paths import BUILTIN_KERNELS
@@ -79,7 +81,7 @@ def _ptx_of(variant: KernelVariant, dtype: str, arch: str, entries: list[str]) -
             str(target),
         ]
         try:
-            returncode, _, stderr = _run_nvcc(cmd)
+            returncode, _, stderr = run_nvcc(cmd)
         except subprocess.TimeoutExpired as exc:
             raise CompileError(f"{variant.path}: nvcc -ptx ran past {COMPILE_TIMEOUT_S} s") from exc
         except OSError as exc:

@@ -20,13 +20,12 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from cudabench.build import abi
-from cudabench.build.compile import (
+from cudabench.build.compile import Compiled, compile_variant
+from cudabench.build.nvcc import (
     CompileCancelled,
-    Compiled,
     CompileError,
     ToolchainError,
     cancel_compiles,
-    compile_variant,
     interruptible,
     nvcc_path,
     nvcc_version,

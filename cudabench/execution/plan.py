@@ -19,7 +19,7 @@ from typing import Any
 from cudabench.backends import backend_name
 from cudabench.backends.clocklock import parse_clocks
 from cudabench.backends.cupti_clock import TIMERS
-from cudabench.build.compile import ToolchainError, nvcc_path
+from cudabench.build.nvcc import ToolchainError, nvcc_path
 from cudabench.core.dtypes import ALL, DTYPES, DType, UnknownDType, get_dtype
 from cudabench.core.errors import SweepError
 from cudabench.core.names import UnknownName, closest

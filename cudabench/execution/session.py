@@ -32,7 +32,7 @@ from types import TracebackType
 from cudabench.backends import backend_name
 from cudabench.backends.clocklock import held, restore_left, state_dir
 from cudabench.backends.nvml import Gauge, open_gauge
-from cudabench.build.compile import NVCC_FLAGS, nvcc_version
+from cudabench.build.nvcc import NVCC_FLAGS, nvcc_version
 from cudabench.core.errors import ResultsError, SweepError
 from cudabench.core.records import Ceilings, DeviceInfo, ResultRow, RunMeta, TimingOptions
 from cudabench.core.version import __version__

@@ -23,7 +23,7 @@ from typing import Any
 
 from cudabench.backends.base import Backend, Loaded, Scope
 from cudabench.backends.nvtx import nvtx_range
-from cudabench.build.compile import CompileError
+from cudabench.build.nvcc import CompileError
 from cudabench.core.dtypes import get_dtype
 from cudabench.core.records import Case, DeviceInfo, KernelVariant, ResultRow, Status
 from cudabench.measure.problem import Problem, problem, seed_of

@@ -38,7 +38,7 @@ from typing import Protocol, TypeVar
 
 from cudabench.backends.base import Backend, KernelCrash
 from cudabench.backends.nvtx import nvtx_range
-from cudabench.build.compile import CompileError
+from cudabench.build.nvcc import CompileError
 from cudabench.core.names import UnknownName
 from cudabench.core.records import (
     Case,
