@@ -7,6 +7,7 @@ import json
 import pytest
 from conftest import StopAfter, TwoGPUs, run_in_process
 
+from cudabench.core.records import Case, ResultRow, Status
 from cudabench.core.shapes import parse_shape
 from cudabench.execution import sweep
 from cudabench.execution.plan import plan
@@ -173,7 +174,26 @@ def test_on_several_gpus_cases_go_out_in_parts_longest_first_and_come_back_whole
     assert {r.device for r in two.rows} == {0, 1}
     (note,) = [n for n in two.meta.notes if n.startswith("work per GPU")]
     assert "GPU 0" in note and "GPU 1" in note and "the longest row: reduce" in note
+    assert "from its first row's start to its last row's end" in note and " of " in note
     assert not any(n.startswith("work per GPU") for n in one.meta.notes)
+
+
+def test_the_balance_note_says_each_gpus_work_of_its_span():
+    """Issue 45: a GPU busy 3 s of the 5 s from its first row's start to its last row's end
+    waited 2 s (for a job, the parent, a successor): the note says both; a GPU with no span
+    says its work alone."""
+    from cudabench.execution.parts import balance_note
+
+    rows = [
+        ResultRow.of(Case("reduce", (7,)), name, Status.OK).ran_on(device, "h")
+        for name, device in (("float4", 0), ("naive", 0), ("cupy", 1))
+    ]
+    rows = [dataclasses.replace(r, setup_s=0.5, measure_s=1.0) for r in rows]
+    note = balance_note(rows, {("h", 0): (10.0, 15.0)})
+    assert note.startswith("work per GPU (its rows' set-up and timing, of the time from its first")
+    assert "GPU 0 3.0 of 5.0 s, GPU 1 1.5 s;" in note
+    assert balance_note(rows[:2], {("h", 0): (10.0, 15.0)}) == ""  # one GPU: nothing to balance
+    assert "GPU 0 3.0 s, GPU 1 1.5 s;" in balance_note(rows)
 
 
 def test_an_interleaved_case_stays_whole_on_several_gpus(tmp_path):

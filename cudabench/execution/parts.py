@@ -135,21 +135,35 @@ def in_job_order(rows: list[ResultRow], job: CaseJob) -> list[ResultRow]:
     return sorted(rows, key=lambda r: rank.get(r.label, len(names)))
 
 
-def balance_note(rows: list[ResultRow]) -> str:
+Spans = dict[tuple[str, int], tuple[float, float]]  # (host, GPU) -> its rows' first start, last end
+
+
+def balance_note(rows: list[ResultRow], spans: Spans | None = None) -> str:
     """How the rows' work spread over the GPUs that ran them, or '' for one GPU: each GPU's
-    busy seconds (its rows' set-up and timing) and the longest row."""
+    busy seconds (its rows' set-up and timing), of the seconds from its first row's start to
+    its last row's end where `spans` has them (the rest of that time its worker waited: for
+    a job, the parent, a successor taking over), and the longest row."""
     busy: dict[str, float] = defaultdict(float)
+    span: dict[str, float] = {}
+    hosts = len({r.host for r in rows})
     for row in rows:
         if row.device is None:
             continue
-        where = f"{row.host} GPU {row.device}" if len({r.host for r in rows}) > 1 else f"GPU {row.device}"
+        where = f"{row.host} GPU {row.device}" if hosts > 1 else f"GPU {row.device}"
         busy[where] += (row.setup_s or 0) + (row.measure_s or 0)
+        first_last = (spans or {}).get((row.host or "", row.device))
+        if first_last is not None:
+            span[where] = first_last[1] - first_last[0]
     if len(busy) < 2:
         return ""
     longest = max(rows, key=lambda r: (r.setup_s or 0) + (r.measure_s or 0))
     spent = (longest.setup_s or 0) + (longest.measure_s or 0)
-    each = ", ".join(f"{where} {seconds:.1f} s" for where, seconds in sorted(busy.items()))
+    each = ", ".join(
+        f"{where} {seconds:.1f}" + (f" of {span[where]:.1f} s" if where in span else " s")
+        for where, seconds in sorted(busy.items())
+    )
+    within = ", of the time from its first row's start to its last row's end" if span else ""
     return (
-        f"work per GPU (its rows' set-up and timing): {each}; the longest row: {longest.op} "
+        f"work per GPU (its rows' set-up and timing{within}): {each}; the longest row: {longest.op} "
         f"{longest.label} {longest.shape} {longest.dtype}, {spent:.1f} s"
     )

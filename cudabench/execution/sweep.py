@@ -14,13 +14,14 @@ import collections
 import dataclasses
 import shlex
 import sqlite3
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cudabench.core.errors import SweepError
 from cudabench.core.paths import BUILTIN_KERNELS
 from cudabench.core.records import Case, Ceilings, ResultRow, RunMeta, Status
-from cudabench.execution.parts import balance_note, in_job_order, split
+from cudabench.execution.parts import Spans, balance_note, in_job_order, split
 from cudabench.execution.pool import PoolError
 from cudabench.execution.sinks import HistoryRecord, Listener, Progress, ResultsFiles, Sink
 from cudabench.measure import telemetry
@@ -110,6 +111,7 @@ class Sweep:
         self._done: dict[int, list[ResultRow]] = {}  # finished jobs, derived columns filled in
         self._pending: dict[int, list[ResultRow]] = collections.defaultdict(list)
         self._progress = next((s for s in sinks if isinstance(s, Progress)), None)
+        self._spans: Spans = {}  # each GPU's rows: the first one's start, the last one's end
 
     @classmethod
     def recorded(
@@ -176,7 +178,7 @@ class Sweep:
         metrics were joined). Returns the CSV and JSON paths."""
         self.meta = dataclasses.replace(self.meta, complete=True)
         rows = self.rows if rows is None else [self.with_ceiling(r) for r in rows]
-        self._note(balance_note(rows))  # several GPUs: how even their work was
+        self._note(balance_note(rows, self._spans))  # several GPUs: how even their work was
         for sink in self.sinks:
             sink.finish(self.meta, rows)
         return stem_file(self.stem, ".csv"), stem_file(self.stem, ".json")
@@ -243,6 +245,17 @@ class Sweep:
             return None
         return sum(found.values()) if len(found) == len(keys) else None
 
+    def _span(self, row: ResultRow) -> None:
+        """Widen the row's GPU's span to hold it: on the parent's clock, the row ended when
+        it was heard (now) and began its set-up and timing before that."""
+        if row.device is None:
+            return
+        now = time.monotonic()
+        began = now - (row.setup_s or 0) - (row.measure_s or 0)
+        key = (row.host or "", row.device)
+        first, last = self._spans.get(key, (began, now))
+        self._spans[key] = (min(first, began), max(last, now))
+
     def _note(self, note: str) -> None:
         if note and note not in self.meta.notes:
             self.meta = dataclasses.replace(self.meta, notes=(*self.meta.notes, note))
@@ -273,6 +286,7 @@ class Sweep:
             def row(self, part: int, row: ResultRow) -> None:
                 index = offset + parts.owner[part]
                 row = outer.with_ceiling(row)
+                outer._span(row)
                 outer.note_energy(row, outer.jobs[index])
                 outer._pending[index].append(row)
                 rows = outer.rows
