@@ -106,7 +106,10 @@ def _start_early(words: list[str]) -> None:
         devices = parse_devices(_option(words, ("--devices", "--device")) or "0")
     except SweepError:
         return
-    early.start(devices, _option(words, ("--timer",)) or "events")
+    try:
+        early.start(devices, _option(words, ("--timer",)) or "events")
+    except Exception:  # an optimisation only: the pool starts its workers itself
+        early.discard()
 
 
 def _option(words: list[str], names: tuple[str, ...]) -> str | None:

@@ -42,6 +42,18 @@ def test_the_command_line_says_which_workers_start_early(monkeypatch, words, sta
     assert spawned == started and sorted(early._started) == sorted(started)
 
 
+def test_a_worker_that_cannot_start_early_is_left_to_the_pool(monkeypatch):
+    """Starting early is an optimisation: a spawn that fails (no file descriptors left)
+    starts nothing and says nothing; the command's pool starts its workers itself."""
+
+    def fail(device, timer):
+        raise OSError(24, "Too many open files")
+
+    monkeypatch.setattr(early, "spawn", fail)
+    cudabench._start_early(["run", "reduce"])
+    assert not early._started
+
+
 def test_the_pool_takes_the_worker_started_early_and_kills_the_others(monkeypatch):
     monkeypatch.setenv("CUDABENCH_FAKE_DEVICES", "2")
     assert early.start((0, 1), "events") == 2
