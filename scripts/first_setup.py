@@ -5,9 +5,10 @@
 In a fresh process, as a worker starts: open the backend, then run one job of one
 configuration three times (quick search timing, no baselines) and print each run's set-up
 and timing; the first run under cProfile (its top entries by cumulative time), with an
-import hook that prints the stack of the first import of `cupyx` or `scipy` (what CuPy
-loads lazily on a first call). Run it on a GPU machine twice: the first run fills the CuPy
-and cudabench caches, the second shows a worker's first set-up with warm caches
+import hook that prints the stack of the first import of `cupyx` or `scipy` made inside
+the job (what CuPy loads lazily on a first call: 0.4 s of the first set-up until the backend
+imported cupyx as it opens; silent since). Run it on a GPU machine twice: the first run fills
+the CuPy and cudabench caches, the second shows a worker's first set-up with warm caches
 (docs/guide/tuning.md, "Measured: the search's pace").
 """
 

@@ -26,8 +26,6 @@ def start(devices: tuple[int, ...] | None, timer: str) -> int:
     """Start a plain worker for each device (None: every GPU of the host, where it can be
     counted without a CUDA context; else none) with the clock `timer`; how many started."""
     chosen = devices if devices is not None else tuple(visible_gpu_count_list() or ())
-    if not _started and chosen:
-        atexit.register(discard)
     for device in chosen:
         if (device, timer) not in _started:
             _started[(device, timer)] = spawn(device, timer)
@@ -43,3 +41,6 @@ def discard() -> None:
     """Kill the workers started early that no pool took."""
     while _started:
         kill(_started.popitem()[1])
+
+
+atexit.register(discard)  # a command that ended before any pool opened
