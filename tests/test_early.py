@@ -104,3 +104,58 @@ def test_the_early_words_are_the_commands_own_options():
         assert {"--devices", "--device", "--timer", "--cluster"} <= set(params)
         assert params["--devices"].default == "0" and params["--timer"].default is None
     assert "--space" in {opt for p in commands["tune"].params for opt in p.opts}
+
+
+class FakeCuda:
+    """libcuda as open_context_early calls it: what it was asked, in order."""
+
+    def __init__(self, init_status=0):
+        self.calls, self.init_status = [], init_status
+
+    def cuInit(self, flags):
+        self.calls.append(("cuInit", flags))
+        return self.init_status
+
+    def cuDeviceGet(self, handle, ordinal):
+        self.calls.append(("cuDeviceGet", ordinal))
+        return 0
+
+    def cuDevicePrimaryCtxRetain(self, context, handle):
+        self.calls.append(("cuDevicePrimaryCtxRetain",))
+        return 0
+
+
+@pytest.mark.parametrize(
+    ("init_status", "calls"),
+    [
+        (0, [("cuInit", 0), ("cuDeviceGet", 3), ("cuDevicePrimaryCtxRetain",)]),
+        (100, [("cuInit", 0)]),  # CUDA_ERROR_NO_DEVICE: nothing more; the backend says why
+    ],
+)
+def test_a_worker_starts_cuda_in_a_thread_for_its_own_gpu(monkeypatch, init_status, calls):
+    import ctypes
+
+    from cudabench.backends import driver
+
+    cuda = FakeCuda(init_status)
+    monkeypatch.setattr(ctypes, "CDLL", lambda name: cuda if name == "libcuda.so.1" else None)
+    thread = driver.open_context_early(3)
+    thread.join(5.0)
+    assert not thread.is_alive() and thread.daemon
+    assert cuda.calls == calls
+
+
+def test_no_driver_leaves_the_early_context_thread_quiet(monkeypatch):
+    import ctypes
+    import threading
+
+    from cudabench.backends import driver
+
+    def missing(name):
+        raise OSError(f"{name}: cannot open shared object file")
+
+    raised = []
+    monkeypatch.setattr(ctypes, "CDLL", missing)
+    monkeypatch.setattr(threading, "excepthook", lambda args: raised.append(args.exc_value))
+    driver.open_context_early(0).join(5.0)
+    assert raised == []

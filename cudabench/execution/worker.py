@@ -30,6 +30,8 @@ import sys
 from multiprocessing.connection import Connection
 from typing import Any
 
+from cudabench.backends import backend_name
+from cudabench.backends.driver import open_context_early
 from cudabench.core.records import Case, ResultRow, Status
 
 CONTEXT_LOST = 3  # exit status after a CRASH row
@@ -155,6 +157,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timer", default="events", help="start CUPTI once for this clock")
     parser.add_argument("--preload", action="append", default=[], help="a library to import before ready")
     args = parser.parse_args(argv)
+    if backend_name() == "cupy":  # CUDA starts in a thread while serve imports CuPy
+        open_context_early(args.device)
     inbox = Connection(args.read, writable=False)
     outbox = Connection(args.write, readable=False)
     status = serve(args.device, inbox, outbox, args.timer, tuple(args.preload))

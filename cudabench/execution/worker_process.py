@@ -32,6 +32,9 @@ class Worker:
     outbox: Connection  # parent -> worker
     log: IO[bytes]  # its stdout and stderr (a kernel's printf, library warnings)
     job: int | None = None  # the job index it is running
+    # "done"s still to come: a job's last row frees the worker for its next job at once (its
+    # pipe holds that job while it finishes the last), and the "done" follows (pool.py)
+    owed: int = 0
     current: str | None = None  # the variant under way (no row yet)
     deadline: float | None = None
     dying: bool = False  # it sent a CRASH row and will exit

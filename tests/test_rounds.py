@@ -1,0 +1,231 @@
+"""A round of jobs (rounds.py) on scripted workers: threads at the far end of real pipes, so
+that the order of messages, the order they are heard and when the next job goes out are
+what the test says. (test_pool.py runs the same rounds on real worker processes.)"""
+
+import threading
+import time
+from multiprocessing import Pipe
+
+from cudabench.core.records import Case, KernelVariant, Launch, ResultRow, Status, TimingOptions
+from cudabench.execution.rounds import Round
+from cudabench.execution.successors import Successors
+from cudabench.execution.worker_process import Worker
+from cudabench.measure.runner import CaseJob
+
+QUICK = TimingOptions(warmup=0, min_samples=2, min_time_s=0.0, max_time_s=0.01)
+
+
+def job(n, *names):
+    variants = tuple(
+        KernelVariant("reduce", name, f"/k/{name}.cu", (Launch(f"reduce_sum_{name}", 256, "segments"),), "t")
+        for name in names
+    )
+    return CaseJob(Case("reduce", (n,)), variants, (), QUICK)
+
+
+class Proc:
+    """What a round asks of a worker's process: its exit."""
+
+    returncode = 0
+
+    def wait(self, timeout=None):
+        return 0
+
+    def poll(self):
+        return 0
+
+
+class Log:
+    def seek(self, *_):
+        pass
+
+    def read(self):
+        return b""
+
+    def close(self):
+        pass
+
+
+class Scripted:
+    """A worker in a thread: `script(inbox, outbox, heard)` plays its side of the pipes;
+    `heard` is the messages it received, as it received them."""
+
+    def __init__(self, device, script):
+        parent_in, child_out = Pipe(duplex=False)
+        child_in, parent_out = Pipe(duplex=False)
+        self.heard = []
+        self.worker = Worker(device, Proc(), parent_in, parent_out, Log())
+        self.thread = threading.Thread(target=script, args=(child_in, child_out, self.heard), daemon=True)
+        self.thread.start()
+
+
+class Crew:
+    """The pool as a round sees it, with scripted workers and no successors."""
+
+    def __init__(self, *scripted, spare=None):
+        self.workers = {s.worker.device: s.worker for s in scripted}
+        self.devices = sorted(self.workers)
+        self.successors = Successors("events", (), 10.0)
+        self.timeout_s, self.startup_s = 30.0, 10.0
+        self.spare = spare  # the script of a fresh worker, when one is started
+        self.started, self.killed = [], []
+
+    def take_over(self):
+        pass
+
+    def start(self, device):
+        fresh = Scripted(device, self.spare)
+        self.workers[device] = fresh.worker
+        self.started.append(fresh)
+        return 1
+
+    def kill(self, worker):
+        self.killed.append(worker.device)
+        self.workers.pop(worker.device, None)
+
+
+def row(job_, name, status=Status.OK):
+    return ResultRow.of(job_.case, name, status, "")
+
+
+def serve(inbox, outbox, heard, hold_done=False):
+    """A well-behaved worker: each variant "started" then its row; "done" after the last,
+    or (hold_done) only once the next job has arrived down the pipe, or, when none comes
+    for half a second, late (`heard` says which)."""
+    pending = None
+    try:
+        while True:
+            if not inbox.poll(0.5 if pending is not None else 5.0):
+                if pending is None:
+                    return
+                heard.append(("late done", pending))
+                outbox.send(("done", pending))
+                pending = None
+                continue
+            message = inbox.recv()
+            heard.append(message[:2])
+            if pending is not None:
+                outbox.send(("done", pending))
+            _, index, j = message
+            for variant in j.variants:
+                outbox.send(("started", index, variant.label))
+                outbox.send(("row", index, row(j, variant.label)))
+            if hold_done:
+                pending = index
+            else:
+                outbox.send(("done", index))
+    except (EOFError, OSError):  # the round is over and its pipes gone
+        return
+
+
+class Told:
+    def __init__(self):
+        self.calls = []
+
+    def started(self, case, name, device):
+        self.calls.append(("started", name))
+
+    def row(self, index, row_):
+        self.calls.append(("row", row_.variant))
+
+    def job_done(self, index, rows):
+        self.calls.append(("job_done", index, [r.variant for r in rows]))
+
+
+def test_a_job_last_row_frees_its_worker_before_its_done():
+    """The worker here says "done" for a job once the next job is in its pipe (or late, after
+    half a second without one): a round that waited for "done" before handing out the next
+    job would see every "done" late."""
+    jobs = [job(16, "a", "b"), job(32, "c"), job(64, "d")]
+    scripted = Scripted(0, lambda i, o, h: serve(i, o, h, hold_done=True))
+    crew = Crew(scripted)
+    told = Told()
+    finished = threading.Thread(target=Round(crew, jobs, told).run, daemon=True)
+    finished.start()
+    finished.join(20.0)
+    assert not finished.is_alive(), "the round waited for a done that comes only after the next job"
+    assert scripted.heard == [("job", 0), ("job", 1), ("job", 2), ("late done", 2)]
+    assert ("job_done", 2, ["d"]) in told.calls
+    assert crew.workers[0].owed == 0 and crew.workers[0].job is None  # the late "done" was read
+
+
+def test_the_next_job_goes_out_before_the_caller_hears_the_last_row():
+    """The sinks (results files, database) are told after the idle worker has its next job:
+    when the caller hears job 0's last row, job 1 is already down the worker's pipe."""
+    jobs = [job(16, "a"), job(32, "b")]
+    scripted = Scripted(0, serve)
+    crew = Crew(scripted)
+    sent = []
+    outbox = crew.workers[0].outbox
+    real_send = outbox.send
+
+    def send(message):
+        sent.append(message[:2])
+        real_send(message)
+
+    outbox.send = send
+    seen = {}
+
+    class Slow(Told):
+        def row(self, index, row_):
+            seen.setdefault(row_.variant, list(sent))
+            super().row(index, row_)
+
+    told = Slow()
+    Round(crew, jobs, told).run()
+    assert ("job", 1) in seen["a"]  # job 1 went out before job 0's row reached the caller
+    # and the caller hears everything in the order it happened
+    assert told.calls == [
+        ("started", "a"),
+        ("row", "a"),
+        ("job_done", 0, ["a"]),
+        ("started", "b"),
+        ("row", "b"),
+        ("job_done", 1, ["b"]),
+    ]
+
+
+def test_a_worker_that_dies_between_jobs_is_not_blamed_for_the_next():
+    """Freed at its job's last row, the worker dies before its "done": the job it was handed
+    never started, so it goes back whole (no CRASH row) to a fresh worker."""
+    jobs = [job(16, "a"), job(32, "b")]
+
+    def dies_after_first(inbox, outbox, heard):
+        _, index, j = inbox.recv()
+        heard.append(("job", index))
+        outbox.send(("started", index, "a"))
+        outbox.send(("row", index, row(j, "a")))
+        while not inbox.poll(0.05):  # the next job arrives; then it dies without a word
+            pass
+        outbox.close()
+
+    crew = Crew(Scripted(0, dies_after_first), spare=serve)
+    told = Told()
+    Round(crew, jobs, told).run()
+    rows = [c for c in told.calls if c[0] == "job_done"]
+    assert rows == [("job_done", 0, ["a"]), ("job_done", 1, ["b"])]
+    assert crew.killed == [0] and len(crew.started) == 1
+    assert crew.started[0].heard[:1] == [("job", 1)]
+
+
+def test_a_crash_row_keeps_its_worker_on_the_job_until_it_exits():
+    """A CRASH row (the context is lost, the worker exits) never frees the worker for a next
+    job: the rest of the job, and the next, go to a fresh worker."""
+    jobs = [job(16, "a", "b"), job(32, "c")]
+
+    def crashes(inbox, outbox, heard):
+        _, index, j = inbox.recv()
+        heard.append(("job", index))
+        outbox.send(("started", index, "a"))
+        outbox.send(("row", index, row(j, "a", Status.CRASH)))
+        time.sleep(0.2)
+        heard.append(("pipe after crash", inbox.poll(0)))
+        outbox.close()
+
+    first = Scripted(0, crashes)
+    crew = Crew(first, spare=serve)
+    told = Told()
+    Round(crew, jobs, told).run()
+    assert ("pipe after crash", False) in first.heard  # nothing was sent to the dying worker
+    done = {c[1]: c[2] for c in told.calls if c[0] == "job_done"}
+    assert done == {0: ["a", "b"], 1: ["c"]}
