@@ -1,7 +1,7 @@
 """Plain workers started before the command has loaded.
 
-`cudabench run` and `cudabench tune` spend about 1.3 s on an H200 machine importing their
-modules and planning before the pool opens, and a plain worker takes 2.2 to 3.1 s to say
+`cudabench run` and `cudabench tune` spend 0.85 to 1.3 s on an H200 machine importing their
+modules and planning before the pool opens, and a plain worker takes 1.4 to 2.9 s to say
 ready (Python, CuPy, cupyx, a CUDA context), which the pool waits for. Started first, from the
 command line's own words (`cudabench._command` reads them: the command, `--devices`,
 `--timer`), the two overlap. The pool (pool.py) adopts a worker started here for its device
