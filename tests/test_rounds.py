@@ -2,11 +2,13 @@
 that the order of messages, the order they are heard and when the next job goes out are
 what the test says. (test_pool.py runs the same rounds on real worker processes.)"""
 
+import pickle
 import threading
 import time
 from multiprocessing import Pipe
 
 from cudabench.core.records import Case, KernelVariant, Launch, ResultRow, Status, TimingOptions
+from cudabench.execution import rounds
 from cudabench.execution.rounds import Round
 from cudabench.execution.successors import Successors
 from cudabench.execution.worker_process import Worker
@@ -157,13 +159,13 @@ def test_the_next_job_goes_out_before_the_caller_hears_the_last_row():
     crew = Crew(scripted)
     sent = []
     outbox = crew.workers[0].outbox
-    real_send = outbox.send
+    real_send = outbox.send_bytes
 
-    def send(message):
-        sent.append(message[:2])
-        real_send(message)
+    def send_bytes(data):
+        sent.append(pickle.loads(data)[:2])
+        real_send(data)
 
-    outbox.send = send
+    outbox.send_bytes = send_bytes
     seen = {}
 
     class Slow(Told):
@@ -229,3 +231,65 @@ def test_a_crash_row_keeps_its_worker_on_the_job_until_it_exits():
     assert ("pipe after crash", False) in first.heard  # nothing was sent to the dying worker
     done = {c[1]: c[2] for c in told.calls if c[0] == "job_done"}
     assert done == {0: ["a", "b"], 1: ["c"]}
+
+
+def test_a_done_late_past_the_round_is_not_taken_for_the_next_rounds_job(monkeypatch):
+    """A round numbers its jobs from 0 (a Dask task's round is one job 0): a "done" that comes
+    after its round gave up waiting belongs to the old job 0, not the next round's."""
+    monkeypatch.setattr(rounds, "DONE_WAIT_S", 0.1)
+
+    def late_done(inbox, outbox, heard):
+        _, index, j = inbox.recv()
+        outbox.send(("started", index, "a"))
+        outbox.send(("row", index, row(j, "a")))
+        time.sleep(0.5)  # its end slower than the round waits
+        outbox.send(("done", index))
+        serve(inbox, outbox, heard)
+
+    crew = Crew(Scripted(0, late_done), spare=serve)
+    Round(crew, [job(16, "a")], Told()).run()
+    assert crew.workers[0].owed == 1  # carried into the next round
+    time.sleep(0.6)  # the old ("done", 0) is in the pipe now
+    told = Told()
+    Round(crew, [job(32, "b")], told).run()
+    assert ("job_done", 0, ["b"]) in told.calls
+    assert crew.killed == [] and crew.workers[0].owed == 0
+
+
+def test_a_job_too_big_for_the_pipe_waits_for_the_done_and_a_hung_end_times_out():
+    """The worker reads its pipe only once its last job's "done" is out: a job bigger than
+    the pipe's room is not sent before (the parent would block, here for good: the worker
+    hangs after its last row); the owed "done" has the --timeout, then a fresh worker runs it."""
+    big = job(64, *[f"v{i:05d}_with_a_longish_label" for i in range(2000)])
+    assert len(pickle.dumps(("job", 1, big))) > rounds.PIPE_ROOM
+
+    def hangs(inbox, outbox, heard):
+        _, index, j = inbox.recv()
+        outbox.send(("started", index, "a"))
+        outbox.send(("row", index, row(j, "a")))
+        time.sleep(8)  # hung after its last row, never reading its pipe
+
+    crew = Crew(Scripted(0, hangs), spare=serve)
+    crew.timeout_s = 0.5
+    told = Told()
+    finished = threading.Thread(target=Round(crew, [job(16, "a"), big], told).run, daemon=True)
+    finished.start()
+    finished.join(6.0)
+    assert not finished.is_alive(), "the parent blocked sending a big job to a worker not reading"
+    assert crew.killed == [0]  # its "done" never came within the timeout: killed, no row blamed
+    assert [c[1] for c in told.calls if c[0] == "job_done"] == [0, 1]
+    assert all(c[0] != "row" or c[1] == "a" or c[1].startswith("v") for c in told.calls)
+
+
+def test_rows_heard_are_told_before_ready_may_block():
+    """`ready(i)` may block (tune waits there for nvcc): the rows heard before it are told
+    first, so that the sweep's clock of when each row ended is not held up by the wait."""
+    jobs = [job(16, "a"), job(32, "b")]
+    told = Told()
+    at_ready = {}
+
+    def ready(index):
+        at_ready[index] = list(told.calls)
+
+    Round(Crew(Scripted(0, serve)), jobs, told, ready).run()
+    assert ("row", "a") in at_ready[1] and ("job_done", 0, ["a"]) in at_ready[1]

@@ -10,7 +10,8 @@ row, reported to the caller's `PoolEvents`:
   was on (CRASH, TIMEOUT, ERROR) and is killed; the rest of its job goes back to the front of
   the queue, and the pool starts a fresh worker in its place;
 - a job's last row frees its worker at once: the next job goes down its pipe while it sends
-  "done" (owed until it comes), so a GPU does not wait for the parent between jobs;
+  "done" (owed until it comes, within `--timeout`, or the worker is killed), so a GPU does not
+  wait for the parent between jobs; a job too big for the pipe's room waits for the "done";
 - the caller's events (the results files rewritten, the history database: 7 ms a row, 16 ms
   more at a job's end on the H200 machines) are told after the idle workers have their next
   jobs, in the order they happened.
@@ -25,6 +26,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from multiprocessing.connection import wait
+from multiprocessing.reduction import ForkingPickler
 from typing import TYPE_CHECKING, Protocol
 
 from cudabench.core.records import Case, ResultRow, Status
@@ -38,6 +40,9 @@ if TYPE_CHECKING:
 HOST = socket.gethostname()  # each row stamped with where it ran
 POLL_S = 0.25  # how often the loop looks at deadlines (and lets Ctrl-C in)
 DONE_WAIT_S = 5.0  # at a round's end, for a worker's "done" after its last row
+# the bytes a job's message may have to go down the pipe of a worker still finishing its last
+# job (Linux's pipes hold 64 KiB; a job of a few variants is 1 to 5 KiB)
+PIPE_ROOM = 32 * 1024
 
 
 class PoolEvents(Protocol):
@@ -159,6 +164,7 @@ class Round:
             crew.take_over()
             for device in crew.devices:  # a fresh worker where one was killed
                 if device not in crew.workers and self.queue:
+                    self.told.flush()  # its start takes seconds: the rows heard are told first
                     crew.start(device)
             gone = False  # a worker found dead as it was handed a job: start over
             for worker in list(crew.workers.values()):  # idle workers take the next job
@@ -182,8 +188,8 @@ class Round:
                 if worker.inbox in answered and crew.workers.get(worker.device) is worker:
                     self._receive(worker)
             now = time.monotonic()
-            for worker in [w for w in crew.workers.values() if w.job is not None]:
-                if worker.deadline is not None and now > worker.deadline:
+            for worker in [w for w in crew.workers.values() if w.job is not None or w.owed]:
+                if worker.deadline is not None and now > worker.deadline:  # (or its "done")
                     timed_out = f"no result in {crew.timeout_s:g} s (--timeout); worker killed"
                     self._fail(worker, Status.TIMEOUT, timed_out)
         # the last jobs' "done" (it follows their last row): every worker idle before the next
@@ -194,8 +200,8 @@ class Round:
                     break
                 self._receive(worker)
 
-    def _take(self, worker: Worker) -> tuple[int, CaseJob] | None:
-        """The queued job the worker takes (dispatch.choose), or None: it waits."""
+    def _choose(self, worker: Worker) -> tuple[int, CaseJob] | None:
+        """The queued job the worker would take (dispatch.choose), or None: it waits."""
         now = time.monotonic()
         queued = [dispatch.Queued(i, frozenset(self.needs[i]), job.estimate_s) for i, job in self.queue]
         others = [self._as_other(w, now) for w in self.crew.workers.values() if w is not worker]
@@ -204,18 +210,24 @@ class Round:
         chosen = dispatch.choose(queued, worker.libraries, others, successors.import_s, coming)
         if chosen is None:
             return None
-        item = next(item for item in self.queue if item[0] == chosen.index)
-        self.queue.remove(item)
-        worker.libraries |= self.needs[item[0]]  # it will have imported them
-        return item
+        return next(item for item in self.queue if item[0] == chosen.index)
 
     def _give(self, worker: Worker) -> bool:
-        """Hand the idle worker the job it takes, if any; False if it was found dead."""
-        taken = self._take(worker)
+        """Hand the idle worker the job it takes, if any; False if it was found dead. A worker
+        still finishing its last job (its "done" owed) reads its pipe only after that: a job
+        too big for the pipe's room waits for the "done" (the send would block the parent,
+        for good if the worker hung there)."""
+        taken = self._choose(worker)
         if taken is None:
             return True
         index, job = taken
+        message = ForkingPickler.dumps(("job", index, job))
+        if worker.owed and len(message) > PIPE_ROOM:
+            return True  # it stays queued; the worker takes a job once its "done" is in
+        self.queue.remove(taken)
+        worker.libraries |= self.needs[index]  # it will have imported them
         if self.ready is not None and index not in self.readied:
+            self.told.flush()  # ready may block (tune: nvcc): the rows heard are told first
             self.ready(index)
             self.readied.add(index)
         worker.job, worker.current, worker.dying = index, None, False
@@ -223,7 +235,7 @@ class Round:
         allowance = worker.allowance(None, job.baselines, self.crew.startup_s)
         worker.deadline = worker.since + self.crew.timeout_s + allowance
         try:
-            worker.outbox.send(("job", index, job))
+            worker.outbox.send_bytes(message)
         except OSError:  # it died while idle (a successor killed as it waited):
             self._fail(worker, Status.CRASH, "", blame=False)  # the job goes back, no row
             return False
@@ -308,11 +320,14 @@ class Round:
             if row.status is Status.CRASH:
                 worker.dying = True
             elif not self.states[worker.job].remaining:  # its last row: free for the next job
-                worker.job, worker.current, worker.deadline = None, None, None
+                worker.job, worker.current = None, None
+                worker.deadline = time.monotonic() + self.crew.timeout_s  # for its "done"
                 worker.owed += 1
         elif kind == "done" and len(message) == 2:
-            if worker.owed and message[1] != worker.job:
-                worker.owed -= 1  # a job it was freed from at its last row
+            if worker.owed:  # the pipe keeps order: the "done" of a job it was freed from
+                worker.owed -= 1  # (a round numbers its jobs from 0: the id cannot tell)
+                if worker.job is None and not worker.owed:
+                    worker.deadline = None
             else:
                 worker.job, worker.current, worker.deadline = None, None, None
         else:
