@@ -7,6 +7,8 @@ import threading
 import time
 from multiprocessing import Pipe
 
+import pytest
+
 from cudabench.core.records import Case, KernelVariant, Launch, ResultRow, Status, TimingOptions
 from cudabench.execution import rounds
 from cudabench.execution.rounds import Round
@@ -210,10 +212,11 @@ def test_a_worker_that_dies_between_jobs_is_not_blamed_for_the_next():
     assert crew.started[0].heard[:1] == [("job", 1)]
 
 
-def test_a_crash_row_keeps_its_worker_on_the_job_until_it_exits():
+@pytest.mark.parametrize("names", [("a", "b"), ("a",)])
+def test_a_crash_row_keeps_its_worker_on_the_job_until_it_exits(names):
     """A CRASH row (the context is lost, the worker exits) never frees the worker for a next
-    job: the rest of the job, and the next, go to a fresh worker."""
-    jobs = [job(16, "a", "b"), job(32, "c")]
+    job, even as its job's last row: the rest of the job, and the next, go to a fresh worker."""
+    jobs = [job(16, *names), job(32, "c")]
 
     def crashes(inbox, outbox, heard):
         _, index, j = inbox.recv()
@@ -230,7 +233,7 @@ def test_a_crash_row_keeps_its_worker_on_the_job_until_it_exits():
     Round(crew, jobs, told).run()
     assert ("pipe after crash", False) in first.heard  # nothing was sent to the dying worker
     done = {c[1]: c[2] for c in told.calls if c[0] == "job_done"}
-    assert done == {0: ["a", "b"], 1: ["c"]}
+    assert done == {0: list(names), 1: ["c"]}
 
 
 def test_a_done_late_past_the_round_is_not_taken_for_the_next_rounds_job(monkeypatch):
