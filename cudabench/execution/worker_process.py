@@ -33,7 +33,7 @@ class Worker:
     log: IO[bytes]  # its stdout and stderr (a kernel's printf, library warnings)
     job: int | None = None  # the job index it is running
     # "done"s still to come: a job's last row frees the worker for its next job at once (its
-    # pipe holds that job while it finishes the last), and the "done" follows (pool.py)
+    # pipe holds that job while it finishes the last), and the "done" follows (rounds.py)
     owed: int = 0
     current: str | None = None  # the variant under way (no row yet)
     deadline: float | None = None
