@@ -366,3 +366,22 @@ def test_a_successor_on_another_gpu_model_is_dropped_and_one_that_matches_waits_
             assert len(successors) == kept and len(successors.ready) == kept and not successors.bringing()
         finally:
             successors.close()
+
+
+def test_close_lets_idle_workers_stop_and_kills_a_busy_one_without_waiting_for_either(monkeypatch):
+    from cudabench.execution import worker_process
+
+    monkeypatch.setenv("CUDABENCH_FAKE_DEVICES", "2")
+    with WorkerPool([0, 1], 60.0) as pool:
+        pool.open()
+        pool.run([job((8,), variant("float4"))], Events())
+        idle, busy = pool.workers[0], pool.workers[1]
+        busy.job = 7  # as if a job were under way (Ctrl-C, an error): it must not run on
+        began = time.monotonic()
+        pool.close()
+        assert time.monotonic() - began < 0.2 and not pool.workers
+    assert idle.proc in worker_process._leaving and busy.proc in worker_process._leaving
+    assert idle.proc.wait(10) == 0  # told "stop": it returned from serve
+    assert busy.proc.wait(10) < 0  # killed
+    worker_process.reap()
+    assert idle.proc not in worker_process._leaving and busy.proc not in worker_process._leaving

@@ -26,7 +26,6 @@ them.
 
 from __future__ import annotations
 
-import subprocess
 import time
 from collections.abc import Callable
 
@@ -165,21 +164,12 @@ class WorkerPool:
             self.workers[device] = self.successors.take(device)
 
     def close(self, graceful: bool = True) -> None:
-        """Ask the workers to stop (graceful), then kill what is left."""
-        if graceful:
-            for worker in list(self.workers.values()):
-                try:
-                    worker.outbox.send(("stop",))
-                except OSError:
-                    pass
-            deadline = time.monotonic() + 5.0
-            for worker in list(self.workers.values()):
-                try:
-                    worker.proc.wait(max(0.0, deadline - time.monotonic()))
-                except subprocess.TimeoutExpired:
-                    pass
+        """Let the workers go (worker_process.let_go): those between jobs are asked to stop
+        (graceful), the rest are killed; nothing waits for their exits."""
         for worker in list(self.workers.values()):
-            self.kill(worker)
+            idle = worker.job is None and not worker.owed
+            worker_process.let_go(worker, stop=graceful and idle)
+        self.workers.clear()
         self.successors.close()
 
     def coming(self) -> tuple[str, ...]:

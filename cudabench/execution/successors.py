@@ -20,7 +20,7 @@ from __future__ import annotations
 import time
 from multiprocessing.connection import wait
 
-from cudabench.execution.worker_process import Worker, kill, spawn
+from cudabench.execution.worker_process import Worker, kill, let_go, spawn
 
 IMPORT_S = 4.5  # torch's import on an H200 machine, until a successor's start-up is measured
 
@@ -99,6 +99,6 @@ class Successors:
 
     def close(self) -> None:
         for worker in [*self.coming.values(), *self.ready.values()]:
-            kill(worker)
+            let_go(worker, stop=False)
         self.coming.clear()
         self.ready.clear()

@@ -10,6 +10,7 @@ the row of a worker that dies.
 
 from __future__ import annotations
 
+import atexit
 import os
 import signal
 import subprocess
@@ -68,6 +69,7 @@ def spawn(device: int, timer: str, preload: tuple[str, ...] = ()) -> Worker:
     """Start the worker process for `device` (cudabench.execution.worker; it says ready later),
     its output in a temporary file, its channels two pipes. `timer`: the clock it starts;
     `preload`: libraries it imports before it says ready."""
+    reap()
     to_worker_r, to_worker_w = os.pipe()
     to_parent_r, to_parent_w = os.pipe()
     log = tempfile.TemporaryFile(prefix=f"cudabench-worker{device}-")
@@ -111,12 +113,54 @@ def spawn(device: int, timer: str, preload: tuple[str, ...] = ()) -> Worker:
 
 
 def kill(worker: Worker) -> None:
-    """Kill the worker and everything it started (its own process group); close its channels."""
+    """Kill the worker and everything it started (its own process group), wait for its exit
+    and close its channels."""
+    _kill_group(worker.proc)
+    worker.proc.wait()
+    _close(worker)
+
+
+def let_go(worker: Worker, stop: bool) -> None:
+    """End the worker without waiting for its exit: `stop` asks it (it is between jobs), else
+    its process group is killed. Its channels close now; the process is reaped later
+    (`reap`). A process's exit frees its CUDA context in the driver, 0.1 to 0.5 s on an H200
+    machine, which the command need not wait for: the pool's close lets its workers go,
+    and the results are written and shown meanwhile. (Killed instead at exit if still there.)"""
+    if stop:
+        try:
+            worker.outbox.send(("stop",))
+        except OSError:
+            stop = False
+    if not stop:
+        _kill_group(worker.proc)
+    _close(worker)
+    _leaving.append(worker.proc)
+
+
+def reap() -> None:
+    """Collect the exit of the workers let go that have ended (no waiting)."""
+    _leaving[:] = [proc for proc in _leaving if proc.poll() is None]
+
+
+def _end_leaving() -> None:
+    """At exit: kill those let go that are still there (one hung on its way out)."""
+    for proc in _leaving:
+        if proc.poll() is None:
+            _kill_group(proc)
+
+
+_leaving: list[subprocess.Popen[bytes]] = []
+atexit.register(_end_leaving)
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
     try:
-        os.killpg(worker.proc.pid, signal.SIGKILL)
+        os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
-    worker.proc.wait()
+
+
+def _close(worker: Worker) -> None:
     for conn in (worker.inbox, worker.outbox):
         conn.close()
     worker.log.close()
