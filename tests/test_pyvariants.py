@@ -224,3 +224,23 @@ def test_the_triton_softmax_variant_validates_on_a_gpu(dtype, shape):
     )
     assert row.status is Status.OK, row.error
     assert row.method in ("graph", "single", "loop")
+
+
+@pytest.mark.gpu
+def test_a_worker_preloading_triton_compiles_and_loads_a_kernel_but_launches_none(monkeypatch):
+    """`--preload triton` (a successor, before it is in charge of its GPU) pays Triton's own
+    start (ops/triton_warm.py): a kernel compiled and loaded, and nothing run on the GPU."""
+    why = 'the Triton test needs torch and triton: pip install -e ".[gpu-tests]"'
+    pytest.importorskip("triton", reason=why)
+    torch = pytest.importorskip("torch", reason=why)
+    from cudabench.execution.worker import _preload
+    from cudabench.ops import triton_warm
+
+    x = torch.zeros(16, device="cuda:0")
+    torch.cuda.synchronize()
+    monkeypatch.setattr(triton_warm.torch, "empty", lambda *a, **k: x)  # the array it is given
+    _preload("triton", 0)
+    torch.cuda.synchronize()
+    assert int(x.count_nonzero()) == 0  # _touch adds 1 where it runs: it did not
+    kernels = [k for cache in triton_warm._touch.device_caches.values() for k in cache[0].values()]
+    assert kernels and all(getattr(k, "module", None) is not None for k in kernels)  # loaded
