@@ -385,3 +385,33 @@ def test_close_lets_idle_workers_stop_and_kills_a_busy_one_without_waiting_for_e
     assert busy.proc.wait(10) < 0  # killed
     worker_process.reap()
     assert idle.proc not in worker_process._leaving and busy.proc not in worker_process._leaving
+
+
+def test_a_successor_told_after_runs_nothing_until_that_process_has_exited():
+    """take_over kills the GPU's idle plain worker without waiting for it and sends the
+    successor ("after", pid): the successor's next job starts once that process is gone."""
+    import subprocess
+
+    from cudabench.execution import worker_process
+
+    worker = worker_process.spawn(0, "events")
+    try:
+        assert worker.inbox.poll(60) and worker.inbox.recv()[0] == "ready"
+        leaving = subprocess.Popen(["sleep", "0.8"])
+        began = time.monotonic()
+        worker.outbox.send(("after", leaving.pid))
+        worker.outbox.send(("job", 0, job((8,), variant("float4"))))
+        assert worker.inbox.poll(30)
+        first = worker.inbox.recv()
+        waited = time.monotonic() - began
+        assert first[0] == "started" and leaving.poll() is not None and waited > 0.6
+        leaving.wait()
+        while worker.inbox.recv()[0] != "done":
+            pass
+        began = time.monotonic()
+        worker.outbox.send(("after", leaving.pid))  # gone already: nothing to wait for
+        worker.outbox.send(("job", 1, job((8,), variant("float4"))))
+        assert worker.inbox.poll(30) and worker.inbox.recv()[0] == "started"
+        assert time.monotonic() - began < 0.5
+    finally:
+        worker_process.kill(worker)

@@ -152,16 +152,24 @@ class WorkerPool:
 
     def take_over(self) -> None:
         """Each ready successor takes its GPU over where the worker there is idle (or gone):
-        that worker is stopped. (A fresh worker that replaces a killed one gets no successor:
-        it imports a library if it runs a job that needs one.)"""
+        that worker is killed, and the successor told to wait for its exit (the driver
+        freeing its context, about 0.1 s on an H200) before it runs anything: one process
+        on a GPU at a time, and the parent goes on with the other GPUs meanwhile. (A fresh
+        worker that replaces a killed one gets no successor: it imports a library if it
+        runs a job that needs one.)"""
         self.successors.listen(self.info.name if self.info else None)
         for device in list(self.successors.ready):
             current = self.workers.get(device)
             if current is not None and current.job is not None:
                 continue
-            if current is not None:
-                self.kill(current)  # idle: nothing of it runs on the GPU
-            self.workers[device] = self.successors.take(device)
+            successor = self.successors.take(device)
+            if current is not None:  # idle: nothing of it runs on the GPU
+                worker_process.let_go(current, stop=False)
+                try:
+                    successor.outbox.send(("after", current.proc.pid))
+                except OSError:  # it died as it waited: the next job's hand-over finds it
+                    pass
+            self.workers[device] = successor
 
     def close(self, graceful: bool = True) -> None:
         """Let the workers go (worker_process.let_go): those between jobs are asked to stop

@@ -14,6 +14,8 @@ printf or a library's warning must not corrupt them):
                       ("row", job_id, ResultRow)                      a variant ends
                       ("done", job_id)                                the job is finished
     parent -> worker  ("job", job_id, CaseJob) | ("stop",)
+                      ("after", pid)      a successor taking its GPU over: the worker
+                                          there was killed; run nothing until it has exited
 
 A CUDA error leaves the process's context unusable (and CuPy may still exit 0), so after a
 CRASH row the worker says so by sending that row, then exits with CONTEXT_LOST: the parent
@@ -25,6 +27,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import select
 import signal
 import sys
 from multiprocessing.connection import Connection
@@ -101,6 +104,9 @@ def serve(
             return 0
         if message[0] == "stop":
             return 0
+        if message[0] == "after":  # the GPU's last worker, killed as this one took over
+            _await_exit(message[1])
+            continue
         _, job_id, job = message
         runner.observer = _Reporter(outbox, job_id, device)
         try:
@@ -108,6 +114,20 @@ def serve(
         except _ContextLost:
             return CONTEXT_LOST
         outbox.send(("done", job_id))
+
+
+def _await_exit(pid: int, timeout_s: float = 10.0) -> None:
+    """Wait until process `pid` has exited (its CUDA context freed by the driver), at most
+    `timeout_s`: Linux's pidfd turns readable at its exit. Where there is no pidfd (not
+    Linux), or the process is gone already, nothing to wait for."""
+    try:
+        fd = os.pidfd_open(pid)
+    except (OSError, AttributeError):
+        return
+    try:
+        select.select([fd], [], [], timeout_s)
+    finally:
+        os.close(fd)
 
 
 def _imported(library: str) -> None:
