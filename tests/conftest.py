@@ -16,6 +16,7 @@ import functools
 import shutil
 import signal
 import sys
+import tempfile
 import textwrap
 import threading
 from collections.abc import Iterator
@@ -150,6 +151,10 @@ def private_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     checkout); a test that wants another sets the variable again."""
     monkeypatch.setenv("CUDABENCH_DB", str(tmp_path / "history.db"))
     monkeypatch.setenv("CUDABENCH_TUNING", str(tmp_path / "tuning.json"))
+    # scratch files (profile's request for a command run by hand, workers' logs) in the test's
+    # own folder, not left in the machine's /tmp
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     # no `% ceiling` unless a test asks: measuring them would run the stream ops first
     monkeypatch.setenv("CUDABENCH_CEILINGS", "off")
     # only the built-in ops, unless a test adds folders (--ops, $CUDABENCH_OPS)
