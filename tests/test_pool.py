@@ -150,6 +150,33 @@ def test_gpus_are_counted_without_a_cuda_context(monkeypatch):
     assert visible_gpu_count_list() is None
 
 
+def test_each_worker_is_shown_its_gpu_alone_where_the_gpus_can_be_counted(monkeypatch):
+    """CUDA_VISIBLE_DEVICES for a worker: its own entry (a GPU index, a UUID) of the user's
+    list, or its index where NVML counts the host's GPUs; nothing where neither tells."""
+    from cudabench.execution import worker_process
+
+    assert worker_process.alone(0) is None  # the fake backend's GPUs are its own
+    monkeypatch.setenv("CUDABENCH_BACKEND", "cupy")
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3,GPU-5f1c")
+    assert [worker_process.alone(d) for d in (0, 1, 2)] == ["3", "GPU-5f1c", None]
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "-1")
+    assert worker_process.alone(0) is None
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES")
+    monkeypatch.setattr(worker_process, "nvml_gpu_count", lambda: 4)
+    assert (worker_process.alone(3), worker_process.alone(4)) == ("3", None)  # 4: the worker says
+    monkeypatch.setattr(worker_process, "nvml_gpu_count", lambda: None)
+    assert worker_process.alone(0) is None
+
+
+def test_workers_that_see_their_gpu_alone_count_one_gpu_and_their_rows_say_which(monkeypatch):
+    from cudabench.execution import worker_process
+
+    monkeypatch.setenv("CUDABENCH_FAKE_DEVICES", "1")  # what a worker shown one GPU counts
+    monkeypatch.setattr(worker_process, "alone", lambda device: str(device))
+    events, started = sweep([job((n,), variant("float4")) for n in (8, 9, 10, 11)], devices=(0, 1))
+    assert started == 2 and {r.device for rows in events.done.values() for r in rows} == {0, 1}
+
+
 _SLOW_FIRST_LIBRARY_CALL = '''
 """Loaded at the start of every worker (PYTHONPATH): the reduce baseline's first call in a
 process takes SLOW seconds, as torch's import and CUDA start-up do in a fresh worker."""

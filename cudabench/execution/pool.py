@@ -96,9 +96,11 @@ class WorkerPool:
             self.started_workers += self.successors.spawn(self.devices)
             counts += [self._await_ready(w) for w in spawned]
         early.discard()  # any started early for other devices or another clock
+        # the GPUs a worker counts (one that sees its GPU alone counts 1: its device exists)
+        seen = [n for n, w in zip(counts, [self.workers[d] for d in self.devices]) if not w.alone]
         for device in self.devices:
-            if device >= min(counts):
-                raise PoolError(f"GPU {device} does not exist (this machine has {min(counts)})")
+            if seen and device >= min(seen):
+                raise PoolError(f"GPU {device} does not exist (this machine has {min(seen)})")
         assert self.info is not None
         return self.info
 

@@ -11,6 +11,7 @@ the row of a worker that dies.
 from __future__ import annotations
 
 import atexit
+import functools
 import os
 import signal
 import subprocess
@@ -45,6 +46,7 @@ class Worker:
     warm: set[str] = field(default_factory=set)
     libraries: set[str] = field(default_factory=set)  # imported: preloaded, or by a job it ran
     since: float = 0.0  # when its job began, or a successor its start (time.monotonic)
+    alone: bool = False  # it sees its GPU alone (CUDA_VISIBLE_DEVICES): its GPU count is 1
 
     def allowance(self, name: str | None, baselines: tuple[str, ...], startup_s: float) -> float:
         """Seconds added to a row's timeout for the start-up it pays: a worker's start-up
@@ -76,12 +78,15 @@ def spawn(device: int, timer: str, preload: tuple[str, ...] = ()) -> Worker:
     env = dict(os.environ)
     package_root = str(PACKAGE_DIR.parent)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
+    shown = alone(device)
+    if shown is not None:
+        env["CUDA_VISIBLE_DEVICES"] = shown
     command = [
         sys.executable,
         "-m",
         "cudabench.execution.worker",
         "--device",
-        str(device),
+        str(device if shown is None else 0),
         "--read",
         str(to_worker_r),
         "--write",
@@ -109,7 +114,24 @@ def spawn(device: int, timer: str, preload: tuple[str, ...] = ()) -> Worker:
         log,
         libraries=set(preload),
         since=time.monotonic(),
+        alone=shown is not None,
     )
+
+
+def alone(device: int) -> str | None:
+    """The CUDA_VISIBLE_DEVICES that shows the worker for `device` its GPU alone (CUDA's
+    start then opens that GPU only: on a host of several, workers starting together wait
+    on each other in the driver), or None where it cannot be told: another backend, GPUs
+    that cannot be counted without a context, an index past them (the worker says so)."""
+    if os.environ.get("CUDABENCH_BACKEND", "cupy") != "cupy":
+        return None
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None:
+        entries = [v.strip() for v in visible.split(",") if v.strip()]
+        usable = bool(entries) and not entries[0].startswith("-")
+        return entries[device] if usable and device < len(entries) else None
+    count = nvml_gpu_count()
+    return str(device) if count is not None and device < count else None
 
 
 def kill(worker: Worker) -> None:
@@ -202,14 +224,20 @@ def visible_gpu_count_list() -> list[int] | None:
         if not entries or entries[0].strip().startswith("-"):
             return None
         return list(range(len(entries)))
+    count = nvml_gpu_count()
+    return list(range(count)) if count else None
+
+
+@functools.cache
+def nvml_gpu_count() -> int | None:
+    """The host's GPUs by NVML (no CUDA context), once a process; None without NVML."""
     try:
         import pynvml
 
         pynvml.nvmlInit()
         try:
-            count = int(pynvml.nvmlDeviceGetCount())
+            return int(pynvml.nvmlDeviceGetCount())
         finally:
             pynvml.nvmlShutdown()
     except Exception:
         return None
-    return list(range(count)) if count > 0 else None
