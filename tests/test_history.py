@@ -157,6 +157,30 @@ def test_two_writers_at_once_lose_nothing(tmp_path):
         assert history.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"  # type: ignore[union-attr]
 
 
+def _open_at(path: str, barrier) -> str:  # a process of the test below
+    barrier.wait()
+    try:
+        with History(Path(path)):
+            return "ok"
+    except HistoryError as exc:
+        return str(exc)
+
+
+def test_runs_opening_a_new_database_at_the_same_moment_all_open_it(tmp_path):
+    """Six processes at a barrier, a fresh database each round: SQLite can answer "database
+    is locked" at once to one of them (it switches a new file to WAL under an exclusive lock
+    and does not wait where waiting could deadlock; 4 of 40 rounds before History retried)."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("spawn")
+    with context.Manager() as manager, context.Pool(6) as pool:
+        for round_ in range(15):
+            barrier = manager.Barrier(6)
+            path = str(tmp_path / f"h{round_}.db")
+            answers = pool.starmap(_open_at, [(path, barrier)] * 6)
+            assert answers == ["ok"] * 6, answers
+
+
 def test_migration_from_schema_1_keeps_rows(tmp_path):
     path = tmp_path / "old.db"
     db = sqlite3.connect(path)

@@ -455,7 +455,8 @@ def test_7_history_reads_a_database_it_cannot_write(tmp_path):
         pytest.skip("needs root and setpriv, to read as another user (nobody)")
     from cudabench.record.history import History
 
-    folder = Path(tempfile.mkdtemp(prefix="cudabench-ro-"))
+    # in the machine's /tmp (nobody can reach it), not in the test's own folder (conftest)
+    folder = Path(tempfile.mkdtemp(prefix="cudabench-ro-", dir="/tmp"))
     try:
         os.chmod(folder, 0o755)
         db = folder / "h.db"

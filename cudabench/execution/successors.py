@@ -1,7 +1,8 @@
 """The pool's successors: beside each GPU's plain worker, a worker process that imports the
 jobs' libraries (`preload`: torch, about 4.5 s on an H200 machine; triton for a Triton
 variant) as it starts, and then takes that GPU over (pool.py hands it the GPU once the plain
-worker there is between jobs, and stops the plain one: one process runs on a GPU at a time).
+worker there is between jobs, and kills the plain one; the successor waits for that exit
+before it runs anything: one process runs on a GPU at a time).
 
 The import is CPU work, and the successor runs no kernel until it is in charge, so no GPU
 waits for the import: on four H200s the seeds sweep's rows held 57.6 s of work when GPUs

@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -155,10 +156,8 @@ class History:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
             db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            db.execute("PRAGMA journal_mode = WAL")
-            db.execute("PRAGMA foreign_keys = ON")
             self.db = db
-            self._migrate()
+            self._set_up()
         except sqlite3.DatabaseError as exc:  # not a database, locked for good, read-only
             self.close()
             raise HistoryError(
@@ -231,6 +230,25 @@ class History:
                 "database (no schema); use --db / CUDABENCH_DB for another"
             )
         raise HistoryError(f"history database {self.path}: cannot read it ({last})")
+
+    def _set_up(self) -> None:
+        """WAL mode, foreign keys, the schema migrated. Runs opening a new database at the
+        same moment can be told "database is locked" at once, busy timeout or not (switching
+        a new file to WAL takes an exclusive lock, and SQLite does not wait where waiting
+        could deadlock: 4 of 40 trials of six processes, 2026-11-28): tried again until the
+        busy timeout has passed."""
+        db = self._db()
+        deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+        while True:
+            try:
+                db.execute("PRAGMA journal_mode = WAL")
+                db.execute("PRAGMA foreign_keys = ON")
+                self._migrate()
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.02)
 
     def _migrate(self) -> None:
         db = self._db()
