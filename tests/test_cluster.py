@@ -244,7 +244,7 @@ def test_a_job_whose_task_raises_is_error_rows_at_once(monkeypatch, tmp_path):
 
     calls = tmp_path / "calls"  # the task travels as a copy: it counts in a file
 
-    def raises(job, timeout_s):
+    def raises(job, timeout_s, preload=()):
         with open(calls, "a") as handle:
             handle.write(job.case.shape_text + "\n")
         raise RuntimeError("planted")
@@ -293,7 +293,7 @@ def test_a_rows_device_is_the_gpus_index_on_its_host(visible, device, monkeypatc
     """Two Dask workers on one host each see their GPU as device 0; the row records the
     host's index (dask-cuda puts it first in CUDA_VISIBLE_DEVICES), so rows from the two
     GPUs stay apart."""
-    from cudabench.execution.cluster import physical_device
+    from cudabench.execution.cluster_node import physical_device
 
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", visible)
     assert physical_device() == device
@@ -488,3 +488,51 @@ def test_a_local_cluster_never_closes_a_nanny_whose_worker_is_slow_to_come_back(
     from dask.utils import parse_timedelta
 
     assert parse_timedelta(timeout) >= 24 * 3600
+
+
+# ------------------------------------------------------------------ parts (issue 45)
+
+
+def test_a_cluster_takes_the_parts_of_a_case_as_one_hosts_gpus_do(tmp_path, monkeypatch):
+    """On two Dask workers a case goes out as parts (each variant alone, its baselines
+    together: parts.py), a task each; the rows come back whole, in the case's order."""
+    from cudabench.execution.plan import plan
+    from cudabench.execution.session import Session
+
+    monkeypatch.setenv("CUDABENCH_BACKEND", "fake")
+    monkeypatch.setenv("CUDABENCH_FAKE_DEVICES", "2")
+    work = plan("reduce", [(1000,)], None, None, min_samples=2, min_time_s=0.0, max_time_s=0.01, warmup=0)
+    (job,) = work.jobs
+    names = [v.label for v in job.variants] + list(job.baselines)
+    sent: list[tuple[str, ...]] = []
+    with Session(cluster.Cluster("local", 30.0)) as session:
+        real = session.executor.client.submit
+
+        def submit(fn, part, *args, **kwargs):
+            sent.append(tuple(v.label for v in part.variants) + part.baselines)
+            return real(fn, part, *args, **kwargs)
+
+        session.executor.client.submit = submit
+        sweep = session.start(work.op_label, work.timing, "test", output=tmp_path)
+        (rows,) = sweep.run(work.jobs)
+    assert len(job.variants) > 1 and job.baselines
+    assert sorted(sent) == sorted([(v.label,) for v in job.variants] + [tuple(job.baselines)])
+    assert [r.label for r in rows] == names and all(r.status is Status.OK for r in rows)
+
+
+def test_parts_that_need_the_successors_libraries_go_out_last():
+    """The workers' successors import torch as the run starts: the parts without it first."""
+    import dataclasses
+
+    from cudabench.core.records import Case, KernelVariant, Launch, TimingOptions
+    from cudabench.measure.runner import CaseJob
+
+    def part(name, needs=()):
+        variant = KernelVariant("reduce", name, f"/k/{name}.py", (Launch(name, 256, "segments"),), "t")
+        variant = dataclasses.replace(variant, needs=needs)
+        return CaseJob(Case("reduce", (8,)), (variant,), (), TimingOptions())
+
+    jobs = [part("a", ("torch",)), part("b"), part("c", ("triton", "torch")), part("d")]
+    order = [i for i, _ in cluster._free_first(jobs, ("torch",))]
+    assert order == [1, 3, 0, 2]
+    assert [i for i, _ in cluster._free_first(jobs, ())] == [0, 1, 2, 3]

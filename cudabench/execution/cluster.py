@@ -3,12 +3,15 @@
     cudabench run configs/seeds.yaml --cluster tcp://scheduler:8786
     cudabench run configs/seeds.yaml --cluster local       # a local cluster on this host
 
-Each job (one case with its variants, or a round of tune configurations) is a Dask task that
-asks for the resource `GPU=1`, so a worker runs one at a time on its GPU (start workers with
+Each job (a part of a case, as on one host's GPUs: a variant alone, or its library baselines
+together (parts.py); or a round of tune configurations) is a Dask task that asks for the
+resource `GPU=1`, so a worker runs one at a time on its GPU (start workers with
 `--resources GPU=1`; `dask-cuda-worker` gives each one GPU). In the Dask worker, the task
-hands the job to a cudabench worker pool of one GPU (pool.py), kept for the worker's life:
-a kernel that crashes or hangs kills that child process, never the Dask worker, and is a
-row as on one host. Rows come back as each task ends and are saved by the sweep as today.
+hands the job to a cudabench worker pool of one GPU (cluster_node.py), kept for the worker's
+life, whose successor imports the run's libraries (torch) while the GPU runs the parts that
+need none, handed out first: a kernel that crashes or hangs kills that child process, never
+the Dask worker, and is a row as on one host. Rows come back as each task ends and are saved
+by the sweep as today.
 A Dask worker that is lost (a kernel that takes its node down) has its task run again
 elsewhere by the scheduler, up to its `distributed.scheduler.allowed-failures` lost workers
 (ALLOWED_FAILURES for `--cluster local`; a remote scheduler's own setting otherwise), then
@@ -33,14 +36,14 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import CancelledError
 from typing import Any
 
 from cudabench.core.records import DeviceInfo, ResultRow, Status
-from cudabench.execution.pool import PoolEvents, WorkerPool
+from cudabench.execution.cluster_node import describe, run_job
+from cudabench.execution.pool import PoolEvents
 from cudabench.measure.runner import CaseJob, job_failed
 
 CONNECT_TIMEOUT_S = 10
@@ -61,60 +64,6 @@ LOCAL_LOST_WORKER_TIMEOUT = "365d"
 
 class ClusterError(RuntimeError):
     """No scheduler, no workers, mixed GPU models, or no `distributed`: one line."""
-
-
-_POOL: dict[str, Any] = {}  # in a Dask worker process: its cudabench pool, kept across tasks
-_LOCK = threading.Lock()
-
-
-def _worker_pool(timeout_s: float) -> WorkerPool:
-    """This Dask worker's pool of one cudabench worker on its GPU (device 0 of what
-    CUDA_VISIBLE_DEVICES shows it), started on first use."""
-    with _LOCK:
-        pool = _POOL.get("pool")
-        if pool is None:
-            pool = WorkerPool([0], timeout_s)
-            pool.open()
-            _POOL["pool"] = pool
-        pool.timeout_s = timeout_s
-        return pool
-
-
-def describe(timeout_s: float) -> tuple[DeviceInfo, dict[str, str], str]:
-    """(GPU, versions, host) of the Dask worker it runs on (runs there via client.run)."""
-    import socket
-
-    pool = _worker_pool(timeout_s)
-    assert pool.info is not None
-    return pool.info, pool.versions, socket.gethostname()
-
-
-def run_job(job: CaseJob, timeout_s: float) -> list[ResultRow]:
-    """A Dask task: one job on this worker's GPU, through the isolating pool; its rows."""
-    pool = _worker_pool(timeout_s)
-    rows: list[ResultRow] = []
-
-    class Collect:
-        def started(self, case: Any, name: str, device: int) -> None:
-            pass
-
-        def row(self, job_index: int, row: ResultRow) -> None:
-            pass
-
-        def job_done(self, job_index: int, finished: list[ResultRow]) -> None:
-            rows.extend(finished)
-
-    pool.run([job], Collect())
-    device = physical_device()
-    return [r.ran_on(device) for r in rows] if device else rows
-
-
-def physical_device() -> int:
-    """The host's index of this Dask worker's GPU: the first of CUDA_VISIBLE_DEVICES (which
-    dask-cuda sets per worker, e.g. "1,0" for the second GPU), so that a row's (host,
-    device) names the GPU it ran on; 0 when the variable is unset or holds UUIDs."""
-    first = os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",")[0].strip()
-    return int(first) if first.isdigit() else 0
 
 
 def connect(address: str, fake_workers: int | None = None) -> Any:
@@ -173,11 +122,13 @@ def survey(
     client: Any,
     timeout_s: float,
     gpu_model: str | None = None,
+    preload: tuple[str, ...] = (),
 ) -> tuple[DeviceInfo, dict[str, str], list[str]]:
     """The GPU model the run uses, its versions, and the addresses of the workers that have
-    it. ClusterError if there are no workers, if their GPUs differ and `gpu_model` (a part of
+    it (each one's pool opened, its successor importing `preload`: cluster_node.py).
+    ClusterError if there are no workers, if their GPUs differ and `gpu_model` (a part of
     the model's name, any case) does not pick one, or if it matches none."""
-    found = client.run(describe, timeout_s)
+    found = client.run(describe, timeout_s, preload)
     if not found:
         raise ClusterError("the cluster has no workers")
     models = sorted({info.name for info, _, _ in found.values()})
@@ -201,7 +152,12 @@ def survey(
 
 
 def on_cluster(
-    client: Any, timeout_s: float, addresses: list[str], pin: bool = False, notes: list[str] | None = None
+    client: Any,
+    timeout_s: float,
+    addresses: list[str],
+    pin: bool = False,
+    notes: list[str] | None = None,
+    preload: tuple[str, ...] = (),
 ) -> Callable[..., None]:
     """The cluster as a sweep executor: each job a task (resource GPU=1) on the workers at
     `addresses`, rows reported as each task ends, Ctrl-C cancelling what has not finished.
@@ -224,8 +180,9 @@ def on_cluster(
     from distributed import KilledWorker, wait
 
     def execute(jobs: list[CaseJob], events: PoolEvents, ready: Callable[[int], None] | None = None) -> None:
-        # (job index, the job or a part of it), popped from the end: first job first
-        pending: list[tuple[int, CaseJob]] = [(i, job) for i, job in enumerate(jobs)][::-1]
+        # (job index, the job or a part of it), popped from the end: first job first, those
+        # that need the libraries the workers' successors import (`preload`) last
+        pending: list[tuple[int, CaseJob]] = _free_first(jobs, preload)[::-1]
         futures: dict[Any, tuple[int, CaseJob]] = {}  # in flight, in the order handed out
         found: dict[int, list[ResultRow]] = {}  # each job's rows so far
         parts = {i: 1 for i in range(len(jobs))}  # each job's tasks not yet ended
@@ -241,6 +198,7 @@ def on_cluster(
                 run_job,
                 job,
                 timeout_s,
+                preload,
                 resources={"GPU": 1},
                 pure=False,
                 workers=addresses if pin else None,
@@ -350,6 +308,20 @@ def able(client: Any, addresses: list[str], pin: bool) -> int:
     return sum(1 for info in present.values() if (info.get("resources") or {}).get("GPU", 0) >= 1)
 
 
+def _free_first(jobs: list[CaseJob], preload: tuple[str, ...]) -> list[tuple[int, CaseJob]]:
+    """(index, job) in order, the jobs that need none of `preload` first (a stable split):
+    while the workers' successors import those libraries, the GPUs run the rest."""
+
+    def needs(job: CaseJob) -> bool:
+        try:
+            return bool(set(job.libraries()) & set(preload))
+        except Exception:  # an op that does not load: its rows will say so
+            return False
+
+    indexed = list(enumerate(jobs))
+    return [item for item in indexed if not needs(item[1])] + [item for item in indexed if needs(item[1])]
+
+
 def _names(job: CaseJob) -> list[str]:
     """The labels of a job's rows, in order: its variants, then its baselines."""
     return [v.label for v in job.variants] + list(job.baselines)
@@ -375,19 +347,27 @@ class Cluster:
     """A connected cluster as an Executor (executors.py): `info`, `versions`, `devices`,
     `notes`, `execute` and `close`."""
 
-    def __init__(self, address: str, timeout_s: float, gpu_model: str | None = None) -> None:
+    def __init__(
+        self, address: str, timeout_s: float, gpu_model: str | None = None, preload: tuple[str, ...] = ()
+    ) -> None:
         self.client = connect(address, fake_worker_count())
+        self.preload = preload
         try:
-            self.info, self.versions, self.workers = survey(self.client, timeout_s, gpu_model)
+            self.info, self.versions, self.workers = survey(self.client, timeout_s, gpu_model, preload)
             everyone = set(self.client.scheduler_info()["workers"])
         except BaseException:
             self.close()
             raise
         self.devices = list(range(len(self.workers)))  # one "device" a Dask worker
-        self.cuts_jobs = False  # whole cases: see executors.Executor.cuts_jobs
+        self.cuts_jobs = True  # a variant a task: the cluster balances as one host's GPUs do
         self.notes: list[str] = []  # what the run should say at its end (workers lost)
         pin = set(self.workers) != everyone  # only some workers have the run's GPU model
-        self.execute = on_cluster(self.client, timeout_s, self.workers, pin, self.notes)
+        self.execute = on_cluster(self.client, timeout_s, self.workers, pin, self.notes, preload)
+
+    def coming(self) -> tuple[str, ...]:
+        """The libraries the workers' successors import (parts.split cuts one worker's jobs
+        apart from them; `_free_first` hands out the parts without them first)."""
+        return self.preload
 
     def close(self, graceful: bool = True) -> None:
         cluster = getattr(self.client, "cluster", None)

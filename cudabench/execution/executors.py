@@ -35,9 +35,8 @@ class Executor(Protocol):
     versions: dict[str, str]  # cupy, driver, ... and `timer`: the clock the workers resolved
     devices: list[int]  # one entry a GPU (a Dask worker counts as one)
     notes: list[str]  # what the run should say at its end (a cluster's lost workers)
-    # whether the sweep may cut its jobs into parts for several GPUs (parts.py): not on a
-    # Dask cluster, where a node that dies takes the tasks queued on it with it, and Dask
-    # gives up on a task after a few such deaths: more, smaller tasks would lose innocent rows
+    # whether the sweep may cut its jobs into parts for several GPUs (parts.py): a pool's
+    # and a Dask cluster's (one task a worker in flight: a node that dies takes one part)
     cuts_jobs: bool
 
     def execute(self, jobs: list[CaseJob], events: PoolEvents, ready: Ready | None = None) -> None:
@@ -137,7 +136,7 @@ def open_executor(where: Where, timer: str = "events", preload: tuple[str, ...] 
         from cudabench.execution.cluster import ClusterError
 
         try:
-            return DaskCluster(where.address, where.timeout_s, where.gpu_model)
+            return DaskCluster(where.address, where.timeout_s, where.gpu_model, preload)
         except ClusterError as exc:
             raise SweepError(str(exc)) from None
     pool = WorkerPool(

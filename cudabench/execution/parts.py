@@ -11,8 +11,8 @@ the history database has them (`estimate`), else by the bytes their case moves (
 seconds a byte of the parts the history knows, where it knows some). The sweep (sweep.py) gives a
 case's rows their derived columns once all its parts are in, in the job's own row order,
 so the rows, the files and the tables are those of the uncut job. An interleaved case stays
-whole: its variants' samples are taken in turn on one GPU. A Dask cluster's cases stay whole
-too (executors.Executor.cuts_jobs says why).
+whole: its variants' samples are taken in turn on one GPU. A Dask cluster's workers take the
+same parts as one host's GPUs (a task each: execution/cluster.py).
 
 On one GPU whose jobs need a library that arrives later (`later`: torch, imported by the
 pool's successor beside the plain worker, pool.py), each such job is cut in two, in place:

@@ -173,6 +173,22 @@ class WorkerPool:
                     pass
             self.workers[device] = successor
 
+    def bring(self, libraries: tuple[str, ...]) -> None:
+        """A successor importing `libraries` for each GPU whose worker lacks one of them and
+        whose successor (if any) does not bring them all: a pool kept across runs (a Dask
+        worker's) meets the next run's libraries."""
+        wanted = set(libraries)
+        lacking = [
+            d
+            for d in self.devices
+            if not wanted <= (self.workers[d].libraries if d in self.workers else set())
+            and not wanted <= self.successors.libraries(d)
+        ]
+        if not lacking:
+            return
+        self.successors.preload = tuple(dict.fromkeys((*self.successors.preload, *libraries)))
+        self.started_workers += self.successors.spawn(lacking)
+
     def close(self, graceful: bool = True) -> None:
         """Let the workers go (worker_process.let_go): those between jobs are asked to stop
         (graceful), the rest are killed; nothing waits for their exits."""

@@ -40,8 +40,12 @@ class Successors:
         return len(self.coming) + len(self.ready)
 
     def spawn(self, devices: list[int]) -> int:
-        """A successor for each device (none without libraries to preload); how many started."""
+        """A successor for each device (none without libraries to preload), in place of one
+        it had; how many started."""
         for device in devices if self.preload else ():
+            for earlier in (self.coming.pop(device, None), self.ready.pop(device, None)):
+                if earlier is not None:
+                    let_go(earlier, stop=False)
             self.coming[device] = spawn(device, self.timer, self.preload)
         return len(devices) if self.preload else 0
 
