@@ -322,7 +322,6 @@ def test_await_successors_waits_for_the_import_and_hands_the_gpu_over(tmp_path, 
     assert all(r.status is Status.OK for r in events.rows) and pool.started_workers == 2
 
 
-
 def test_a_pool_kept_for_the_next_run_brings_that_runs_libraries(tmp_path, monkeypatch):
     """A Dask worker's pool outlives a run: opened without libraries (`cluster status`), the
     next run's `bring` starts a successor that imports them and takes the GPU over; asked
@@ -340,6 +339,7 @@ def test_a_pool_kept_for_the_next_run_brings_that_runs_libraries(tmp_path, monke
         assert pool.workers[0].proc.pid == pid
         pool.bring(("preload_probe",))  # its worker has them now
         assert pool.started_workers == 2
+
 
 def test_a_ready_successor_that_dies_as_it_waits_costs_nothing(tmp_path, monkeypatch):
     """A successor killed after it said ready (the OOM killer, say) is dropped, not handed the
