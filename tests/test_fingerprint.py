@@ -29,7 +29,8 @@ from cudabench.record.fingerprint import (
     loads,
     short_line,
 )
-from cudabench.record.history import _MIGRATIONS, SCHEMA_VERSION, History
+from cudabench.record.history import History
+from cudabench.record.history_schema import _MIGRATIONS, SCHEMA_VERSION
 from cudabench.record.results import meta_dict, read_results, row_record, write_results
 
 runner = CliRunner()

@@ -18,7 +18,8 @@ from cudabench.cli import app
 from cudabench.core.records import ResultRow, RowKey, RunMeta, Status, TimingOptions
 from cudabench.execution import sweep
 from cudabench.execution.plan import plan
-from cudabench.record.history import _MIGRATIONS, SCHEMA_VERSION, History, HistoryError
+from cudabench.record.history import History, HistoryError
+from cudabench.record.history_schema import _MIGRATIONS, SCHEMA_VERSION
 from cudabench.record.results import write_results
 
 QUICK = dict(min_samples=2, min_time_s=0.0, max_time_s=0.01, warmup=0)

@@ -2,7 +2,7 @@
 
     results/cudabench.db   (--db PATH or $CUDABENCH_DB to move it)
 
-Tables (schema version in `meta`, migrations below):
+Tables (schema version in `meta`, migrations in history_schema.py):
 
     runs(id, started, command, tag, git_sha, git_dirty, gpu, driver, timing_mode,
          cudabench_version, complete, source, meta_json, fingerprint)
@@ -26,8 +26,6 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,73 +33,12 @@ from typing import Any
 from cudabench.core.errors import ResultsError
 from cudabench.core.records import Ceilings, ResultRow, RowKey, RunMeta
 from cudabench.record import fingerprint as fp
+from cudabench.record.history_schema import SCHEMA_VERSION, NewerSchema, set_up
 from cudabench.record.results import kernels_dirty, meta_dict, parse_document, parse_row, row_record
 from cudabench.record.schema import SchemaError, read_record
 from cudabench.record.stems import RESULTS_DIR
 
-SCHEMA_VERSION = 3
 BUSY_TIMEOUT_MS = 30_000
-
-
-# Each entry upgrades the schema from the version before it (index 0: from nothing to 1).
-# Version 2 added the rows' `params` (launch parameters) to the key; version 3 the runs'
-# fingerprint, computed for the runs already there from their metadata (a step may be a
-# function of the connection).
-def from_meta_json(text: str) -> str:
-    """A stored run's fingerprint, computed from its metadata; '' (every key unknown) if
-    the metadata does not read."""
-    try:
-        meta, _ = parse_document({"meta": json.loads(text), "rows": []}, "runs.meta_json")
-    except (ResultsError, ValueError, RecursionError):
-        return ""
-    return fp.dumps(fp.fingerprint(meta))
-
-
-def backfill_fingerprints(db: sqlite3.Connection) -> None:
-    """The history database's migration to schema 3: each run already there gets the
-    fingerprint of its stored metadata."""
-    runs = db.execute("SELECT id, meta_json FROM runs").fetchall()
-    db.executemany(
-        "UPDATE runs SET fingerprint = ? WHERE id = ?", [(from_meta_json(text), run) for run, text in runs]
-    )
-
-
-_MIGRATIONS: list[list[str | Callable[[sqlite3.Connection], None]]] = [
-    [
-        """CREATE TABLE runs (
-            id INTEGER PRIMARY KEY AUTOINCREMENT, started TEXT NOT NULL, command TEXT NOT NULL,
-            tag TEXT NOT NULL DEFAULT '', git_sha TEXT NOT NULL DEFAULT '',
-            git_dirty INTEGER NOT NULL DEFAULT 0, gpu TEXT NOT NULL, driver TEXT NOT NULL,
-            timing_mode TEXT NOT NULL, cudabench_version TEXT NOT NULL,
-            complete INTEGER NOT NULL DEFAULT 0, source TEXT NOT NULL DEFAULT '',
-            meta_json TEXT NOT NULL)""",
-        """CREATE TABLE rows (
-            run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-            op TEXT NOT NULL, variant TEXT NOT NULL, shape TEXT NOT NULL, dtype TEXT NOT NULL,
-            status TEXT NOT NULL, time_us REAL, spread REAL, row_json TEXT NOT NULL,
-            UNIQUE (run_id, op, variant, shape, dtype))""",
-        "CREATE INDEX rows_case ON rows (op, variant, shape, dtype)",
-        "CREATE INDEX runs_tag ON runs (tag)",
-    ],
-    [  # 1 -> 2: the row key gains the launch parameters
-        """CREATE TABLE rows_v2 (
-            run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-            op TEXT NOT NULL, variant TEXT NOT NULL, shape TEXT NOT NULL, dtype TEXT NOT NULL,
-            params TEXT NOT NULL DEFAULT '', status TEXT NOT NULL, time_us REAL, spread REAL,
-            row_json TEXT NOT NULL, UNIQUE (run_id, op, variant, shape, dtype, params))""",
-        """INSERT INTO rows_v2 (run_id, op, variant, shape, dtype, params, status, time_us,
-            spread, row_json) SELECT run_id, op, variant, shape, dtype, '', status, time_us,
-            spread, row_json FROM rows""",
-        "DROP TABLE rows",
-        "ALTER TABLE rows_v2 RENAME TO rows",
-        "CREATE INDEX rows_case ON rows (op, variant, shape, dtype, params)",
-    ],
-    [  # 2 -> 3: the runs' fingerprints
-        "ALTER TABLE runs ADD COLUMN fingerprint TEXT NOT NULL DEFAULT ''",
-        backfill_fingerprints,
-    ],
-]
-assert len(_MIGRATIONS) == SCHEMA_VERSION
 
 
 class HistoryError(ValueError):
@@ -232,45 +169,14 @@ class History:
         raise HistoryError(f"history database {self.path}: cannot read it ({last})")
 
     def _set_up(self) -> None:
-        """WAL mode, foreign keys, the schema migrated. Runs opening a new database at the
-        same moment can be told "database is locked" at once, busy timeout or not (switching
-        a new file to WAL takes an exclusive lock, and SQLite does not wait where waiting
-        could deadlock: 4 of 40 trials of six processes, 2026-11-28): tried again until the
-        busy timeout has passed."""
-        db = self._db()
-        deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
-        while True:
-            try:
-                db.execute("PRAGMA journal_mode = WAL")
-                db.execute("PRAGMA foreign_keys = ON")
-                self._migrate()
-                return
-            except sqlite3.OperationalError as exc:
-                if "locked" not in str(exc) or time.monotonic() > deadline:
-                    raise
-                time.sleep(0.02)
-
-    def _migrate(self) -> None:
-        db = self._db()
-        db.execute("BEGIN IMMEDIATE")  # one migrator at a time
         try:
-            db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
-            found = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-            version = int(found[0]) if found else 0
-            if version > SCHEMA_VERSION:
-                raise HistoryError(
-                    f"history database {self.path}: schema version {version} is "
-                    f"newer than this cudabench's ({SCHEMA_VERSION}); upgrade "
-                    "cudabench or use another --db"
-                )
-            for step in _MIGRATIONS[version:]:
-                for statement in step:
-                    db.execute(statement) if isinstance(statement, str) else statement(db)
-            db.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
+            set_up(self._db(), BUSY_TIMEOUT_MS / 1000)
+        except NewerSchema as exc:
+            raise HistoryError(
+                f"history database {self.path}: schema version {exc.version} is "
+                f"newer than this cudabench's ({SCHEMA_VERSION}); upgrade "
+                "cudabench or use another --db"
+            ) from None
 
     def close(self) -> None:
         if self.db is not None:
