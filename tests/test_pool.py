@@ -161,6 +161,11 @@ def test_each_worker_is_shown_its_gpu_alone_where_the_gpus_can_be_counted(monkey
     assert [worker_process.alone(d) for d in (0, 1, 2)] == ["3", "GPU-5f1c", None]
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "-1")
     assert worker_process.alone(0) is None
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,2,-1,1")  # CUDA stops at -1: GPU 1 is hidden
+    assert [worker_process.alone(d) for d in (0, 1, 2)] == ["0", "2", None]
+    assert worker_process.visible_gpu_count_list() == [0, 1]
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1,1,0")  # a GPU named again ends the list too
+    assert [worker_process.alone(d) for d in (0, 1)] == ["1", None]
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES")
     monkeypatch.setattr(worker_process, "nvml_gpu_count", lambda: 4)
     assert (worker_process.alone(3), worker_process.alone(4)) == ("3", None)  # 4: the worker says
@@ -175,6 +180,88 @@ def test_workers_that_see_their_gpu_alone_count_one_gpu_and_their_rows_say_which
     monkeypatch.setattr(worker_process, "alone", lambda device: str(device))
     events, started = sweep([job((n,), variant("float4")) for n in (8, 9, 10, 11)], devices=(0, 1))
     assert started == 2 and {r.device for rows in events.done.values() for r in rows} == {0, 1}
+
+
+_SHOWN = """
+import os, sys
+if "cudabench.execution.worker" in " ".join(sys.argv) or sys.argv[:1] == ["-m"]:
+    with open({marker!r}, "a") as f:
+        f.write(f"{{os.environ.get('CUDA_VISIBLE_DEVICES')}} {{' '.join(sys.argv[1:3])}}\\n")
+"""
+
+
+def test_a_worker_shown_its_gpu_alone_gets_it_in_its_environment(tmp_path, monkeypatch):
+    """The entry `alone` gives reaches the worker's CUDA_VISIBLE_DEVICES, and the worker is
+    told device 0 (a sitecustomize in each worker writes what it was given)."""
+    from cudabench.execution import worker_process
+
+    marker = tmp_path / "shown"
+    (tmp_path / "sitecustomize.py").write_text(_SHOWN.format(marker=str(marker)))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]))
+    monkeypatch.setenv("CUDABENCH_FAKE_DEVICES", "1")
+    monkeypatch.setattr(worker_process, "alone", lambda device: f"GPU-{device}")
+    with WorkerPool([0, 1], 60.0) as pool:
+        pool.open()
+    assert sorted(marker.read_text().splitlines()) == ["GPU-0 --device 0", "GPU-1 --device 0"]
+
+
+def test_one_gpu_named_twice_is_refused_by_its_pci_bus_id(monkeypatch):
+    """CUDA_VISIBLE_DEVICES=0,GPU-<0's UUID>: two workers would time on one GPU at once."""
+    import dataclasses
+    import subprocess
+    import tempfile
+    from multiprocessing import Pipe
+
+    from cudabench.backends.fake import FAKE_DEVICE
+    from cudabench.execution.worker_process import Worker
+
+    pool = WorkerPool([0, 1], 60.0)
+    pool.devices = [0, 1]
+    same = dataclasses.replace(FAKE_DEVICE, pci_bus_id="00000000:19:00.0")
+    for device in (0, 1):
+        inbox, sender = Pipe(duplex=False)
+        sender.send(("ready", same, {}, 1))
+        proc = subprocess.Popen(["sleep", "30"], start_new_session=True)  # a group, as a worker
+        worker = Worker(device, proc, inbox, Pipe(duplex=False)[1], tempfile.TemporaryFile(), visible="0")
+        if device == 0:
+            assert pool._await_ready(worker) == 1
+            proc.kill()
+            proc.wait()
+            continue
+        with pytest.raises(PoolError, match=r"GPU 1 is GPU 0 again \(PCI 00000000:19:00.0\)"):
+            pool._await_ready(worker)
+        assert proc.poll() is not None  # killed
+
+
+def test_a_successor_takes_its_gpu_only_once_the_plain_worker_has_exited(tmp_path, monkeypatch):
+    """take_over kills the idle plain worker without waiting; the successor, told ("after",
+    pid), starts its job only once that process is gone: here its kill comes 1 s late."""
+    import threading
+
+    from cudabench.execution import pool as pool_module
+
+    _slow_probe(tmp_path, monkeypatch, 0.2)
+    killed: list[float] = []
+    real = pool_module.worker_process.let_go
+
+    def late(worker, stop):
+        def kill_now():
+            killed.append(time.time())
+            real(worker, stop)
+
+        threading.Timer(1.0, kill_now).start()
+
+    monkeypatch.setattr(pool_module.worker_process, "let_go", late)
+    events = Events()
+    with WorkerPool([0], 60.0, preload=("preload_probe",)) as pool:
+        pool.open()
+        plain = pool.workers[0].proc.pid
+        pool.await_successors(("preload_probe",))  # the take-over: the plain one let go
+        assert pool.workers[0].proc.pid != plain
+        pool.run([job((16,), variant("float4"))], events)
+        monkeypatch.setattr(pool_module.worker_process, "let_go", real)
+    assert killed and events.begun and events.begun[0][3] >= killed[0]
+    assert all(r.status is Status.OK for r in events.rows)
 
 
 _SLOW_FIRST_LIBRARY_CALL = '''
@@ -461,3 +548,42 @@ def test_a_successor_told_after_runs_nothing_until_that_process_has_exited():
         assert time.monotonic() - began < 0.5
     finally:
         worker_process.kill(worker)
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="needs Linux /proc")
+def test_without_a_pidfd_the_successor_reads_proc_until_the_old_worker_is_a_zombie():
+    """Where pidfd_open is refused (an older container's seccomp), /proc tells the exit."""
+    import subprocess
+    import threading
+
+    from cudabench.execution.worker import _await_exit_by_proc
+
+    leaving = subprocess.Popen(["sleep", "0.5"])
+    began = time.monotonic()
+    waiter = threading.Thread(target=_await_exit_by_proc, args=(leaving.pid,))
+    waiter.start()
+    waiter.join(10)
+    assert not waiter.is_alive() and time.monotonic() - began > 0.4
+    assert leaving.returncode is None  # a zombie, not reaped: that is exited enough
+    leaving.wait()
+    _await_exit_by_proc(leaving.pid)  # gone: at once
+
+
+def test_a_dask_workers_pool_that_fails_to_open_leaves_no_successor_behind(tmp_path, monkeypatch):
+    """cluster_node opens the pool itself (no executor closes it): a plain worker that does
+    not start must not leave the successor started beside it running."""
+    from cudabench.execution import cluster_node, worker_process
+
+    _slow_probe(tmp_path, monkeypatch, 30)  # still importing when the plain worker fails
+
+    def fails(self, worker):
+        raise PoolError("planted: the plain worker did not start")
+
+    monkeypatch.setattr(WorkerPool, "_await_ready", fails)
+    monkeypatch.setattr(cluster_node, "_POOL", {})
+    before = len(worker_process._leaving)
+    with pytest.raises(PoolError, match="planted"):
+        cluster_node._worker_pool(10.0, ("preload_probe",), bring=False)
+    gone = worker_process._leaving[before:]
+    assert len(gone) == 2 and all(proc.wait(10) is not None for proc in gone)  # both let go
+    assert not cluster_node._POOL

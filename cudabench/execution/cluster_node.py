@@ -23,32 +23,39 @@ _POOL: dict[str, WorkerPool] = {}  # this Dask worker's cudabench pool, kept acr
 _LOCK = threading.Lock()
 
 
-def _worker_pool(timeout_s: float, preload: tuple[str, ...]) -> WorkerPool:
+def _worker_pool(timeout_s: float, preload: tuple[str, ...], bring: bool) -> WorkerPool:
     """This Dask worker's pool of one cudabench worker on its GPU (device 0 of what
-    CUDA_VISIBLE_DEVICES shows it), started on first use with `preload`'s successor."""
+    CUDA_VISIBLE_DEVICES shows it), started on first use with `preload`'s successor; one
+    kept from an earlier run (a remote cluster's workers outlive runs) brings `preload`
+    where `bring` (a task's thread: the one that runs the pool)."""
     with _LOCK:
         pool = _POOL.get("pool")
         if pool is None:
             pool = WorkerPool([0], timeout_s, preload=preload)
-            pool.open()
+            try:
+                pool.open()
+            except BaseException:  # its successor (started at once) too: none left behind
+                pool.close(graceful=False)
+                raise
             _POOL["pool"] = pool
-        else:  # kept from an earlier run (a remote cluster's workers outlive runs)
+        elif bring:
             pool.bring(preload)
         pool.timeout_s = timeout_s
         return pool
 
 
 def describe(timeout_s: float, preload: tuple[str, ...] = ()) -> tuple[DeviceInfo, dict[str, str], str]:
-    """(GPU, versions, host) of the Dask worker it runs on (runs there via client.run), its
-    pool opened."""
-    pool = _worker_pool(timeout_s, preload)
+    """(GPU, versions, host) of the Dask worker it runs on (runs there via client.run, on
+    the Dask worker's own thread: it opens the pool where there is none, and changes nothing
+    of one a task may be using)."""
+    pool = _worker_pool(timeout_s, preload, bring=False)
     assert pool.info is not None
     return pool.info, pool.versions, socket.gethostname()
 
 
 def run_job(job: CaseJob, timeout_s: float, preload: tuple[str, ...] = ()) -> list[ResultRow]:
     """A Dask task: one job on this worker's GPU, through the isolating pool; its rows."""
-    pool = _worker_pool(timeout_s, preload)
+    pool = _worker_pool(timeout_s, preload, bring=True)
     rows: list[ResultRow] = []
 
     class Collect:

@@ -69,6 +69,7 @@ class WorkerPool:
         self.cuts_jobs = True  # a worker killed takes only its own job (the rest run again)
         self.started_workers = 0  # for tests: replacements show here
         self.notes: list[str] = []  # nothing to add at a run's end (the Executor interface)
+        self._buses: dict[str, int] = {}  # each GPU's PCI bus id: the device whose worker has it
 
     def __enter__(self) -> WorkerPool:
         return self
@@ -97,7 +98,7 @@ class WorkerPool:
             counts += [self._await_ready(w) for w in spawned]
         early.discard()  # any started early for other devices or another clock
         # the GPUs a worker counts (one that sees its GPU alone counts 1: its device exists)
-        seen = [n for n, w in zip(counts, [self.workers[d] for d in self.devices]) if not w.alone]
+        seen = [n for n, w in zip(counts, [self.workers[d] for d in self.devices]) if w.visible is None]
         for device in self.devices:
             if seen and device >= min(seen):
                 raise PoolError(f"GPU {device} does not exist (this machine has {min(seen)})")
@@ -134,7 +135,8 @@ class WorkerPool:
             ) from None
         if message[0] == "unavailable":
             self.kill(worker)
-            raise PoolError(message[1])
+            shown = f" (CUDA_VISIBLE_DEVICES={worker.visible})" if worker.visible is not None else ""
+            raise PoolError(f"GPU {device}{shown}: {message[1]}" if shown else message[1])
         _, info, versions, count = message
         if self.info is None:
             self.info, self.versions = info, versions
@@ -143,6 +145,13 @@ class WorkerPool:
             raise PoolError(
                 f"GPU {device} is a {info.name}, GPU {self.devices[0]} a "
                 f"{self.info.name}: one run needs identical GPUs"
+            )
+        first = self._buses.setdefault(info.pci_bus_id, device) if info.pci_bus_id else device
+        if first != device:  # CUDA_VISIBLE_DEVICES naming one GPU twice (by index and UUID)
+            self.kill(worker)
+            raise PoolError(
+                f"GPU {device} is GPU {first} again (PCI {info.pci_bus_id}): one worker a GPU; "
+                "check --devices and CUDA_VISIBLE_DEVICES"
             )
         return int(count)
 
@@ -165,13 +174,14 @@ class WorkerPool:
             if current is not None and current.job is not None:
                 continue
             successor = self.successors.take(device)
-            if current is not None:  # idle: nothing of it runs on the GPU
-                worker_process.let_go(current, stop=False)
-                try:
+            try:
+                if current is not None:  # idle: nothing of it runs on the GPU
+                    worker_process.let_go(current, stop=False)
                     successor.outbox.send(("after", current.proc.pid))
-                except OSError:  # it died as it waited: the next job's hand-over finds it
-                    pass
-            self.workers[device] = successor
+            except OSError:  # it died as it waited: the next job's hand-over finds it
+                pass
+            finally:  # registered whatever happens (Ctrl-C): close() lets it go
+                self.workers[device] = successor
 
     def bring(self, libraries: tuple[str, ...]) -> None:
         """A successor importing `libraries` for each GPU whose worker lacks one of them and

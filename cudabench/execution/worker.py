@@ -30,6 +30,7 @@ import os
 import select
 import signal
 import sys
+import time
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -116,18 +117,37 @@ def serve(
         outbox.send(("done", job_id))
 
 
-def _await_exit(pid: int, timeout_s: float = 10.0) -> None:
-    """Wait until process `pid` has exited (its CUDA context freed by the driver), at most
-    `timeout_s`: Linux's pidfd turns readable at its exit. Where there is no pidfd (not
-    Linux), or the process is gone already, nothing to wait for."""
+def _await_exit(pid: int) -> None:
+    """Wait until process `pid` has exited (its CUDA context freed by the driver), as the
+    parent's wait did before it handed the GPU over: Linux's pidfd turns readable at its
+    exit; where pidfd is refused (an older container's seccomp, a sandbox), /proc says when
+    it is gone or a zombie. A process that never ends is the job's timeout's to catch."""
     try:
         fd = os.pidfd_open(pid)
+    except ProcessLookupError:  # gone already
+        return
     except (OSError, AttributeError):
+        _await_exit_by_proc(pid)
         return
     try:
-        select.select([fd], [], [], timeout_s)
+        poller = select.poll()
+        poller.register(fd, select.POLLIN)
+        poller.poll()
     finally:
         os.close(fd)
+
+
+def _await_exit_by_proc(pid: int) -> None:
+    stat = f"/proc/{pid}/stat"
+    while True:
+        try:
+            with open(stat) as handle:
+                state = handle.read().rpartition(")")[2].split()[0]
+        except (OSError, IndexError):  # gone (or no /proc: nothing to wait with)
+            return
+        if state in ("Z", "X"):
+            return
+        time.sleep(0.005)
 
 
 def _imported(library: str) -> None:

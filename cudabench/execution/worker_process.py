@@ -46,7 +46,8 @@ class Worker:
     warm: set[str] = field(default_factory=set)
     libraries: set[str] = field(default_factory=set)  # imported: preloaded, or by a job it ran
     since: float = 0.0  # when its job began, or a successor its start (time.monotonic)
-    alone: bool = False  # it sees its GPU alone (CUDA_VISIBLE_DEVICES): its GPU count is 1
+    # the CUDA_VISIBLE_DEVICES it was given to see its GPU alone (its GPU count is then 1)
+    visible: str | None = None
 
     def allowance(self, name: str | None, baselines: tuple[str, ...], startup_s: float) -> float:
         """Seconds added to a row's timeout for the start-up it pays: a worker's start-up
@@ -114,7 +115,7 @@ def spawn(device: int, timer: str, preload: tuple[str, ...] = ()) -> Worker:
         log,
         libraries=set(preload),
         since=time.monotonic(),
-        alone=shown is not None,
+        visible=shown,
     )
 
 
@@ -127,9 +128,8 @@ def alone(device: int) -> str | None:
         return None
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
     if visible is not None:
-        entries = [v.strip() for v in visible.split(",") if v.strip()]
-        usable = bool(entries) and not entries[0].startswith("-")
-        return entries[device] if usable and device < len(entries) else None
+        entries = _visible_entries(visible)
+        return entries[device] if device < len(entries) else None
     count = nvml_gpu_count()
     return str(device) if count is not None and device < count else None
 
@@ -220,12 +220,22 @@ def visible_gpu_count_list() -> list[int] | None:
         return None  # the fake backend's GPUs are its own
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
     if visible is not None:
-        entries = [v for v in visible.split(",") if v.strip()]
-        if not entries or entries[0].strip().startswith("-"):
-            return None
-        return list(range(len(entries)))
+        entries = _visible_entries(visible)
+        return list(range(len(entries))) if entries else None
     count = nvml_gpu_count()
     return list(range(count)) if count else None
+
+
+def _visible_entries(visible: str) -> list[str]:
+    """CUDA_VISIBLE_DEVICES's entries as CUDA reads them: up to the first that hides the rest
+    (a negative index) or names a GPU again (an entry that does not exist, or the same GPU
+    by index and by UUID, is left to the workers: pool.open refuses one GPU twice)."""
+    entries: list[str] = []
+    for entry in (v.strip() for v in visible.split(",")):
+        if not entry or entry.startswith("-") or entry in entries:
+            break
+        entries.append(entry)
+    return entries
 
 
 @functools.cache

@@ -4,9 +4,10 @@ A process's first Triton kernel pays for Triton itself, whatever the kernel: its
 launcher set-up, the compiler's cache key, loading the module. On an H200 machine that was
 0.55 s of the first Triton row's set-up in each worker process (2026-11-28; the next shapes
 0.002 s), once a GPU: on two GPUs, twice. `warm` pays it in the successor that imports torch
-and triton anyway (execution/successors.py), off any GPU's time, by compiling and loading a
-one-line kernel. It launches nothing: a successor runs no kernel until it is in charge of
-its GPU. Imported only by a worker that preloads triton (it imports triton and torch).
+and triton anyway (execution/successors.py), off the rows' time, by compiling and loading a
+one-line kernel. It launches nothing (a successor runs no kernel until it is in charge of
+its GPU); loading uploads the kernel's few kilobytes of code. Imported only by a worker that
+preloads triton (it imports triton and torch).
 """
 
 from __future__ import annotations
