@@ -641,7 +641,7 @@ def test_costs_say_the_host_share():
     assert "nvcc 40 configurations, 30.0 s ahead of the GPU, 0.5 s waited for" in line
     cached = costs_line(dataclasses.replace(costs, compiled=0, compile_s=0.0))
     assert "every configuration in the compile cache; strategy" in cached and "nvcc" not in cached
-    final = "final interleaved round 2.0 s (on one GPU: set-up 1.5 s, the longest torch 1.2 s; timing 0.4 s"
+    final = "final interleaved round 2.00 s (on one GPU: set-up 1.5 s, the longest torch 1.2 s; timing 0.4 s"
     assert final in line
     assert "(on one GPU" not in costs_line(dataclasses.replace(costs, final_slowest=None))
 
@@ -666,7 +666,7 @@ def test_costs_say_which_baselines_were_timed_apart_and_the_wait_for_their_libra
     costs = Costs(10.0, 0.5, 8.0, 4.0, None, 0.0, 0.0, 100, 1, 0.1, 0.3, ("cupy", 0.02))
     apart = dataclasses.replace(costs, library_wait_s=1.3, apart=("torch",), apart_s=1.6)
     line = costs_line(apart)
-    assert "final interleaved round 0.5 s (set-up 0.1 s" in line  # no wait in the final round
+    assert "final interleaved round 0.50 s (set-up 0.1 s" in line  # no wait in the final round
     assert line.endswith("; then torch apart 1.6 s (1.3 s waiting for the worker importing its libraries)")
     bare = costs_line(dataclasses.replace(apart, final_slowest=None))  # no final round's split
     assert bare.endswith("; then torch apart 1.6 s (1.3 s waiting for the worker importing its libraries)")

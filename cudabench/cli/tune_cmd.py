@@ -152,11 +152,11 @@ def costs_line(costs: Costs) -> str:
         else ""
     )
     return (
-        f"where the time went: {costs.configurations} configurations in {costs.rounds_s:.1f} s, "
+        f"where the time went: {costs.configurations} configurations in {costs.rounds_s:.2f} s, "
         f"{wall:.0f} ms each: set-up {setup:.0f} ms (module load, inputs, float64 reference, "
         f"check{first}), timing {timing:.0f} ms (warm-up, samples, check after){workers}, host "
         f"{host:.0f} ms (worker round trips, results file, progress); {nvcc}strategy "
-        f"{costs.strategy_s:.2f} s; final interleaved round {costs.final_s:.1f} s{_final_split(costs)}"
+        f"{costs.strategy_s:.2f} s; final interleaved round {costs.final_s:.2f} s{_final_split(costs)}"
     )
 
 
@@ -194,7 +194,7 @@ def _summary(outcome: Outcome) -> str:
         line += f", {outcome.uncounted} N/A or skipped (not counted)"
     if outcome.failed:
         line += f", {outcome.failed} failed (see the results file)"
-    line += f" in {outcome.wall_s:.1f} s"
+    line += f" in {outcome.wall_s:.2f} s"
     if outcome.best is None:
         return line + "; no configuration ran correctly"
     line += f"; best {outcome.best.params}"
