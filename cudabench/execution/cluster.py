@@ -168,8 +168,11 @@ def on_cluster(
     they would wait forever. Unpinned, the scheduler runs a lost worker's task again on any
     worker (up to its allowed-failures), and gives up on a task that kills worker after worker
     (KilledWorker): its job's variants then go out one task each, so the variant that takes
-    the node down is the one CRASH row (a one-variant job that is given up on is CRASH rows
-    itself) and the others' rows arrive. A task that raises is not run again: ERROR rows.
+    the node down is the one CRASH row and the others' rows arrive. A one-row part given up
+    on may only have been queued on the workers another part took down (Dask counts their
+    deaths against every task assigned there): it runs again at the end, alone in the
+    cluster, and is a CRASH row only if it is given up on then. A task that raises is not
+    run again: ERROR rows.
 
     Only as many tasks are in flight as there are workers; the next job goes out when one
     ends, so an idle GPU takes the next job as on one host. Dask places a task with resource
@@ -188,6 +191,11 @@ def on_cluster(
         parts = {i: 1 for i in range(len(jobs))}  # each job's tasks not yet ended
         readied: set[int] = set()
         given_up: list[float] = []  # the seconds waited for a worker, once the run gave up
+        # one-row parts Dask gave up on while other tasks ran beside them: a part queued on a
+        # worker that another part takes down counts that death too, so each runs again at
+        # the end, alone (`alone`: those that did); only one that kills then is a CRASH row
+        suspects: list[tuple[int, CaseJob]] = []
+        alone: set[tuple[int, tuple[str, ...]]] = set()
 
         def submit_next() -> None:
             index, job = pending.pop()
@@ -232,6 +240,11 @@ def on_cluster(
                         )
                     submit_next()
                     return
+                if (index, tuple(names)) not in alone:  # perhaps only beside the one that does
+                    suspects.append((index, job))
+                    if pending:
+                        submit_next()
+                    return
                 rows = job_failed(
                     job, Status.CRASH, f"the cluster gave up on this job ({type(exc).__name__}: {exc})"
                 )
@@ -244,10 +257,11 @@ def on_cluster(
         def give_up(waited_s: float) -> None:
             """No worker for `waited_s`: the jobs in flight are CRASH rows, the rest SKIPPED."""
             given_up.append(waited_s)
-            lost, never = list(futures.values()), pending[::-1]
+            lost, never = list(futures.values()) + suspects, pending[::-1]
             client.cancel(list(futures))
             futures.clear()
             pending.clear()
+            suspects.clear()
             why = f"no worker left in the cluster (none joined in {waited_s:.0f} s)"
             for index, job in lost:
                 part_done(index, job_failed(job, Status.CRASH, f"lost with the cluster's last worker: {why}"))
@@ -263,7 +277,12 @@ def on_cluster(
             submit_next()
         alone_since: float | None = None  # since when no worker could take the jobs
         try:
-            while futures:
+            while futures or suspects:
+                if not futures and not pending:  # the rest is done: a suspect alone
+                    index, job = suspects.pop(0)
+                    alone.add((index, tuple(_names(job))))
+                    pending.append((index, job))
+                    submit_next()
                 try:
                     wait(list(futures), timeout=POLL_S, return_when="FIRST_COMPLETED")
                 except (TimeoutError, CancelledError):
