@@ -429,6 +429,27 @@ def test_5_a_missing_driver_is_one_line_before_a_big_config_is_planned(tmp_path,
     assert probed
 
 
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["run", "nosuchop", "-s", "16"], "unknown op 'nosuchop'"),
+        (["tune", "reduc", "-s", "16"], "unknown op 'reduc' (did you mean reduce"),
+        (["run", "missing.yaml"], "missing.yaml: no such config file"),
+    ],
+)
+def test_5_a_typo_in_the_op_or_config_is_said_before_the_missing_driver(monkeypatch, args, message):
+    """On a machine without a driver, the user's own typo is the line they get: fixing the
+    driver first would only lead to it."""
+    from typer.testing import CliRunner
+
+    from cudabench import backends
+    from cudabench.cli import app
+
+    monkeypatch.setattr(backends, "driver_present", lambda: False)
+    result = CliRunner().invoke(app, args, env={"CUDABENCH_BACKEND": "cupy"})
+    _one_line(result, message)
+
 def test_5_the_fake_backend_and_a_cluster_are_not_probed(monkeypatch):
     from cudabench import backends
     from cudabench.usecases import flow

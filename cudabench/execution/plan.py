@@ -88,6 +88,24 @@ def choose(
     return [known[n] for n in dict.fromkeys(names) if n in known], baselines
 
 
+def check_target(target: str, ops: Sequence[Path] | None = None) -> None:
+    """The op folders in use (`ops`: --ops), and a SweepError (one line) where `target` is
+    neither an existing config file nor an op: the user's typo, said before anything slow
+    and before what needs a GPU (flow.planned probes the driver after this)."""
+    try:
+        registry.use_ops(list(ops) if ops else None)
+    except registry.OpsFolderError as exc:
+        raise SweepError(str(exc)) from None
+    path = Path(target)
+    try:
+        if target.endswith((".yaml", ".yml")) and not path.is_file():
+            load_config(path)  # its "no such config file"
+        elif not path.is_file():
+            get_op(target)
+    except (ConfigError, UnknownName) as exc:
+        raise SweepError(str(exc)) from exc
+
+
 def _config_for(target: str, shapes: Sequence[Shape] | None) -> BenchConfig:
     """A config file, or an op name with --shape (default: configs/<op>.yaml's shapes)."""
     path = Path(target)
@@ -204,10 +222,7 @@ def plan(
     `narrowing`. `ops`: the user's op folders (--ops), beside $CUDABENCH_OPS and the
     catalogue; each job carries its op's file, so a worker (or the process profile runs)
     loads the same op."""
-    try:
-        registry.use_ops(list(ops) if ops else None)
-    except registry.OpsFolderError as exc:
-        raise SweepError(str(exc)) from None
+    check_target(target, ops)
     try:
         config = _config_for(target, shapes)
     except ConfigError as exc:

@@ -22,7 +22,7 @@ from cudabench import backends
 from cudabench.core.dtypes import DType
 from cudabench.core.errors import SweepError
 from cudabench.core.records import DeviceInfo, ResultRow, RunMeta, Shape, TimingOptions
-from cudabench.execution.plan import Plan, checked_timing, job_libraries, plan
+from cudabench.execution.plan import Plan, check_target, checked_timing, job_libraries, plan
 from cudabench.execution.pool import DEFAULT_TIMEOUT_S
 from cudabench.execution.session import Cluster, InProcess, Local, Session, Where, parse_devices
 from cudabench.execution.sweep import Interrupted, Sweep, SweepFailed
@@ -158,18 +158,24 @@ def require_driver(where: Where) -> None:
         raise SweepError(backends.NO_DRIVER)
 
 
-def planned(
-    selection: Selection, observer: Observer, expand: bool = True, where: Where | None = None
-) -> Plan:
-    """The plan of a selection (SweepError for bad usage); the kernel files that could not
-    be loaded are said at once, the run goes on without them. With `where`, a missing NVIDIA
-    driver for it is said first (`require_driver`), before any planning, and before that
-    a timing option that is not one of its choices."""
-    # bad usage first: a --settle or --clocks typo says so with or without a driver
+def preflight(selection: Selection, where: Where | None = None) -> None:
+    """What is said before any planning (a big config's can take a minute): the user's own
+    typos first, with or without a driver (an op or config that is not there, a --settle or
+    --clocks value that is not a choice), then, with `where`, a missing NVIDIA driver for it
+    (`require_driver`)."""
+    check_target(selection.target, selection.ops or None)
     given = {k: v for k, v in selection.timing.items() if v is not None}
     checked_timing(dataclasses.replace(TimingOptions(), **given))  # type: ignore[arg-type]
     if where is not None:
         require_driver(where)
+
+
+def planned(
+    selection: Selection, observer: Observer, expand: bool = True, where: Where | None = None
+) -> Plan:
+    """The plan of a selection (SweepError for bad usage); the kernel files that could not
+    be loaded are said at once, the run goes on without them. `preflight` first."""
+    preflight(selection, where)
     work = plan(
         selection.target,
         selection.shapes,

@@ -22,7 +22,7 @@ from cudabench.usecases.flow import (
     Selection,
     in_session,
     planned,
-    require_driver,
+    preflight,
 )
 from cudabench.usecases.observe import Observer, Silent
 
@@ -135,10 +135,10 @@ def save_tuned(outcome: Outcome, gpu: DeviceInfo, results: Path) -> Saved:
 
 def tune_params(request: TuneRequest, observer: Observer | None = None) -> TuneResult:
     """Plan the searches, run them in one session (one results file), then save each best
-    configuration when asked. A missing NVIDIA driver is said first, before planning (the
-    `--space` listing, plan_tuning alone, needs none)."""
+    configuration when asked. A typo, then a missing NVIDIA driver, is said first, before
+    planning (flow.preflight; the `--space` listing, plan_tuning alone, needs no driver)."""
     observer = observer or Silent()
-    require_driver(request.placement.where)
+    preflight(request.selection, request.placement.where)
     tuning = plan_tuning(request, observer)
     work = tuning.work
     label = f"tune_{work.op_label}"
