@@ -44,7 +44,7 @@ from typing import Any
 from cudabench.core.records import DeviceInfo, ResultRow, Status
 from cudabench.execution.cluster_node import describe, run_job
 from cudabench.execution.pool import PoolEvents
-from cudabench.measure.runner import CaseJob, job_failed
+from cudabench.measure.runner import CaseJob, job_failed, libraries_of
 
 CONNECT_TIMEOUT_S = 10
 # How many workers a task may take down before the scheduler gives up on it (KilledWorker):
@@ -331,14 +331,9 @@ def _free_first(jobs: list[CaseJob], preload: tuple[str, ...]) -> list[tuple[int
     """(index, job) in order, the jobs that need none of `preload` first (a stable split):
     while the workers' successors import those libraries, the GPUs run the rest."""
 
-    def needs(job: CaseJob) -> bool:
-        try:
-            return bool(set(job.libraries()) & set(preload))
-        except Exception:  # an op that does not load: its rows will say so
-            return False
-
     indexed = list(enumerate(jobs))
-    return [item for item in indexed if not needs(item[1])] + [item for item in indexed if needs(item[1])]
+    needs = [bool(libraries_of(job) & set(preload)) for job in jobs]
+    return [item for item in indexed if not needs[item[0]]] + [item for item in indexed if needs[item[0]]]
 
 
 def _names(job: CaseJob) -> list[str]:

@@ -34,7 +34,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from cudabench.core.records import ResultRow
-from cudabench.measure.runner import CaseJob
+from cudabench.measure.runner import CaseJob, libraries_of
 
 
 @dataclass(frozen=True)
@@ -62,10 +62,7 @@ def _apart(job: CaseJob, later: frozenset[str]) -> list[CaseJob]:
     interleaved, a check, or one side is empty."""
     if job.timing.interleave or job.check_only:
         return [job]
-    try:
-        if not set(job.libraries()) & later:
-            return [job]
-    except Exception:  # an op that does not load: its rows will say so
+    if not libraries_of(job) & later:  # (none where its op does not load: its rows say so)
         return [job]
     free = tuple(v for v in job.variants if not set(v.needs) & later)
     if not free:

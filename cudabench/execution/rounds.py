@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Protocol
 from cudabench.core.records import Case, ResultRow, Status
 from cudabench.execution import dispatch
 from cudabench.execution.worker_process import Worker, describe_exit
-from cudabench.measure.runner import CaseJob
+from cudabench.measure.runner import CaseJob, libraries_of
 
 if TYPE_CHECKING:
     from cudabench.execution.successors import Successors
@@ -121,16 +121,6 @@ def _rest_of(job: CaseJob, names: Iterable[str]) -> CaseJob:
     )
 
 
-def _needs(job: CaseJob) -> set[str]:
-    """The libraries a job imports (its baselines', its Python variants' `needs=`); none
-    where its op does not load here (the worker's rows say why: a Dask node runs the pool
-    with the parent's op file path)."""
-    try:
-        return set(job.libraries())
-    except Exception:  # the job's rows carry the op's error, from the worker
-        return set()
-
-
 class Round:
     """Every job run on `crew`'s workers, each (case, variant) ending as one row told to
     `events`; `ready(i)`, if given, is called (and may block) before job i first goes out."""
@@ -150,7 +140,7 @@ class Round:
             events.job_done(i, [])
         self.queue = collections.deque((i, self.states[i].job) for i in sorted(self.unfinished))
         self.readied: set[int] = set()
-        self.needs = {i: _needs(job) for i, job in enumerate(jobs)}
+        self.needs = {i: libraries_of(job) for i, job in enumerate(jobs)}
 
     def run(self) -> None:
         try:

@@ -124,14 +124,11 @@ def alone(device: int) -> str | None:
     start then opens that GPU only: on a host of several, workers starting together wait
     on each other in the driver), or None where it cannot be told: another backend, GPUs
     that cannot be counted without a context, an index past them (the worker says so)."""
-    if os.environ.get("CUDABENCH_BACKEND", "cupy") != "cupy":
+    counted = visible_gpu_count_list()
+    if counted is None or device >= len(counted):
         return None
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
-    if visible is not None:
-        entries = _visible_entries(visible)
-        return entries[device] if device < len(entries) else None
-    count = nvml_gpu_count()
-    return str(device) if count is not None and device < count else None
+    return _visible_entries(visible)[device] if visible is not None else str(device)
 
 
 def kill(worker: Worker) -> None:

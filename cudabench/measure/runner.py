@@ -118,6 +118,16 @@ class _Silent:
         pass
 
 
+def libraries_of(job: CaseJob) -> frozenset[str]:
+    """The libraries a job imports (CaseJob.libraries), or none where its op does not load
+    here (its rows say why, from the worker that loads it: a Dask node runs the pool with
+    the parent's op file path). What the executors place jobs by."""
+    try:
+        return frozenset(job.libraries())
+    except Exception:  # the job's rows carry the op's error
+        return frozenset()
+
+
 def job_failed(job: CaseJob, status: Status, error: str) -> list[ResultRow]:
     """A row of `status` for each variant and baseline of a job that could not run at all
     (on a cluster: a task Dask gave up on)."""
