@@ -91,7 +91,7 @@ def choose(
 def check_target(target: str, ops: Sequence[Path] | None = None) -> None:
     """The op folders in use (`ops`: --ops), and a SweepError (one line) where `target` is
     neither an existing config file nor an op: the user's typo, said before anything slow
-    and before what needs a GPU (flow.planned probes the driver after this)."""
+    and before what needs a GPU (flow.preflight probes the driver after this)."""
     try:
         registry.use_ops(list(ops) if ops else None)
     except registry.OpsFolderError as exc:
