@@ -429,7 +429,6 @@ def test_5_a_missing_driver_is_one_line_before_a_big_config_is_planned(tmp_path,
     assert probed
 
 
-
 @pytest.mark.parametrize(
     "args, message",
     [
@@ -449,6 +448,7 @@ def test_5_a_typo_in_the_op_or_config_is_said_before_the_missing_driver(monkeypa
     monkeypatch.setattr(backends, "driver_present", lambda: False)
     result = CliRunner().invoke(app, args, env={"CUDABENCH_BACKEND": "cupy"})
     _one_line(result, message)
+
 
 def test_5_the_fake_backend_and_a_cluster_are_not_probed(monkeypatch):
     from cudabench import backends
