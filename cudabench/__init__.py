@@ -29,7 +29,7 @@ _API = ("ceilings", "compare", "history", "profile", "run", "timeit", "tune", "v
 
 
 def __getattr__(name: str) -> object:
-    """The Python API (api.py) under the package's own name, imported on first use:
+    """The Python API (api/) under the package's own name, imported on first use:
     `cudabench.run`, `cudabench.tune`, `cudabench.timeit`, `cudabench.profile`, ...; and
     the errors and the version."""
     if name in _API:

@@ -281,7 +281,7 @@ def test_the_python_api_takes_the_clock(tmp_path, monkeypatch):
     )
     assert set(df["timer"]) == {"cupti"} and df["kernels_us"].notna().all()
     m = cudabench.timeit(lambda: None, min_samples=3, min_time_s=0.0, warmup=0, backend="fake", timer="auto")
-    from cudabench.api import _backend
+    from cudabench.api.clock import _backend
 
     fake = _backend("fake", 0)  # the process's one fake, made by whichever test came first
     assert m.timer == ("events" if fake.kernel_clock_error() else "cupti")

@@ -20,7 +20,7 @@ from cudabench.record.results import read_results
 QUICK = dict(min_samples=2, min_time_s=0.0, max_time_s=0.01, warmup=0)
 PACKAGE = Path(cudabench.__file__).parent
 # The front doors: every command, the Python API, and the process `profile` runs under ncu.
-FRONT_DOORS = sorted([*(PACKAGE / "cli").glob("*.py"), PACKAGE / "api.py", PACKAGE / "profiled.py"])
+FRONT_DOORS = sorted([*PACKAGE.glob("cli/*.py"), *PACKAGE.glob("api/*.py"), PACKAGE / "profiled.py"])
 # What only the session may touch: the executors, the sweep's constructor, the run's files
 # and metadata, the ceilings' measurement, the tuning file's application.
 SET_UP = {
