@@ -10,7 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from cudabench.backends.fake import FakeBackend, emulator
+from cudabench.backends.fake import FakeBackend
+from cudabench.backends.fake_kernels import emulator
 from cudabench.core.paths import BUILTIN_KERNELS
 from cudabench.core.records import Case, Status, TimingOptions
 from cudabench.measure.runner import CaseJob, Runner

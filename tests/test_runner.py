@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 from cudabench.backends.base import KernelCrash
-from cudabench.backends.fake import FakeBackend, emulator
+from cudabench.backends.fake import FakeBackend
+from cudabench.backends.fake_kernels import emulator
 from cudabench.core.paths import BUILTIN_KERNELS
 from cudabench.core.records import Case, KernelVariant, Launch, Status, TimingOptions
 from cudabench.measure.runner import CaseJob, Runner

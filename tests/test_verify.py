@@ -17,7 +17,8 @@ import pytest
 from conftest import StopAfter, flat
 from typer.testing import CliRunner
 
-from cudabench.backends.fake import FAKE_DEVICE, FakeBackend, Planting, plantings
+from cudabench.backends.fake import FAKE_DEVICE, FakeBackend
+from cudabench.backends.fake_kernels import Planting, plantings
 from cudabench.build.nvcc import CompileError
 from cudabench.core.paths import BUILTIN_KERNELS
 from cudabench.core.records import Case, Status, TimingOptions
