@@ -24,8 +24,8 @@ import traceback
 from typing import Any
 
 from cudabench.backends import open_backend
-from cudabench.core.records import TimingOptions
 from cudabench.core.shapes import parse_shape
+from cudabench.core.timing import TimingOptions
 from cudabench.measure.runner import Runner
 from cudabench.usecases.flow import Selection, planned
 from cudabench.usecases.observe import Silent

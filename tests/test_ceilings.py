@@ -458,7 +458,8 @@ def test_the_fma_check_catches_one_fma_too_few():
 
     from cudabench.backends.fake import FakeBackend
     from cudabench.core.paths import BUILTIN_KERNELS
-    from cudabench.core.records import Case, TimingOptions
+    from cudabench.core.records import Case
+    from cudabench.core.timing import TimingOptions
     from cudabench.measure.runner import CaseJob, Runner
     from cudabench.ops.discovery import discover
 
@@ -525,7 +526,7 @@ def test_a_measurement_that_leaves_a_mix_without_a_correct_row_is_a_note(tmp_pat
     gets no column and a note saying why, and nothing is kept as this GPU's ceilings."""
     from cudabench.backends.fake import FakeBackend
     from cudabench.build.nvcc import CompileError
-    from cudabench.core.records import TimingOptions
+    from cudabench.core.timing import TimingOptions
     from cudabench.execution.calibration import use_ceilings
     from cudabench.ops.registry import get_op
 
@@ -701,7 +702,8 @@ def test_the_seeds_on_a_fresh_machine_show_no_row_above_its_ceiling(tmp_path, mo
     Each row that moves exactly a mix at the calibration size or more raises that mix's
     ceiling for the run; the rows before it are measured again; no row ends above 100%, and
     the run says which rows raised which ceiling."""
-    from cudabench.core.records import Case, TimingOptions
+    from cudabench.core.records import Case
+    from cudabench.core.timing import TimingOptions
     from cudabench.measure.runner import CaseJob
 
     monkeypatch.chdir(Path(__file__).resolve().parent.parent)  # configs/seeds.yaml

@@ -364,7 +364,8 @@ def _jobs(kernels, shapes, names, baselines=("cupy",)):
     """One job a shape with exactly these variants and baselines (no plan(): its rows are the
     test's, whatever baselines this machine has)."""
     from cudabench.core.paths import BUILTIN_KERNELS
-    from cudabench.core.records import Case, TimingOptions
+    from cudabench.core.records import Case
+    from cudabench.core.timing import TimingOptions
     from cudabench.measure.runner import CaseJob
     from cudabench.ops.discovery import discover
 
@@ -524,7 +525,8 @@ def test_parts_that_need_the_successors_libraries_go_out_last():
     """The workers' successors import torch as the run starts: the parts without it first."""
     import dataclasses
 
-    from cudabench.core.records import Case, KernelVariant, Launch, TimingOptions
+    from cudabench.core.records import Case, KernelVariant, Launch
+    from cudabench.core.timing import TimingOptions
     from cudabench.measure.runner import CaseJob
 
     def part(name, needs=()):

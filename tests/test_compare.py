@@ -10,7 +10,8 @@ from typer.testing import CliRunner
 
 from cudabench.backends.fake import FAKE_DEVICE
 from cudabench.cli import app
-from cudabench.core.records import ResultRow, RunMeta, Status, TimingOptions
+from cudabench.core.records import ResultRow, RunMeta, Status
+from cudabench.core.timing import TimingOptions
 from cudabench.record.compare import (
     CompareError,
     Verdict,
@@ -87,7 +88,7 @@ def test_a_host_bound_row_must_clear_its_own_spread():
     2026-11-23): most samples near 64 us in one run and near 118 us in the other, both runs
     spanning both modes. The medians' standard errors are a few percent; the spread is
     ~85%, so the verdict is UNSURE, not SLOWER. A narrow row's real 11% change still is."""
-    from cudabench.core.records import Measurement
+    from cudabench.core.timing import Measurement
 
     def bimodal(low, high, seed):
         rng = random.Random(seed)

@@ -4,7 +4,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cudabench.core.records import Case, TimingOptions
+from cudabench.core.records import Case
+from cudabench.core.timing import TimingOptions
 from cudabench.execution.config import ConfigError, builtin_config, load_config
 
 

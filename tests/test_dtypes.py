@@ -19,7 +19,8 @@ from cudabench.core.dtypes import (
     get_dtype,
     output_tolerance,
 )
-from cudabench.core.records import Case, KernelVariant, Launch, ResultRow, Status, TimingOptions
+from cudabench.core.records import Case, KernelVariant, Launch, ResultRow, Status
+from cudabench.core.timing import TimingOptions
 from cudabench.measure.runner import CaseJob, Runner
 from cudabench.ops.header import KernelHeaderError, instantiate, parse_header
 from cudabench.record.compare import Verdict, compare_rows

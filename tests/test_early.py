@@ -5,7 +5,8 @@ import pytest
 import typer
 
 import cudabench
-from cudabench.core.records import Case, KernelVariant, Launch, Status, TimingOptions
+from cudabench.core.records import Case, KernelVariant, Launch, Status
+from cudabench.core.timing import TimingOptions
 from cudabench.execution import early
 from cudabench.execution.pool import WorkerPool
 from cudabench.measure.runner import CaseJob

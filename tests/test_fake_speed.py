@@ -13,7 +13,8 @@ import pytest
 from cudabench.backends.fake import FakeBackend
 from cudabench.backends.fake_kernels import emulator
 from cudabench.core.paths import BUILTIN_KERNELS
-from cudabench.core.records import Case, Status, TimingOptions
+from cudabench.core.records import Case, Status
+from cudabench.core.timing import TimingOptions
 from cudabench.measure.runner import CaseJob, Runner
 from cudabench.measure.sampling import PILOT_SAMPLES, sampling_options
 from cudabench.ops import registry

@@ -17,7 +17,8 @@ from typer.testing import CliRunner
 
 from cudabench.backends.fake import FAKE_DEVICE
 from cudabench.cli import app
-from cudabench.core.records import ResultRow, RowKey, RunMeta, Status, TimingOptions
+from cudabench.core.records import ResultRow, RowKey, RunMeta, Status
+from cudabench.core.timing import TimingOptions
 from cudabench.record.compare import Verdict, compare_rows, run_differences
 from cudabench.record.fingerprint import (
     ALL,

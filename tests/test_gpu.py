@@ -10,7 +10,8 @@ from conftest import write_kernel
 from typer.testing import CliRunner
 
 from cudabench.cli import app
-from cudabench.core.records import Case, Status, TimingOptions
+from cudabench.core.records import Case, Status
+from cudabench.core.timing import TimingOptions
 
 pytestmark = pytest.mark.gpu
 ODD_SHAPES = [(1,), (3, 5), (1000003,), (442367, 129), (442368, 128), (1 << 20,), (1 << 30,)]

@@ -15,7 +15,8 @@ from typer.testing import CliRunner
 
 from cudabench.backends.fake import FAKE_DEVICE, FakeBackend
 from cudabench.cli import app
-from cudabench.core.records import ResultRow, RowKey, RunMeta, Status, TimingOptions
+from cudabench.core.records import ResultRow, RowKey, RunMeta, Status
+from cudabench.core.timing import TimingOptions
 from cudabench.execution import sweep
 from cudabench.execution.plan import plan
 from cudabench.record.history import History, HistoryError

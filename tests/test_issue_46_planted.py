@@ -15,7 +15,8 @@ import cudabench.measure.sampling as sampling
 from cudabench.backends.fake import FAKE_DEVICE, FakeBackend
 from cudabench.backends.fake_nvml import FakeGauge
 from cudabench.cli import app
-from cudabench.core.records import Case, Status, TimingOptions
+from cudabench.core.records import Case, Status
+from cudabench.core.timing import TimingOptions
 from cudabench.measure.runner import CaseJob, Runner
 from cudabench.measure.sampling import measure, measure_interleaved
 from cudabench.ops import registry

@@ -16,7 +16,8 @@ from cudabench.backends.cupti_clock import KernelClockUnavailable
 from cudabench.backends.fake import FAKE_GAP_NS, FAKE_KERNEL_SHARE, FakeBackend
 from cudabench.cli import app
 from cudabench.core.paths import BUILTIN_KERNELS
-from cudabench.core.records import Case, Status, TimingOptions
+from cudabench.core.records import Case, Status
+from cudabench.core.timing import TimingOptions
 from cudabench.execution.config import ConfigError, load_config
 from cudabench.measure.runner import CaseJob, Runner
 from cudabench.measure.sampling import measure, measure_interleaved

@@ -5,7 +5,7 @@ from dataclasses import replace
 
 import pytest
 
-from cudabench.core.records import Measurement, TimingOptions
+from cudabench.core.timing import Measurement, TimingOptions
 from cudabench.measure.sampling import (
     LONG_CALL_S,
     MAX_BATCH,

@@ -7,7 +7,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from cudabench.core.records import ProfileMetrics, RowKey
+from cudabench.core.records import RowKey
+from cudabench.core.timing import ProfileMetrics
 from cudabench.execution.ncu import (
     COLD_L2_HIT_PCT,
     DURATION,

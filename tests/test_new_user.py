@@ -13,7 +13,8 @@ from typer.testing import CliRunner
 from cudabench.backends.fake import FAKE_DEVICE
 from cudabench.cli import app
 from cudabench.core.errors import ResultsError
-from cudabench.core.records import ResultRow, RunMeta, Status, TimingOptions
+from cudabench.core.records import ResultRow, RunMeta, Status
+from cudabench.core.timing import TimingOptions
 from cudabench.record.compare import find_pair, find_run
 from cudabench.record.results import read_results, write_results
 from cudabench.record.stems import is_results_file, refuse_overwrite_stem, result_stem, stem_file

@@ -8,7 +8,8 @@ import pytest
 
 from cudabench.backends.fake import FAKE_DEVICE, FakeBackend
 from cudabench.core.paths import BUILTIN_KERNELS
-from cudabench.core.records import Case, DeviceInfo, KernelVariant, Launch, Status, TimingOptions
+from cudabench.core.records import Case, DeviceInfo, KernelVariant, Launch, Status
+from cudabench.core.timing import TimingOptions
 from cudabench.measure.runner import CaseJob, Runner
 from cudabench.ops.discovery import discover
 from cudabench.ops.protocol import check_output

@@ -6,7 +6,8 @@ import time
 
 import pytest
 
-from cudabench.core.records import Case, KernelVariant, Launch, Status, TimingOptions
+from cudabench.core.records import Case, KernelVariant, Launch, Status
+from cudabench.core.timing import TimingOptions
 from cudabench.execution.pool import PoolError, WorkerPool
 from cudabench.measure.runner import CaseJob
 

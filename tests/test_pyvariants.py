@@ -8,7 +8,8 @@ import pytest
 
 from cudabench.backends.fake import FakeBackend
 from cudabench.core.paths import BUILTIN_KERNELS
-from cudabench.core.records import Case, Status, TimingOptions
+from cudabench.core.records import Case, Status
+from cudabench.core.timing import TimingOptions
 from cudabench.measure.runner import CaseJob, Runner
 from cudabench.ops import pyvariants, registry
 from cudabench.ops.discovery import discover

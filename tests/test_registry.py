@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from cudabench.core.names import UnknownName
-from cudabench.core.records import Case, TimingOptions
+from cudabench.core.records import Case
+from cudabench.core.timing import TimingOptions
 from cudabench.measure.runner import CaseJob
 from cudabench.ops import registry
 from cudabench.ops.registry import all_ops, get_op

@@ -12,7 +12,8 @@ from typer.testing import CliRunner
 from cudabench.backends.fake import FAKE_DEVICE
 from cudabench.cli import app
 from cudabench.core.errors import ResultsError
-from cudabench.core.records import ResultRow, RowKey, RunMeta, Status, TimingOptions
+from cudabench.core.records import ResultRow, RowKey, RunMeta, Status
+from cudabench.core.timing import TimingOptions
 from cudabench.present.reports import report_markdown
 from cudabench.present.tables import failure_summary, results_table
 from cudabench.record.results import fastest_per_shape, read_results, rows_frame, write_results
@@ -300,7 +301,7 @@ def test_a_sweeps_rewrites_are_byte_for_byte_what_write_results_writes(tmp_path)
     """record/rowcache.py joins each row's CSV line and JSON text made once; the files are
     exactly write_results's, as rows end one by one, as a row is replaced (its speedup
     filled), with text a CSV must quote, and when a profiled row adds the ncu columns."""
-    from cudabench.core.records import ProfileMetrics
+    from cudabench.core.timing import ProfileMetrics
     from cudabench.record.rowcache import RowCache
 
     odd = ResultRow(

@@ -9,7 +9,8 @@ from multiprocessing import Pipe
 
 import pytest
 
-from cudabench.core.records import Case, KernelVariant, Launch, ResultRow, Status, TimingOptions
+from cudabench.core.records import Case, KernelVariant, Launch, ResultRow, Status
+from cudabench.core.timing import TimingOptions
 from cudabench.execution import rounds
 from cudabench.execution.rounds import Round
 from cudabench.execution.successors import Successors

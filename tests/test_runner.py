@@ -7,7 +7,8 @@ from cudabench.backends.base import KernelCrash
 from cudabench.backends.fake import FakeBackend
 from cudabench.backends.fake_kernels import emulator
 from cudabench.core.paths import BUILTIN_KERNELS
-from cudabench.core.records import Case, KernelVariant, Launch, Status, TimingOptions
+from cudabench.core.records import Case, KernelVariant, Launch, Status
+from cudabench.core.timing import TimingOptions
 from cudabench.measure.runner import CaseJob, Runner
 from cudabench.ops.discovery import discover
 

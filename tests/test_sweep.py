@@ -348,7 +348,8 @@ def test_a_job_timed_apart_divides_its_speedups_by_the_time_it_is_given(tmp_path
     baseline failing from a job that holds only some of them."""
     from conftest import fake_session
 
-    from cudabench.core.records import Case, TimingOptions
+    from cudabench.core.records import Case
+    from cudabench.core.timing import TimingOptions
     from cudabench.measure.runner import CaseJob
 
     timing = TimingOptions(min_samples=2, min_time_s=0.0, max_time_s=0.01, warmup=0)

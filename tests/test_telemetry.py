@@ -14,7 +14,8 @@ from typer.testing import CliRunner
 
 from cudabench.backends.fake import FakeBackend
 from cudabench.backends.fake_nvml import COOLING_C_PER_S, FakeGauge
-from cudabench.core.records import Case, KernelVariant, Launch, Status, TimingOptions
+from cudabench.core.records import Case, KernelVariant, Launch, Status
+from cudabench.core.timing import TimingOptions
 from cudabench.measure.runner import CaseJob, Runner
 from cudabench.measure.sampling import measure
 from cudabench.measure.telemetry import (

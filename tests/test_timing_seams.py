@@ -13,7 +13,7 @@ import pytest
 
 from cudabench.backends.base import FLUSH, LAUNCH, SPIN, StepLog
 from cudabench.backends.fake import FAKE_DEVICE
-from cudabench.core.records import Measurement
+from cudabench.core.timing import Measurement
 
 cupy_timing = pytest.importorskip("cudabench.backends.cupy_timing")  # imports cupy (no GPU needed)
 

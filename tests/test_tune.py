@@ -17,7 +17,8 @@ from typer.testing import CliRunner
 from cudabench.backends.fake import FAKE_DEVICE, FakeBackend
 from cudabench.cli import app
 from cudabench.core.paths import BUILTIN_KERNELS
-from cudabench.core.records import Case, Status, TimingOptions, row_label, split_label
+from cudabench.core.records import Case, Status, row_label, split_label
+from cudabench.core.timing import TimingOptions
 from cudabench.execution import sweep
 from cudabench.execution.plan import apply_tuned, plan
 from cudabench.ops.header import KernelHeaderError, parse_header

@@ -28,7 +28,8 @@ import cudabench
 from cudabench import api
 from cudabench.backends.fake import FAKE_DEVICE
 from cudabench.cli import app
-from cudabench.core.records import Ceilings, ResultRow, RunMeta, Status, TimingOptions
+from cudabench.core.records import Ceilings, ResultRow, RunMeta, Status
+from cudabench.core.timing import TimingOptions
 from cudabench.record import ceilings as ceilings_file
 from cudabench.record import tuning_file
 from cudabench.record.history import History

@@ -225,7 +225,8 @@ def test_the_accuracy_figure_is_the_float32_evaluation_s_multiple():
 
 
 def test_when_every_library_baseline_fails_the_note_blames_the_tolerance():
-    from cudabench.core.records import ResultRow, Status, TimingOptions
+    from cudabench.core.records import ResultRow, Status
+    from cudabench.core.timing import TimingOptions
     from cudabench.execution.sweep import baselines_fail_note
     from cudabench.measure.runner import CaseJob
 

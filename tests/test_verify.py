@@ -21,7 +21,8 @@ from cudabench.backends.fake import FAKE_DEVICE, FakeBackend
 from cudabench.backends.fake_kernels import Planting, plantings
 from cudabench.build.nvcc import CompileError
 from cudabench.core.paths import BUILTIN_KERNELS
-from cudabench.core.records import Case, Status, TimingOptions
+from cudabench.core.records import Case, Status
+from cudabench.core.timing import TimingOptions
 from cudabench.execution import sweep as sweeps
 from cudabench.execution.session import InProcess
 from cudabench.measure.runner import CHECKED_NOTE, CaseJob, Runner

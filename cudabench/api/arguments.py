@@ -11,8 +11,9 @@ from typing import Any
 
 from cudabench.core.dtypes import DType
 from cudabench.core.errors import SweepError
-from cudabench.core.records import Shape, TimingOptions
+from cudabench.core.records import Shape
 from cudabench.core.shapes import ShapeError, parse_shape
+from cudabench.core.timing import TimingOptions
 from cudabench.usecases.flow import Placement, Recording, Selection, parse_devices
 
 ShapeLike = str | int | tuple[int, ...]

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from cudabench.core.errors import SweepError
-from cudabench.core.records import Measurement, TimingOptions
+from cudabench.core.timing import Measurement, TimingOptions
 
 if TYPE_CHECKING:
     from cudabench.backends.base import Backend

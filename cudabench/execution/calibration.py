@@ -26,7 +26,8 @@ from typing import Protocol
 
 from cudabench.backends.fake import FAKE_CEILINGS_MAX_ELEMENTS, is_fake
 from cudabench.core.errors import SweepError
-from cudabench.core.records import Ceilings, DeviceInfo, RunMeta, TimingOptions
+from cudabench.core.records import Ceilings, DeviceInfo, RunMeta
+from cudabench.core.timing import TimingOptions
 from cudabench.execution.plan import plan
 from cudabench.execution.sweep import Listener, Sweep
 from cudabench.ops.space import grid

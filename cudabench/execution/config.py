@@ -29,8 +29,9 @@ from cudabench.backends.cupti_clock import TIMERS
 from cudabench.core.dtypes import ALL, DTYPES
 from cudabench.core.names import closest
 from cudabench.core.paths import BUILTIN_CONFIGS
-from cudabench.core.records import Shape, TimingOptions
+from cudabench.core.records import Shape
 from cudabench.core.shapes import ShapeError, parse_shape
+from cudabench.core.timing import TimingOptions
 from cudabench.core.yaml_lines import DuplicateKey, LineLoader, Lines, line_at
 
 _TOP_KEYS = {"op", "shapes", "variants", "dtype", "dtypes", "params", "timing", "benchmarks"}

@@ -25,7 +25,8 @@ from pathlib import Path
 
 from cudabench.backends.nvtx import DOMAIN, ncu_filter
 from cudabench.core.dtypes import DTYPES
-from cudabench.core.records import ProfileMetrics, RowKey, split_label
+from cudabench.core.records import RowKey, split_label
+from cudabench.core.timing import ProfileMetrics
 
 NVTX_COLUMN = "thread Domain:Push/Pop_Range:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg"
 

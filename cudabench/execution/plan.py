@@ -24,7 +24,8 @@ from cudabench.core.dtypes import ALL, DTYPES, DType, UnknownDType, get_dtype
 from cudabench.core.errors import SweepError
 from cudabench.core.names import UnknownName, closest
 from cudabench.core.paths import BUILTIN_KERNELS
-from cudabench.core.records import Case, KernelVariant, Shape, TimingOptions
+from cudabench.core.records import Case, KernelVariant, Shape
+from cudabench.core.timing import TimingOptions
 from cudabench.execution.config import BenchConfig, Benchmark, ConfigError, builtin_config, load_config
 from cudabench.measure.problem import FILLS
 from cudabench.measure.runner import CaseJob

@@ -34,7 +34,8 @@ from cudabench.backends.clocklock import held, restore_left, state_dir
 from cudabench.backends.nvml import Gauge, open_gauge
 from cudabench.build.nvcc import NVCC_FLAGS, nvcc_version
 from cudabench.core.errors import ResultsError, SweepError
-from cudabench.core.records import Ceilings, DeviceInfo, ResultRow, RunMeta, TimingOptions
+from cudabench.core.records import Ceilings, DeviceInfo, ResultRow, RunMeta
+from cudabench.core.timing import TimingOptions
 from cudabench.core.version import __version__
 from cudabench.execution.calibration import calibrate, use_ceilings
 from cudabench.execution.executors import (

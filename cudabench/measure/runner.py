@@ -40,16 +40,8 @@ from cudabench.backends.base import Backend, KernelCrash
 from cudabench.backends.nvtx import nvtx_range
 from cudabench.build.nvcc import CompileError
 from cudabench.core.names import UnknownName
-from cudabench.core.records import (
-    Case,
-    DeviceInfo,
-    KernelVariant,
-    Measurement,
-    ResultRow,
-    Status,
-    TimingOptions,
-    join_notes,
-)
+from cudabench.core.records import Case, DeviceInfo, KernelVariant, ResultRow, Status, join_notes
+from cudabench.core.timing import Measurement, TimingOptions
 from cudabench.measure.prepare import Prepared, Preparer, fail_row
 from cudabench.measure.sampling import measure, measure_interleaved
 from cudabench.measure.telemetry import Energy, cool_down, energy_fields, energy_per_call, telemetry_fields

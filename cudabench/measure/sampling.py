@@ -54,7 +54,7 @@ from dataclasses import replace
 
 from cudabench.backends.base import MAX_BATCH, Backend, Sampler, Scope
 from cudabench.backends.cupti_clock import resolve_timer
-from cudabench.core.records import Measurement, TimingOptions, median
+from cudabench.core.timing import Measurement, TimingOptions, median
 from cudabench.measure.telemetry import Watch, settle
 
 PILOT_SAMPLES = 3

@@ -30,14 +30,8 @@ from typing import Any
 
 from cudabench.backends.base import MAX_BATCH, Backend, Pending
 from cudabench.backends.nvml import Gauge, Reading
-from cudabench.core.records import (
-    Measurement,
-    ResultRow,
-    SampleTelemetry,
-    Status,
-    TimingOptions,
-    median,
-)
+from cudabench.core.records import ResultRow, Status
+from cudabench.core.timing import Measurement, SampleTelemetry, TimingOptions, median
 
 SETTLE = ("auto", "on", "off")  # --settle
 POLL_S = 0.002  # the watch reads the gauges at most this often

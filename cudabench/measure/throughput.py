@@ -7,7 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from cudabench.core.dtypes import get_dtype
-from cudabench.core.records import Case, DeviceInfo, Measurement, TimingOptions, median
+from cudabench.core.records import Case, DeviceInfo
+from cudabench.core.timing import Measurement, TimingOptions, median
 from cudabench.ops.protocol import OpProtocol
 
 

@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cudabench.core.errors import ResultsError
-from cudabench.core.records import ProfileMetrics, ResultRow, RowKey, RunMeta, Status
+from cudabench.core.records import ResultRow, RowKey, RunMeta, Status
+from cudabench.core.timing import ProfileMetrics
 from cudabench.core.version import __version__
 from cudabench.record.fingerprint import fingerprint
 from cudabench.record.schema import SchemaError, read_record

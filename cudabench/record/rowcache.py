@@ -21,7 +21,8 @@ import typing
 from pathlib import Path
 from typing import Any
 
-from cudabench.core.records import ProfileMetrics, ResultRow, RunMeta
+from cudabench.core.records import ResultRow, RunMeta
+from cudabench.core.timing import ProfileMetrics
 from cudabench.record.results import (
     INT_COLUMNS,
     atomic_write,

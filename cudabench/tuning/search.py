@@ -34,7 +34,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from cudabench.core.records import Case, KernelVariant, ResultRow, Status, TimingOptions
+from cudabench.core.records import Case, KernelVariant, ResultRow, Status
+from cudabench.core.timing import TimingOptions
 from cudabench.execution.sweep import Sweep
 from cudabench.measure.runner import CaseJob
 from cudabench.tuning.outcome import Costs, Outcome, ties_of, values_of

@@ -21,7 +21,8 @@ from typing import TypeVar
 from cudabench import backends
 from cudabench.core.dtypes import DType
 from cudabench.core.errors import SweepError
-from cudabench.core.records import DeviceInfo, ResultRow, RunMeta, Shape, TimingOptions
+from cudabench.core.records import DeviceInfo, ResultRow, RunMeta, Shape
+from cudabench.core.timing import TimingOptions
 from cudabench.execution.plan import Plan, check_target, checked_timing, job_libraries, plan
 from cudabench.execution.pool import DEFAULT_TIMEOUT_S
 from cudabench.execution.session import Cluster, InProcess, Local, Session, Where, parse_devices

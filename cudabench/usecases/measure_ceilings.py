@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cudabench.core.errors import UsageError
-from cudabench.core.records import Ceilings, DeviceInfo, ResultRow, TimingOptions
+from cudabench.core.records import Ceilings, DeviceInfo, ResultRow
+from cudabench.core.timing import TimingOptions
 from cudabench.execution.session import Session
 from cudabench.record import ceilings
 from cudabench.record.stems import stem_file

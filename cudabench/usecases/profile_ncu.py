@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cudabench.core.errors import ResultsError, UsageError
-from cudabench.core.records import ProfileMetrics, ResultRow, RowKey, RunMeta, Status, TimingOptions
+from cudabench.core.records import ResultRow, RowKey, RunMeta, Status
+from cudabench.core.timing import ProfileMetrics, TimingOptions
 from cudabench.execution.ncu import (
     NcuError,
     cold_l2_note,
