@@ -178,7 +178,8 @@ def test_a_cupy_ufunc_on_a_traced_array_takes_numpy_s_rule():
     numpy ufunc of that name (without it the trace fails and the tolerance falls back)."""
     from scipy.special import erf
 
-    from cudabench.ops.errorbound.traced import Traced, _Ctx
+    from cudabench.ops.errorbound.model import _Ctx
+    from cudabench.ops.errorbound.traced import Traced
     from cudabench.ops.errorbound.tracer import TracedNamespace
 
     class CupyUfunc:  # what cupy passes: its ufunc, named with cupy's prefix

@@ -76,7 +76,7 @@ index, astype(int)) on a computed value that carries error, or a comparison of c
 values too close to call used anywhere but `where`. The caller falls back to the old rule.
 """
 
-from cudabench.ops.errorbound.traced import SAFETY, U, UnsupportedReference
+from cudabench.ops.errorbound.model import SAFETY, U, UnsupportedReference
 from cudabench.ops.errorbound.tracer import bound, trace
 
 __all__ = ["SAFETY", "U", "UnsupportedReference", "bound", "trace"]

@@ -7,7 +7,7 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from cudabench.ops.errorbound.traced import (
+from cudabench.ops.errorbound.model import (
     AMBIGUITY,
     EXP_ARG,
     ROUND_ADD,
@@ -20,13 +20,11 @@ from cudabench.ops.errorbound.traced import (
     ROUND_TRANSCENDENTAL,
     RULES,
     Mask,
-    Traced,
     UnsupportedReference,
     _Ctx,
-    _lift,
-    _need,
     _quiet,
 )
+from cudabench.ops.errorbound.traced import Traced, _lift, _need
 
 
 def _plain(fn_name: str) -> Callable[..., Any]:

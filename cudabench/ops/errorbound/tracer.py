@@ -27,6 +27,7 @@ from cudabench.ops.errorbound.elementwise import (
     subtract,
     where,
 )
+from cudabench.ops.errorbound.model import FUNCS, LAMBDA, UFUNCS, U, UnsupportedReference, _Ctx, _quiet
 from cudabench.ops.errorbound.sums import (
     _norm,
     cumsum,
@@ -43,19 +44,7 @@ from cudabench.ops.errorbound.sums import (
     var,
     vdot,
 )
-from cudabench.ops.errorbound.traced import (
-    FUNCS,
-    LAMBDA,
-    UFUNCS,
-    Traced,
-    U,
-    UnsupportedReference,
-    _Ctx,
-    _ctx_of,
-    _lift,
-    _need,
-    _quiet,
-)
+from cudabench.ops.errorbound.traced import Traced, _ctx_of, _lift, _need
 
 
 def _like(fn_name: str) -> Callable[..., Any]:
