@@ -40,7 +40,8 @@ def compare_command(
         Optional[Path],
         typer.Argument(
             help="The run to judge against A. Default: the newest run in results/ (by its "
-            "metadata; ceilings.json and tuning.json are not runs)."
+            "metadata; ceilings.json and tuning.json are not runs; a verify pass's checks "
+            "are not timings, so it is passed over)."
         ),
     ] = None,
     threshold: Annotated[
@@ -83,7 +84,8 @@ def compare_command(
         Optional[str],
         typer.Option(
             help="A run in the history database to judge the newest run (or RUN_A, a file) "
-            "against: a tag (its newest run), `last` (the run before), `last~N`, or a run id. "
+            "against: a tag (its newest run), `last` (the newest other run of the same command "
+            "and ops), `last~N` (N before it), or a run id. "
             "With --by variant: the variant the speedups are over (default: the baseline)."
         ),
     ] = None,

@@ -377,3 +377,19 @@ class RunMeta:
     # nvcc's flags for every kernel (compile.NVCC_FLAGS; the dtype's and the configuration's
     # -D definitions are the row's own); '' in files from before it was recorded
     compile_flags: str = ""
+
+
+VERIFY_PASS = "(verify pass)"  # the end of a run's verify pass's command (run --verify)
+
+
+def command_kind(command: str) -> str:
+    """The kind of run a command made: `run`, `ceilings`, `tune`, `profile`, `verify`... (the
+    CLI's `cudabench run ...` and the API's `cudabench.run(...)` alike). A run's verify pass
+    (its command ends in VERIFY_PASS) is a `verify`: its rows are checks, not a baseline."""
+    if command.endswith(VERIFY_PASS):
+        return "verify"
+    words = command.split()
+    first = words[0] if words else ""
+    if first.startswith("cudabench."):
+        return first[len("cudabench.") :].split("(")[0]
+    return words[1] if len(words) > 1 and first.endswith("cudabench") else first

@@ -27,15 +27,18 @@ import enum
 import json
 import math
 import statistics
-from collections.abc import Collection
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from cudabench.core.errors import ResultsError
-from cudabench.core.records import ResultRow, RowKey, RunMeta, Status
+from cudabench.core.records import ResultRow, RowKey, RunMeta, Status, command_kind
 from cudabench.record.fingerprint import Difference, blocking, differences, fingerprint, pair_differences
 from cudabench.record.results import case_labels, fastest_per_shape, read_results
 from cudabench.record.stems import RESULTS_DIR
+
+T = TypeVar("T")
 
 DEFAULT_THRESHOLD = 0.02
 NOISE_SIGMAS = 3.0
@@ -224,13 +227,8 @@ class RunFile:
 
     @property
     def kind(self) -> str:
-        """The command that made it: `run`, `ceilings`, `tune`, `profile`... (the CLI's
-        `cudabench run ...` and the API's `cudabench.run(...)` alike)."""
-        words = self.command.split()
-        first = words[0] if words else ""
-        if first.startswith("cudabench."):
-            return first[len("cudabench.") :].split("(")[0]
-        return words[1] if len(words) > 1 and first.endswith("cudabench") else first
+        """The command that made it (core/records.py's command_kind)."""
+        return command_kind(self.command)
 
     @property
     def order(self) -> tuple[str, bool, float]:
@@ -287,17 +285,34 @@ def find_run(path: Path | None, index: int = -1) -> Path:
     return runs[index].path
 
 
+def judged(runs: Sequence[T], kind: Callable[[T], str]) -> T:
+    """The run compare judges by default among `runs` (oldest first): the newest that is
+    not a verify pass or a `cudabench verify` (their rows are checks, not timings), or the
+    newest of all when every one is."""
+    return next((r for r in reversed(runs) if kind(r) != "verify"), runs[-1])
+
+
+def runs_like(
+    kind: str, ops: frozenset[str], earlier: Sequence[T], of: Callable[[T], tuple[str, frozenset[str]]]
+) -> list[T]:
+    """The runs among `earlier` (oldest first) that one of `kind` over `ops` is compared with:
+    the same kind (`of` gives a run's kind and ops) and the same ops if any has them, else
+    the same kind and some op in common. compare's default A and `--against last` alike."""
+    same = [r for r in earlier if of(r)[0] == kind]
+    return [r for r in same if of(r)[1] == ops] or [r for r in same if of(r)[1] & ops]
+
+
 def find_pair(folder: Path | None = None) -> tuple[Path, Path]:
-    """compare's default (A, B): B the newest run in the folder, A the newest earlier run of
-    the same kind (the same command, and the same ops if any earlier run has them, else
-    some op in common). ResultsError when there is no such pair."""
+    """compare's default (A, B): B the newest run in the folder (`judged`: not a verify
+    pass), A the newest earlier run like it (`runs_like`). ResultsError when there is no
+    such pair."""
     folder = _folder(folder)
     runs = run_files(folder)
     if not runs:
         raise ResultsError(f"{folder}: not enough cudabench results files (found 0)")
-    newest = runs[-1]
-    earlier = [r for r in runs[:-1] if r.kind == newest.kind]
-    chosen = [r for r in earlier if r.ops == newest.ops] or [r for r in earlier if r.ops & newest.ops]
+    newest = judged(runs, lambda r: r.kind)
+    earlier = runs[: runs.index(newest)]
+    chosen = runs_like(newest.kind, newest.ops, earlier, lambda r: (r.kind, r.ops))
     if not chosen:
         raise ResultsError(
             f"{folder}: no earlier run like the newest, {newest.describe()}, to "

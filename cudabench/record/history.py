@@ -31,8 +31,9 @@ from pathlib import Path
 from typing import Any
 
 from cudabench.core.errors import ResultsError
-from cudabench.core.records import Ceilings, ResultRow, RowKey, RunMeta
+from cudabench.core.records import Ceilings, ResultRow, RowKey, RunMeta, command_kind
 from cudabench.record import fingerprint as fp
+from cudabench.record.compare import runs_like
 from cudabench.record.history_schema import SCHEMA_VERSION, NewerSchema, set_up
 from cudabench.record.results import kernels_dirty, meta_dict, parse_document, parse_row, row_record
 from cudabench.record.schema import SchemaError, read_record
@@ -65,6 +66,8 @@ class RunInfo:
     source: str
     fingerprint: dict[str, str]  # {} for a run whose metadata did not read
 
+
+Like = tuple[str, frozenset[str]]  # a run's kind of command and its ops (compare.runs_like)
 
 _RUN_COLUMNS = (
     "runs.id, runs.started, runs.command, runs.tag, runs.git_sha, runs.git_dirty, "
@@ -292,17 +295,29 @@ class History:
             query += f" LIMIT {int(limit)}"
         return [_run_info(r) for r in self._db().execute(query, args)]
 
-    def resolve(self, ref: str, exclude: int | None = None) -> int:
-        """A run id from `last` (the newest), `last~N` (N before it), a tag (its newest run)
-        or a number, among the runs other than `exclude` (the run being judged); HistoryError
-        naming what exists if none."""
+    def resolve(self, ref: str, exclude: int | None = None, like: Like | None = None) -> int:
+        """A run id from `last` (the newest run like the one judged: `like` its kind of
+        command and ops, as compare's default pair; any run without it), `last~N` (N before
+        it), a tag (its newest run) or a number, among the runs other than `exclude` (the
+        judged run's own record); HistoryError naming what exists if none."""
         runs = [r for r in self.runs() if r.id != exclude]
         if not runs:
-            raise HistoryError(f"history database {self.path} has no runs yet")
+            raise HistoryError(f"history database {self.path} holds no run but the one judged")
         if ref == "last" or ref.startswith("last~"):
             back = int(ref[5:] or 0) if ref[5:].isdigit() or ref == "last" else -1
-            if back < 0 or back >= len(runs):
-                raise HistoryError(f"{ref!r}: the database holds {len(runs)} run(s)")
+            if back < 0:
+                raise HistoryError(f"{ref!r}: write last or last~N (N a whole number)")
+            what = ""
+            if like is not None:
+                ops = self.ops()
+                oldest_first = runs[::-1]
+                kind_ops = lambda r: (command_kind(r.command), ops.get(r.id, frozenset()))  # noqa: E731
+                runs = runs_like(*like, oldest_first, kind_ops)[::-1]
+                what = f" like the run judged ({like[0]} of {', '.join(sorted(like[1])) or 'no rows'})"
+            if back >= len(runs):
+                raise HistoryError(
+                    f"{ref!r}: the database holds {len(runs)} other run(s){what}; name one by tag or id"
+                )
             return runs[back].id
         if ref.isdigit() and any(r.id == int(ref) for r in runs):
             return int(ref)
@@ -316,6 +331,13 @@ class History:
             f"no run tagged or numbered {ref!r} (tags: {', '.join(tags) or 'none'}; "
             f"or last, last~N, a run id){closest(ref, tags)}"
         )
+
+    def ops(self) -> dict[int, frozenset[str]]:
+        """Each run's ops (the ops of its rows), by run id."""
+        found: dict[int, set[str]] = {}
+        for run_id, op in self._db().execute("SELECT DISTINCT run_id, op FROM rows"):
+            found.setdefault(run_id, set()).add(op)
+        return {run_id: frozenset(ops) for run_id, ops in found.items()}
 
     def ceilings(self, key: tuple[str, str, float]) -> Ceilings | None:
         """The newest ceilings a run of this (GPU model, driver, memory clock) recorded in its

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import cast
 
 from cudabench.core.errors import ResultsError, UsageError
-from cudabench.core.records import ResultRow, RunMeta
+from cudabench.core.records import ResultRow, RunMeta, command_kind
 from cudabench.record.compare import (
     DEFAULT_THRESHOLD,
     CompareError,
@@ -26,6 +26,7 @@ from cudabench.record.compare import (
     compare_rows,
     find_pair,
     find_run,
+    judged,
     load,
     run_differences,
     speedup_matrix,
@@ -137,8 +138,9 @@ def _same_run(path_a: str | Path, path_b: str | Path, a: Run, b: Run) -> str:
 
 
 def _from_history(ref: str, run: Path | None, db: Path | None) -> tuple[tuple[str, Run], tuple[str, Run]]:
-    """(A, B) for --against: B the given results file or the newest run in the database, A
-    the run `ref` names among the others. Each as (where it came from, (meta, rows))."""
+    """(A, B) for --against: B the given results file or the newest run in the database (not
+    a verify pass: compare.judged), A the run `ref` names among the others (`last`: the
+    newest like B). Each as (where it came from, (meta, rows))."""
     with History(db, readonly=True).open() as history:
         if run is not None:
             path_b = find_run(run)
@@ -146,13 +148,15 @@ def _from_history(ref: str, run: Path | None, db: Path | None) -> tuple[tuple[st
             newest = history.find(b[0])  # the same run's own record, if any
             shown_b = str(path_b)
         else:
-            runs = history.runs(limit=1)
+            runs = history.runs()
             if not runs:
                 raise HistoryError(f"history database {history.path} has no runs yet")
-            newest = runs[0].id
+            newest = judged(runs[::-1], lambda r: command_kind(r.command)).id
             b = history.load(newest)
-            shown_b = f"{history.path} run {newest} (the newest)"
-        a_id = history.resolve(ref, exclude=newest)
+            skipped = " that is not a verify pass" if newest != runs[0].id else ""
+            shown_b = f"{history.path} run {newest} (the newest{skipped})"
+        like = (command_kind(b[0].command), frozenset(row.op for row in b[1]))
+        a_id = history.resolve(ref, exclude=newest, like=like)
         a = history.load(a_id)
         info = next(r for r in history.runs() if r.id == a_id)
         shown_a = f"{history.path} run {a_id}" + (f" [{info.tag}]" if info.tag else "")

@@ -27,7 +27,7 @@ from pathlib import Path
 from cudabench.backends import backend_name
 from cudabench.core.errors import SweepError
 from cudabench.core.names import UnknownName
-from cudabench.core.records import Case, DeviceInfo, KernelVariant, ResultRow, Shape, Status
+from cudabench.core.records import VERIFY_PASS, Case, DeviceInfo, KernelVariant, ResultRow, Shape, Status
 from cudabench.execution.plan import Plan, plan
 from cudabench.execution.session import Session
 from cudabench.execution.sweep import MANY_ROWS_SAVE_S, Listener, Sweep
@@ -280,7 +280,7 @@ def verify_pass(
     sweep = session.new_sweep(
         f"verify_{work.op_label}",
         work.timing,
-        f"{command} (verify pass)",
+        f"{command} {VERIFY_PASS}",
         output=_beside(output),
         listener=listener,
         history=session.history,
