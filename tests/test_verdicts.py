@@ -255,3 +255,34 @@ def test_the_tolerance_command_explains_a_case_without_a_gpu():
     assert "float32 evaluation" in result.output and "bug_var_n1" in result.output
     bad = runner.invoke(app, ["tolerance", "layernrm", "-s", "7x33", "--ops", str(CORPUS)])
     assert bad.exit_code == 2 and "did you mean layernorm" in bad.output
+
+
+def test_the_tolerance_command_says_one_line_for_a_shape_too_large_or_a_reference_that_raises(tmp_path):
+    """A shape beyond this machine's memory and an op whose reference raises: one `error:`
+    line and exit 2 each, as a run would give a SKIPPED or an ERROR row (no traceback)."""
+    from typer.testing import CliRunner
+
+    from cudabench.cli import app
+
+    runner = CliRunner()
+    huge = runner.invoke(app, ["tolerance", "relu", "-s", "2^40"])
+    assert huge.exit_code == 2 and "GiB of host memory" in huge.stderr, huge.output
+    assert huge.stderr.count("\n") == 1 and "Traceback" not in huge.output
+    folder = tmp_path / "boom"
+    folder.mkdir()
+    (folder / "op.py").write_text(
+        "from cudabench.op import Op, Scalar, Tensor, elements\n\n\n"
+        "class Boom(Op):\n"
+        '    about = "raises"\n'
+        '    dims = ("n",)\n'
+        '    inputs = (Tensor("x", "n"),)\n'
+        '    outputs = (Tensor("out", "n"),)\n'
+        '    scalars = (Scalar("n"),)\n'
+        '    rules = {"thread": elements()}\n\n'
+        "    def reference(self, xp, x):\n"
+        '        raise RuntimeError("boom")\n'
+    )
+    raised = runner.invoke(app, ["tolerance", "boom", "-s", "100", "--ops", str(tmp_path)])
+    assert raised.exit_code == 2, raised.output
+    assert "reference raised RuntimeError: boom" in " ".join(raised.stderr.split())
+    assert "Traceback" not in raised.output

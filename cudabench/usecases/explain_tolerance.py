@@ -27,7 +27,8 @@ from cudabench.ops.protocol import OpProtocol, check_output
 
 
 class ToleranceError(UsageError):
-    """Bad input to `tolerance` (an unknown op or dtype, a shape the op does not take)."""
+    """Bad input to `tolerance` (an unknown op or dtype, a shape the op does not take or this
+    machine's memory cannot hold), or an op whose inputs or reference raise."""
 
 
 @dataclass(frozen=True)
@@ -78,7 +79,21 @@ def explain_tolerance(
     except (UnknownName, registry.OpsFolderError, ValueError) as exc:
         raise ToleranceError(str(exc)) from None
     case = Case(op=op.name, shape=shape, dtype=dtype)
-    given = problem(np, op, case, seed_of(case, "tolerance"))
+    need, free = int(op.device_bytes(shape)), _host_memory()
+    if free is not None and need > free:
+        raise ToleranceError(
+            f"{op.name} at {case.shape_text} needs about {need / 2**30:.1f} GiB of host memory "
+            f"(inputs, the float64 reference and the tolerance on NumPy); {free / 2**30:.1f} GiB "
+            "is available: take a smaller shape (the tolerance's rule is the same at every size)"
+        )
+    try:
+        given = problem(np, op, case, seed_of(case, "tolerance"))
+    except MemoryError as exc:
+        raise ToleranceError(f"{op.name} at {case.shape_text}: out of host memory ({exc})") from None
+    except Exception as exc:  # the op's own reference or inputs failed: its line, as a run's ERROR row
+        raise ToleranceError(
+            f"{op.name} at {case.shape_text}: the op's inputs or reference raised {type(exc).__name__}: {exc}"
+        ) from None
     tol, ref = given.tol.reshape(-1), given.ref.reshape(-1)
     nonzero = np.abs(ref) > 0
     relative = float(np.median(tol[nonzero] / np.abs(ref[nonzero]))) if nonzero.any() else float("inf")
@@ -98,6 +113,18 @@ def explain_tolerance(
         relative_median=relative,
         measured=tuple(measured),
     )
+
+
+def _host_memory() -> int | None:
+    """Bytes of host memory available now (Linux's MemAvailable), None where unknown."""
+    try:
+        with open("/proc/meminfo") as info:
+            for line in info:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
 
 
 def _float32(op: OpProtocol, given: Problem, dtype: DType) -> Measured:
