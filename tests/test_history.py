@@ -370,3 +370,24 @@ def test_work_seconds_are_the_newest_rows_set_up_and_timing_on_that_gpu(tmp_path
         keys = [row.key, RowKey("reduce", "float4", "16777216", "float32")]
         keys.append(RowKey("reduce", "x", "1", "float32"))
         assert history.work_seconds(keys, FAKE_DEVICE.name) == {row.key: pytest.approx(7.6)}
+
+
+def test_history_shows_your_own_op_without_ops_folder(tmp_path, monkeypatch):
+    """A run of an op from your folder (--ops) lands in the database; `history` reads it back
+    by name without the folder (the database is the truth for the ops it holds), and a
+    misspelt name is matched against the ops recorded there."""
+    monkeypatch.setenv("CUDABENCH_BACKEND", "fake")
+    corpus = Path(__file__).parent / "corpus"
+    db = tmp_path / "h.db"
+    ran = runner.invoke(
+        app,
+        ["run", "gelu", "-s", "1024", "--ops", str(corpus), "--db", str(db), "-o", str(tmp_path), *QUICK_CLI],
+    )
+    assert ran.exit_code in (0, 1), ran.output  # the corpus plants wrong variants: FAIL rows are rows
+    shown = runner.invoke(app, ["history", "gelu", "--db", str(db)])
+    assert shown.exit_code == 0, shown.output
+    assert "gelu" in shown.stdout and "erf" in shown.stdout
+    typo = runner.invoke(app, ["history", "gelux", "--db", str(db)])
+    assert typo.exit_code == 2 and "holds rows of gelu (did you mean gelu?)" in " ".join(typo.stderr.split())
+    known = runner.invoke(app, ["history", "relu", "--db", str(db)])  # a catalogue op never run
+    assert known.exit_code == 2 and "no relu rows in" in " ".join(known.stderr.split())

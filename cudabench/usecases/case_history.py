@@ -128,9 +128,26 @@ def _open(db: Path | None, readonly: bool = False) -> History:
         raise UsageError(str(exc)) from None
 
 
+def _known(op: str, recorded: Sequence[str] = (), where: Path | None = None) -> None:
+    """UsageError for an op neither the database (its `recorded` ops) nor the catalogue and
+    your folders ($CUDABENCH_OPS) know. The database is the truth for the ops it holds: a
+    user's own op needs no --ops here."""
+    try:
+        get_op(op)
+    except UnknownName as exc:
+        if not recorded:
+            raise UsageError(str(exc)) from None
+        near = closest(op, list(recorded))
+        hint = near if near.startswith(" (did you mean") else ""
+        raise UsageError(f"unknown op {op!r}: {where} holds rows of {', '.join(recorded)}{hint}") from None
+
+
 def _cases(history: History, query: HistoryQuery) -> list[RowKey]:
     op, variant, shape, dtype = query.op, query.variant, query.shape, query.dtype
     keys = history.keys(op)
+    recorded = sorted(set().union(*history.ops().values()))
+    if not keys and recorded and op not in recorded:
+        _known(op, recorded, history.path)
     if not keys:
         raise UsageError(
             f"no {op} rows in {history.path} yet (every `cudabench run` adds its rows; "
@@ -159,14 +176,15 @@ def _cases(history: History, query: HistoryQuery) -> list[RowKey]:
 def case_history(query: HistoryQuery) -> CaseHistory:
     """The cases' rows across runs, each marked against the one before. UsageError (one
     line): an unknown op, no database, no rows of those cases."""
-    try:
-        get_op(query.op)
-    except UnknownName as exc:
-        raise UsageError(str(exc)) from None
     allow = {ALL} if query.allow_mismatch else set()
     gpu = None if query.gpu in (None, "all") else query.gpu
     series = []
-    with _open(query.db, readonly=True) as history:
+    try:
+        opened = History(query.db, readonly=True).open()
+    except HistoryError as exc:
+        _known(query.op)  # an op nobody knows is the likelier mistake: said first
+        raise UsageError(str(exc)) from None
+    with opened as history:
         for key in _cases(history, query):
             found = history.case_rows(key, gpu, query.last)
             if query.gpu is None and found:  # the newest run's GPU model: times across models mislead
