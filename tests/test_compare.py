@@ -296,6 +296,8 @@ def test_compare_cli_judges_no_row_of_another_gpu_unless_asked(runs, tmp_path, m
         (["compare", "nope.json", "nope2.json"], "no such results file"),
         (["compare", "--by", "shape"], "only 'variant'"),
         (["report", "-f", "pdf"], "not one of"),
+        (["report", "-s", "5"], "give it with --plot"),  # it picked nothing, silently
+        (["report", "--plot", "p.png", "-s", "abc"], "not a number"),
     ],
 )
 def test_compare_and_report_bad_usage(runs, monkeypatch, args, message):
@@ -328,6 +330,21 @@ def test_report_formats(runs, monkeypatch):
     html = runner.invoke(app, ["report", "-f", "html", "-o", "r.html"])
     assert html.exit_code == 0 and "<table" in (runs / "r.html").read_text()
     assert "float4" in runner.invoke(app, ["report"]).stdout
+
+
+def test_report_plot_reads_the_shape_as_run_does(tmp_path, monkeypatch):
+    pytest.importorskip("matplotlib")
+    rows = [
+        row(v, t, shape="1073741824", bytes_moved=4 << 30) for v, t in (("float4", 950.0), ("naive", 9e5))
+    ]
+    rows += [row(v, t, shape="1048576", bytes_moved=4 << 20) for v, t in (("float4", 9.0), ("naive", 900.0))]
+    write_results(tmp_path / "run", META, rows)
+    for text in ("2^20", "1048576", "1.048576e6"):  # one shape, written three ways
+        drawn = runner.invoke(
+            app, ["report", str(tmp_path / "run.json"), "--plot", str(tmp_path / "p.png"), "-s", text]
+        )
+        assert drawn.exit_code == 0, drawn.output
+        assert "bars: shape 1048576" in flat(drawn.stderr)
 
 
 def test_plot_has_the_right_axes_and_opens(tmp_path):

@@ -360,7 +360,8 @@ def test_cli_exit_codes_and_reproduce_line(tmp_path, fake_cli, monkeypatch):
     text = flat(wrong.output)
     assert "wrong at 7" in text and "reproduce: cudabench run add -s 7 -v float4" in text
     assert "1 of 7 outputs wrong" in text
-    for bad in (["verify", "nope"], ["verify", "add", "-v", "nope"], ["verify", "add", "--budget", "-1"]):
+    bad_usage = (["verify", "nope"], ["verify", "add", "-v", "nope"], ["verify", "add", "--budget", "-1"])
+    for bad in (*bad_usage, ["verify", "add", "--budget", "0"]):  # 0 s would check nothing, exit 0
         assert runner.invoke(app, bad).exit_code == 2
 
 
@@ -394,6 +395,9 @@ def test_run_verify_skips_a_wrong_variant(tmp_path, fake_cli, monkeypatch):
 
 def test_api_verify(tmp_path, fake_cli):
     import cudabench
+
+    with pytest.raises(cudabench.SweepError, match="checks nothing"):
+        cudabench.verify("add", budget_s=0, output=tmp_path)
 
     frame = cudabench.verify("add", variants="naive", budget_s=5, examples=5, output=tmp_path)
     assert list(frame["verdict"]) == ["verified"] and frame["shapes"][0] > 10

@@ -9,7 +9,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from cudabench.cli.common import err, fail_usage, out
+from cudabench.cli.common import err, fail_usage, out, parse_shapes
 from cudabench.core.errors import ResultsError
 from cudabench.present.reports import report_frame, report_html, report_markdown
 from cudabench.present.tables import fingerprint_caption, results_table
@@ -43,7 +43,12 @@ def report_command(
     ] = None,
     shape: Annotated[
         Optional[str],
-        typer.Option("--shape", "-s", help="The shape of the bar chart (default: the largest)."),
+        typer.Option(
+            "--shape",
+            "-s",
+            help="The shape of --plot's bar chart, written as run's --shape (2^24, 442368x128; "
+            "default: the largest).",
+        ),
     ] = None,
     output: Annotated[
         Optional[Path],
@@ -61,6 +66,9 @@ def report_command(
         fail_usage(f"--format {format!r} is not one of {', '.join(FORMATS)}")
     if format == "table" and output:
         fail_usage("--output needs a file format (markdown, csv, json or html)")
+    if shape is not None and plot is None:
+        fail_usage("--shape picks the shape of --plot's bar chart: give it with --plot")
+    bars = None if shape is None else "x".join(map(str, (parse_shapes([shape]) or ((),))[0]))
     _, meta, rows = load_run(run)
     if output is not None:
         try:
@@ -72,7 +80,7 @@ def report_command(
         try:
             from cudabench.present.plots import plot_run
 
-            shown = plot_run(rows, meta, plot, shape)
+            shown = plot_run(rows, meta, plot, bars)
         except ValueError as exc:
             fail_usage(f"--plot: {exc}")
         err.print(f"plot: {plot} (bars: shape {shown})", markup=False, soft_wrap=True)

@@ -98,7 +98,7 @@ def verify_command(
     budget: Annotated[
         float,
         typer.Option(
-            min=0.0,
+            min=0.1,
             help="Seconds per variant (and dtype) at most: the edge shapes, the random search "
             "and the shrinking stop when it is spent (a shape under way finishes).",
         ),

@@ -216,6 +216,10 @@ def verify(request: VerifyRequest, observer: Observer | None = None) -> VerifyOu
     recording every shape checked as a row of the run `verify_<op>`, in one session
     (flow.in_session). SweepError for bad usage; Interrupted (the rows kept) on Ctrl-C."""
     observer = observer or Silent()
+    if not request.budget_s > 0:
+        raise SweepError(
+            f"a budget of {request.budget_s:g} s checks nothing: give seconds a variant, more than 0"
+        )
     work = plan_verify(request)
 
     def body(work: Plan, sweep: Sweep, session: Session) -> tuple[list[VariantVerdict], None]:
