@@ -113,7 +113,8 @@ def history_command(
                 style=style,
             )
     out.print(table)
-    err.print("commit*: the kernels folder had uncommitted changes", markup=False)
+    if any(entry.run.git_dirty for case in found.series for entry in case.entries):
+        err.print("commit*: the kernels folder had uncommitted changes", markup=False)
     if footnotes and allow_mismatch:
         err.print(
             f"verdict*: judged across runs whose fingerprints differ (--allow-mismatch): "

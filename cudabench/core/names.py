@@ -15,5 +15,11 @@ class UnknownName(KeyError):
 
 def closest(name: str, choices: list[str]) -> str:
     """` (did you mean a, b?)`, or the choices when none is close."""
+    return did_you_mean(name, choices) or f" (choose from {', '.join(choices)})"
+
+
+def did_you_mean(name: str, choices: list[str]) -> str:
+    """` (did you mean a, b?)`, or '' when none is close (for a message that lists the
+    choices itself)."""
     near = difflib.get_close_matches(name, choices, n=3, cutoff=0.5)
-    return f" (did you mean {', '.join(near)}?)" if near else f" (choose from {', '.join(choices)})"
+    return f" (did you mean {', '.join(near)}?)" if near else ""

@@ -22,7 +22,7 @@ from cudabench.backends.cupti_clock import TIMERS
 from cudabench.build.nvcc import ToolchainError, nvcc_path
 from cudabench.core.dtypes import ALL, DTYPES, DType, UnknownDType, get_dtype
 from cudabench.core.errors import SweepError
-from cudabench.core.names import UnknownName, closest
+from cudabench.core.names import UnknownName, closest, did_you_mean
 from cudabench.core.paths import BUILTIN_KERNELS
 from cudabench.core.records import Case, KernelVariant, Shape
 from cudabench.core.timing import TimingOptions
@@ -190,12 +190,12 @@ def checked_timing(options: TimingOptions) -> TimingOptions:
     --fill or --clocks that is not one of its choices. Cheap, so a command says bad usage
     before it probes the driver or plans."""
     if options.timer not in TIMERS:
-        raise SweepError(
-            f"--timer {options.timer!r}: choose {', '.join(TIMERS)}{closest(options.timer, list(TIMERS))}"
-        )
+        near = did_you_mean(options.timer, list(TIMERS))
+        raise SweepError(f"--timer {options.timer!r}: choose {', '.join(TIMERS)}{near}")
     for name, value, choices in (("--settle", options.settle, SETTLE), ("--fill", options.fill, FILLS)):
         if value not in choices:
-            raise SweepError(f"{name} {value!r}: choose {', '.join(choices)}{closest(value, list(choices))}")
+            near = did_you_mean(value, list(choices))
+            raise SweepError(f"{name} {value!r}: choose {', '.join(choices)}{near}")
     try:
         return dataclasses.replace(options, clocks=parse_clocks(options.clocks))
     except ValueError as exc:

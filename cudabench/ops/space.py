@@ -56,12 +56,12 @@ def parse_constraint(text: str, names: tuple[str, ...]) -> ast.Expression:
     for node in ast.walk(tree):
         if isinstance(node, ast.Name):
             if node.id not in names:
-                from cudabench.core.names import closest
+                from cudabench.core.names import did_you_mean
 
                 known = ", ".join(names) or "none"
                 raise SpaceError(
                     f"constraint {text!r}: {node.id!r} is not a parameter "
-                    f"(params: {known}){closest(node.id, list(names))}"
+                    f"(params: {known}){did_you_mean(node.id, list(names))}"
                 )
         elif isinstance(node, ast.Constant):
             if isinstance(node.value, bool) or not isinstance(node.value, int):
@@ -205,12 +205,12 @@ def check_overrides(variant: KernelVariant, overrides: dict[str, tuple[int, ...]
     declared = dict(variant.params)
     for name in overrides:
         if name not in declared:
-            from cudabench.core.names import closest
+            from cudabench.core.names import did_you_mean
 
             known = ", ".join(declared) or "none"
             raise SpaceError(
                 f"--param {name}: {variant.name} has no parameter {name!r} "
-                f"(it has: {known}){closest(name, list(declared))}"
+                f"(it has: {known}){did_you_mean(name, list(declared))}"
             )
     for name, values in overrides.items():
         lo, hi = allowed_range(declared[name])

@@ -325,11 +325,11 @@ class History:
         if tagged:
             return tagged[0].id
         tags = sorted({r.tag for r in runs if r.tag})
-        from cudabench.core.names import closest
+        from cudabench.core.names import did_you_mean
 
         raise HistoryError(
             f"no run tagged or numbered {ref!r} (tags: {', '.join(tags) or 'none'}; "
-            f"or last, last~N, a run id){closest(ref, tags)}"
+            f"or last, last~N, a run id){did_you_mean(ref, tags)}"
         )
 
     def ops(self) -> dict[int, frozenset[str]]:

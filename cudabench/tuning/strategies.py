@@ -190,10 +190,10 @@ def optuna_available() -> bool:
 def make_strategy(name: str, space: SearchSpace, budget: int, seed: int = 0) -> Strategy:
     """`auto`: exhaustive when the space fits the budget, else Optuna (random without it)."""
     if name not in STRATEGIES:
-        from cudabench.core.names import closest
+        from cudabench.core.names import did_you_mean
 
         raise TuneError(
-            f"--strategy {name!r}: not one of {', '.join(STRATEGIES)}{closest(name, list(STRATEGIES))}"
+            f"--strategy {name!r}: not one of {', '.join(STRATEGIES)}{did_you_mean(name, list(STRATEGIES))}"
         )
     if name == "auto":
         name = "exhaustive" if space.size <= budget else "optuna" if optuna_available() else "random"

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cudabench.core.errors import ResultsError, UsageError
-from cudabench.core.names import UnknownName, closest
+from cudabench.core.names import UnknownName, did_you_mean
 from cudabench.core.records import ResultRow, RowKey, Shape, Status
 from cudabench.ops.registry import get_op
 from cudabench.record.compare import DEFAULT_THRESHOLD, Pair, Verdict, verdict_for
@@ -137,9 +137,8 @@ def _known(op: str, recorded: Sequence[str] = (), where: Path | None = None) -> 
     except UnknownName as exc:
         if not recorded:
             raise UsageError(str(exc)) from None
-        near = closest(op, list(recorded))
-        hint = near if near.startswith(" (did you mean") else ""
-        raise UsageError(f"unknown op {op!r}: {where} holds rows of {', '.join(recorded)}{hint}") from None
+        near = did_you_mean(op, list(recorded))
+        raise UsageError(f"unknown op {op!r}: {where} holds rows of {', '.join(recorded)}{near}") from None
 
 
 def _cases(history: History, query: HistoryQuery) -> list[RowKey]:
@@ -157,7 +156,8 @@ def _cases(history: History, query: HistoryQuery) -> list[RowKey]:
         names = sorted({k.variant for k in keys})
         if variant not in names:
             raise UsageError(
-                f"no {op} rows of variant {variant!r} (recorded: {', '.join(names)}){closest(variant, names)}"
+                f"no {op} rows of variant {variant!r} (recorded: {', '.join(names)})"
+                f"{did_you_mean(variant, names)}"
             )
         keys = [k for k in keys if k.variant == variant]
     if shape is not None:
