@@ -501,3 +501,20 @@ def test_no_driver_reads_differently_from_an_old_driver(monkeypatch):
     assert cupy_backend.no_gpu_reason(insufficient).startswith("no NVIDIA driver found")
     monkeypatch.setattr(cupy_backend, "driver_present", lambda: True)
     assert "driver is older than CUDA" in cupy_backend.no_gpu_reason(insufficient)
+
+
+def test_without_a_terminal_progress_is_a_line_now_and_then_and_an_error_has_no_blank_line(
+    tmp_path, monkeypatch
+):
+    """CliRunner's stderr is no terminal (as a CI log or a pipe): no bar is drawn, a
+    `progress:` line comes every Bar.LOG_EVERY_S seconds instead (0 here: every row), and a
+    refusal once the run has begun is its one error line, with no blank line before it."""
+    from cudabench.cli.render import Bar
+
+    monkeypatch.setattr(Bar, "LOG_EVERY_S", 0.0)
+    done = run("run", "relu", "-s", "1024", "-v", "naive", *QUICK, "-o", str(tmp_path / "a.json"))
+    assert done.exit_code == 0, done.output
+    lines = [line for line in done.stderr.splitlines() if line.startswith("progress: ")]
+    assert lines and lines[0].startswith("progress: 1/") and "relu naive 1024 float32" in lines[0]
+    again = run("run", "relu", "-s", "1024", "-v", "naive", *QUICK, "-o", str(tmp_path / "a.json"))
+    assert again.exit_code == 2 and again.stderr.startswith("error: "), repr(again.stderr)

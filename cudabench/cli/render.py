@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import shlex
+import time
 from collections.abc import Iterable, Iterator
 from typing import Any, NoReturn
 
@@ -92,7 +93,8 @@ def command_line(ctx: typer.Context) -> str:
 @contextlib.contextmanager
 def progress_bar(total: int | None, multi_gpu: bool = False) -> Iterator[Bar]:
     """A progress bar on stderr that follows a sweep's rows (a Listener); inside it, Ctrl-C
-    exits 130 and a pool that cannot go on exits 1, the finished rows kept either way."""
+    exits 130 and a pool that cannot go on exits 1, the finished rows kept either way. On a
+    stderr that is not a terminal (a CI log, a pipe) a line every LOG_EVERY_S instead."""
     progress = Progress(
         TextColumn("{task.description}"),
         BarColumn(),
@@ -100,6 +102,7 @@ def progress_bar(total: int | None, multi_gpu: bool = False) -> Iterator[Bar]:
         TimeElapsedColumn(),
         console=err,
         transient=True,
+        disable=not err.is_terminal,
     )
     with progress:
         bar = Bar(progress, progress.add_task("starting", total=total), multi_gpu)
@@ -113,10 +116,14 @@ def progress_bar(total: int | None, multi_gpu: bool = False) -> Iterator[Bar]:
 
 
 class Bar:
-    """A sweep Listener drawing the case and variant under way and the rows done."""
+    """A sweep Listener drawing the case and variant under way and the rows done; without a
+    terminal to draw on, a `progress:` line every LOG_EVERY_S seconds of the run."""
+
+    LOG_EVERY_S = 10.0
 
     def __init__(self, progress: Progress, task: Any, multi_gpu: bool) -> None:
         self.progress, self.task, self.multi_gpu = progress, task, multi_gpu
+        self.start = self.logged = time.monotonic()
 
     def started(self, case: Case, name: str, device: int) -> None:
         where = f" [GPU {device}]" if self.multi_gpu else ""
@@ -124,6 +131,13 @@ class Bar:
 
     def finished(self, row: ResultRow) -> None:
         self.progress.advance(self.task)
+        now = time.monotonic()
+        if self.progress.disable and now - self.logged >= self.LOG_EVERY_S:
+            self.logged = now
+            task = self.progress.tasks[0]
+            total = f"/{task.total:g}" if task.total else ""
+            line = f"progress: {task.completed:g}{total} rows, {now - self.start:.0f} s ({row.key})"
+            err.print(line, soft_wrap=True, markup=False)
 
     def announce(self, text: str) -> None:
         """A note printed above the bar (the ceilings being measured first)."""
