@@ -62,6 +62,14 @@ def test_several_benchmarks(tmp_path):
         ("op: reduce\nshapes: [1]\ntiming: {min_samples: many}\n", r"c.yaml:3: timing.min_samples"),
         ("op: reduce\nshapes: [1]\ntiming: {min_samples: 0}\n", r"min_samples must be >= 1"),
         ("op: reduce\nshapes: [1]\ntiming: {colt: true}\n", r"unknown key 'colt' in timing"),
+        (
+            "op: reduce\nshapes: [1]\ntiming: {cold: maybe}\n",
+            r"c.yaml:3: timing.cold must be true or false, not 'maybe'",
+        ),
+        (
+            "op: reduce\nshapes: [1]\ntiming: {warmup: -1}\n",
+            r"timing.warmup must be a non-negative integer, not -1",
+        ),
         ("op: reduce\nshapes: [1\n", r"c.yaml:\d+: not valid YAML"),
         ("", r"empty"),
         ("- a\n- b\n", r"must be a mapping"),
@@ -77,6 +85,24 @@ def test_several_benchmarks(tmp_path):
 def test_config_errors_name_file_and_line(tmp_path, text, message):
     with pytest.raises(ConfigError, match=message):
         load_config(write(tmp_path, text))
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("op: reduce\nshapes: [1]\nvariants: [float4, nosuch]\n", r"c.yaml:3: unknown variant 'nosuch'"),
+        (
+            "benchmarks:\n  - op: reduce\n    shapes: [1]\n  - op: redcue\n    shapes: [1]\n",
+            r"c.yaml:4: unknown op",
+        ),
+    ],
+)
+def test_the_plan_names_the_config_line_of_an_unknown_variant_or_op(tmp_path, text, message):
+    from cudabench.core.errors import SweepError
+    from cudabench.execution.plan import plan
+
+    with pytest.raises(SweepError, match=message):
+        plan(str(write(tmp_path, text)), None, None, None)
 
 
 def test_missing_config_file(tmp_path):

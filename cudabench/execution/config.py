@@ -55,6 +55,9 @@ class Benchmark:
     # a grid of launch parameters, as `--param`: each variant that declares the names runs
     # once per configuration (e.g. {"GRID_K": (1, 2, 4, 8)})
     params: dict[str, tuple[int, ...]] = dataclasses.field(default_factory=dict)
+    # where its op and variants are written (file:line), for the plan's errors about them
+    op_at: str = ""
+    variants_at: str = ""
 
 
 @dataclass(frozen=True)
@@ -115,6 +118,8 @@ def _benchmark(raw: Any, where: str) -> Benchmark:
         variants=variants,
         dtypes=dtypes,
         params=_params(raw.get("params"), line_at(where, raw, "params")),
+        op_at=line_at(where, raw, "op"),
+        variants_at=line_at(where, raw, "variants"),
     )
 
 
@@ -175,9 +180,12 @@ def timing_from(raw: Any, where: str, base: TimingOptions | None = None) -> Timi
             )
         )
         if not ok:
-            raise ConfigError(
-                f"{line_at(where, raw, key)}: timing.{key} must be a non-negative {kind.__name__}"
+            what = (
+                "true or false"
+                if kind is bool
+                else f"a non-negative {'number' if kind is float else 'integer'}"
             )
+            raise ConfigError(f"{line_at(where, raw, key)}: timing.{key} must be {what}, not {value!r}")
         values[key] = kind(value)
     if values.get("min_samples", 1) < 1:
         raise ConfigError(f"{line_at(where, raw, 'min_samples')}: timing.min_samples must be >= 1")

@@ -242,10 +242,15 @@ def plan(
         try:
             op = get_op(bench.op)
         except UnknownName as exc:
-            raise SweepError(f"{config.source}: {exc}") from exc
+            raise SweepError(f"{bench.op_at or config.source}: {exc}") from exc
         found, bad = discover(op.name, kernel_roots(kernels))
         problems += bad
-        chosen, baselines = choose(found, list(variants or bench.variants), list(op.baselines()))
+        try:
+            chosen, baselines = choose(found, list(variants or bench.variants), list(op.baselines()))
+        except SweepError as exc:  # a name the config wrote: said at its line
+            raise SweepError(
+                f"{bench.variants_at}: {exc}" if bench.variants_at and not variants else str(exc)
+            ) from None
         grid_values = {**bench.params, **overrides}
         if expand:
             chosen = _configure(chosen, grid_values, notes)
