@@ -2,6 +2,7 @@
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -518,3 +519,10 @@ def test_without_a_terminal_progress_is_a_line_now_and_then_and_an_error_has_no_
     assert lines and lines[0].startswith("progress: 1/") and "relu naive 1024 float32" in lines[0]
     again = run("run", "relu", "-s", "1024", "-v", "naive", *QUICK, "-o", str(tmp_path / "a.json"))
     assert again.exit_code == 2 and again.stderr.startswith("error: "), repr(again.stderr)
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="no nvcc")
+def test_check_names_the_archs_nvcc_has_for_one_it_lacks():
+    result = run("check", "--arch", "sm_999", "relu")
+    assert result.exit_code == 2 and "compiles for sm_" in result.stderr and "sm_90" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1

@@ -6,9 +6,9 @@ from __future__ import annotations
 import threading
 
 NO_DRIVER = (
-    "no NVIDIA driver found (libcuda.so.1 does not load): run, tune, ceilings and "
-    "profile need a GPU and its driver; list, check, compare, report and history "
-    "work without one"
+    "no NVIDIA driver found (libcuda.so.1 does not load): run, tune, verify, ceilings and "
+    "profile need a GPU and its driver (CUDABENCH_BACKEND=fake runs them on NumPy, its "
+    "times scripted); list, check, tolerance, compare, report and history work without one"
 )
 
 

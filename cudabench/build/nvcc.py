@@ -159,6 +159,19 @@ def nvcc_version() -> str:
     return m.group(1) if m else out.strip().splitlines()[-1] if out.strip() else ""
 
 
+@functools.cache
+def gpu_archs() -> tuple[str, ...]:
+    """The real architectures this nvcc compiles for (`sm_75`, `sm_80`, ...: its
+    `--list-gpu-arch`), or () when nvcc cannot say."""
+    try:
+        out = subprocess.run(
+            [nvcc_path(), "--list-gpu-arch"], capture_output=True, text=True, timeout=30
+        ).stdout
+    except (NvccMissing, OSError, subprocess.SubprocessError):
+        return ()
+    return tuple(sorted({f"sm_{m}" for m in re.findall(r"compute_(\d+)", out)}, key=lambda a: int(a[3:])))
+
+
 _ENTRY = re.compile(r"Compiling entry function '([^']+)' for '(sm_\w+)'")
 _PROPS = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
 _USED = re.compile(r"Used (\d+) registers(?:.*?(\d+) bytes smem)?")

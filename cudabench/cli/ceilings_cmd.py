@@ -65,8 +65,8 @@ def ceilings_command(
     write, copy, write) and its fp32 FMA rate, with catalogue ops over arrays of 8x the L2
     size (kernels/stream_*/, kernels/fma/) beside the library references (CUB's sum,
     cudaMemcpy, cudaMemset; reduce's, add's and relu's CuPy and torch), each mix's ceiling the
-    best of all its rows, and keep them for `run`'s `% ceiling` column (results/
-    ceilings.json, or $CUDABENCH_CEILINGS). Kept ceilings of this GPU model, driver and memory
+    best of all its rows, and keep them for `run`'s `% ceiling` column
+    (results/ceilings.json, or $CUDABENCH_CEILINGS). Kept ceilings of this GPU model, driver and memory
     clock are shown without measuring unless --recalibrate. Exit status: 0, 1 if a mix got no
     correct row, 2 bad usage.
     """

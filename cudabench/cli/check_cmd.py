@@ -26,6 +26,7 @@ from cudabench.build.nvcc import (
     CompileError,
     ToolchainError,
     cancel_compiles,
+    gpu_archs,
     interruptible,
     nvcc_path,
     nvcc_version,
@@ -91,8 +92,11 @@ def check_command(
         fail_usage(str(exc))
     archs = arch or DEFAULT_ARCHS
     for a in archs:
-        if not a.startswith("sm_") or not a[3:].rstrip("a").isdigit():
+        if not a.startswith("sm_") or not a[3:].rstrip("af").isdigit():
             fail_usage(f"--arch {a!r} is not an arch like sm_90")
+        known = gpu_archs()
+        if known and a.rstrip("af") not in known:
+            fail_usage(f"--arch {a!r}: nvcc {nvcc_version()} compiles for {', '.join(known)}")
     found, problems = catalogue(ops, kernels, every_op=op is None)
     found = [(o, [c for v in vs for c in (configurations(v) if every else [v])]) for o, vs in found]
     for problem in problems:

@@ -204,7 +204,9 @@ def parse_devices(text: str) -> tuple[int, ...] | None:
         devices = [int(part) for part in text.split(",") if part.strip()]
     except ValueError:
         raise SweepError(f"--devices {text!r}: give GPU indices like 0 or 0,1, or 'all'") from None
-    if not devices or any(d < 0 for d in devices) or len(set(devices)) != len(devices):
+    if any(d < 0 for d in devices):
+        raise SweepError(f"--devices {text!r}: a GPU index is 0 or more (0, 0,1 or 'all')")
+    if not devices or len(set(devices)) != len(devices):
         raise SweepError(f"--devices {text!r}: give distinct GPU indices like 0 or 0,1, or 'all'")
     return tuple(devices)
 
