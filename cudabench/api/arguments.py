@@ -114,7 +114,7 @@ def selection(
 def placement(devices: str, timeout_s: float, cluster: str | None, gpu_model: str | None) -> Placement:
     if cluster:
         return Placement(timeout_s=timeout_s, cluster=cluster, gpu_model=gpu_model)
-    return Placement(parse_devices(devices), timeout_s)
+    return Placement(parse_devices(devices), timeout_s, gpu_model=gpu_model)
 
 
 def recording(output: str | Path | None, db: str | Path | None, tag: str, force: bool = False) -> Recording:

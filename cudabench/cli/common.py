@@ -216,4 +216,4 @@ def placement(
     """`--devices 0,1` (or all), --timeout, --cluster and --gpu-model as a Placement."""
     if cluster:
         return Placement(timeout_s=timeout, cluster=cluster, gpu_model=gpu_model)
-    return Placement(parse_devices(devices), timeout)
+    return Placement(parse_devices(devices), timeout, gpu_model=gpu_model)

@@ -66,6 +66,21 @@ class ClusterError(RuntimeError):
     """No scheduler, no workers, mixed GPU models, or no `distributed`: one line."""
 
 
+def _check_address(address: str) -> None:
+    """ClusterError (one line) for an address Dask cannot read, at once: Dask's own client
+    says so only after its connect timeout."""
+    from distributed.comm.addressing import parse_address, parse_host_port
+
+    try:
+        scheme, location = parse_address(address, strict=False)
+        if scheme in ("tcp", "tls", "ucx"):
+            parse_host_port(location)
+    except ValueError as exc:
+        raise ClusterError(
+            f"--cluster {address}: {exc} (a scheduler is host:port, e.g. tcp://10.0.0.5:8786, or 'local')"
+        ) from None
+
+
 def connect(address: str, fake_workers: int | None = None) -> Any:
     """A `distributed.Client` for a scheduler address, or `local`: a LocalCUDACluster (one
     worker per GPU, dask-cuda) or, with the fake backend, a LocalCluster of `fake_workers`
@@ -102,6 +117,7 @@ def connect(address: str, fake_workers: int | None = None) -> Any:
                         threads_per_worker=1, resources={"GPU": 1}, dashboard_address=None
                     )
             return Client(cluster)
+        _check_address(address)
         return Client(address, timeout=f"{CONNECT_TIMEOUT_S}s")
     except ClusterError:
         raise

@@ -86,6 +86,12 @@ class Placement:
     gpu_model: str | None = None
     executor: Where | None = None  # an executor given outright (tests: InProcess on a fake)
 
+    def __post_init__(self) -> None:
+        if self.gpu_model and not self.cluster:
+            raise SweepError(
+                "--gpu-model picks a GPU model among a cluster's workers: give it with --cluster"
+            )
+
     @property
     def where(self) -> Where:
         """The session's executor for this placement: the local-or-cluster choice, once."""
