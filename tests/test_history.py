@@ -323,6 +323,21 @@ def test_import_adds_each_file_once_and_reports_bad_ones(tmp_path):
         )
 
 
+def test_import_takes_a_folder_as_every_results_file_in_it(tmp_path):
+    """`cudabench import results/`: each run file in the folder, oldest first, not the
+    ceilings or tuning files nor a foreign JSON beside them."""
+    folder = tmp_path / "results"
+    for n, started in enumerate(("2026-11-02T10:00:00+00:00", "2026-11-01T10:00:00+00:00")):
+        write_results(folder / f"run{n}", meta(started), [timed("float4", 50.0 + n, seed=n)])
+    (folder / "ceilings.json").write_text('{"H200": {}}')
+    path = tmp_path / "h.db"
+    done = runner.invoke(app, ["import", str(folder), "--db", str(path)])
+    assert done.exit_code == 0, done.output
+    assert "imported 2 run(s), 2 row(s)" in done.stderr
+    with History(path) as history:
+        assert [r.started[:10] for r in history.runs()] == ["2026-11-02", "2026-11-01"]
+
+
 def test_every_cli_run_lands_in_the_database(tmp_path, monkeypatch):
     monkeypatch.setenv("CUDABENCH_BACKEND", "fake")
     db = tmp_path / "h.db"

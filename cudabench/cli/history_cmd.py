@@ -140,7 +140,10 @@ def _plot(found: CaseHistory, path: Path) -> None:
 def import_command(
     files: Annotated[
         list[Path],
-        typer.Argument(help="Results files (.json, or the .csv beside one) to add to the history."),
+        typer.Argument(
+            help="Results files (.json, or the .csv beside one) or folders (every results file "
+            "in one) to add to the history."
+        ),
     ],
     tag: Annotated[str, typer.Option(help="A tag for the imported runs.")] = "",
     db: DbOption = None,

@@ -13,7 +13,7 @@ from cudabench.core.errors import ResultsError, UsageError
 from cudabench.core.names import UnknownName, did_you_mean
 from cudabench.core.records import ResultRow, RowKey, Shape, Status
 from cudabench.ops.registry import get_op
-from cudabench.record.compare import DEFAULT_THRESHOLD, Pair, Verdict, verdict_for
+from cudabench.record.compare import DEFAULT_THRESHOLD, Pair, Verdict, run_files, verdict_for
 from cudabench.record.fingerprint import ALL, describe, differences
 from cudabench.record.history import History, HistoryError, RunInfo
 from cudabench.record.results import read_results
@@ -212,11 +212,18 @@ class ImportResult:
     bad: list[str]
 
 
+def _results_in(path: Path) -> list[Path]:
+    """A file as given; a folder's results files, oldest first (not its ceilings.json,
+    tuning.json or history database)."""
+    return [f.path for f in run_files(path)] if path.is_dir() else [path]
+
+
 def import_results(files: Sequence[Path], tag: str = "", db: Path | None = None) -> ImportResult:
     """Add results files to the history database, each once (a file imported before is
     skipped); a file that does not read is a line in `bad`, the others still import."""
     imported = skipped = rows_in = 0
     bad: list[str] = []
+    files = [found for path in files for found in _results_in(path)]
     with _open(db) as history:
         for path in files:
             source = str(path.with_suffix(".json").resolve())
