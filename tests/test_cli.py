@@ -130,7 +130,6 @@ def test_failed_kernel_is_a_row_and_exit_1(tmp_path, kernel_dir):
         (["compare", "/nonexistent/a.json", "/nonexistent/b.json"], "/nonexistent/a.json: no such"),
         (["history", "nosuchop"], "unknown op 'nosuchop'"),
         (["run", "relu", "-s", "1024", "--gpu-model", "H200"], "give it with --cluster"),  # was ignored
-        (["run", "relu", "-s", "1024", "--devices", "-1"], "a GPU index is 0 or more"),
         (["cluster", "status", "--cluster", "foo"], "missing port number"),  # at once, not after 10 s
         (["tune", "reduce", "-s", "abc", "-v", "float4"], "not a number"),
     ],
@@ -313,7 +312,7 @@ def test_devices_all_spreads_the_cases(tmp_path):
     [
         ("x", "GPU indices"),
         ("0,0", "distinct"),
-        ("-1", "distinct"),
+        ("-1", "a GPU index is 0 or more"),
         ("5", "GPU 5 does not exist"),
     ],
 )
