@@ -159,15 +159,20 @@ def nvcc_version() -> str:
     return m.group(1) if m else out.strip().splitlines()[-1] if out.strip() else ""
 
 
-@functools.cache
 def gpu_archs() -> tuple[str, ...]:
     """The real architectures this nvcc compiles for (`sm_75`, `sm_80`, ...: its
     `--list-gpu-arch`), or () when nvcc cannot say."""
     try:
-        out = subprocess.run(
-            [nvcc_path(), "--list-gpu-arch"], capture_output=True, text=True, timeout=30
-        ).stdout
-    except (NvccMissing, OSError, subprocess.SubprocessError):
+        return _gpu_archs(nvcc_path())
+    except NvccMissing:
+        return ()
+
+
+@functools.cache
+def _gpu_archs(nvcc: str) -> tuple[str, ...]:
+    try:
+        out = subprocess.run([nvcc, "--list-gpu-arch"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
         return ()
     return tuple(sorted({f"sm_{m}" for m in re.findall(r"compute_(\d+)", out)}, key=lambda a: int(a[3:])))
 
