@@ -171,7 +171,7 @@ def gpu_archs() -> tuple[str, ...]:
 @functools.cache
 def _gpu_archs(nvcc: str) -> tuple[str, ...]:
     try:
-        out = subprocess.run([nvcc, "--list-gpu-arch"], capture_output=True, text=True, timeout=30).stdout
+        out = subprocess.run([nvcc, "--list-gpu-arch"], capture_output=True, text=True, timeout=10).stdout
     except (OSError, subprocess.SubprocessError):
         return ()
     return tuple(sorted({f"sm_{m}" for m in re.findall(r"compute_(\d+)", out)}, key=lambda a: int(a[3:])))

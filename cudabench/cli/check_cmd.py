@@ -94,7 +94,7 @@ def check_command(
     for a in archs:
         if not a.startswith("sm_") or not a[3:].rstrip("af").isdigit():
             fail_usage(f"--arch {a!r} is not an arch like sm_90")
-        known = gpu_archs()
+        known = gpu_archs() if arch else ()  # an arch the user named: does this nvcc have it?
         if known and a.rstrip("af") not in known:
             fail_usage(f"--arch {a!r}: nvcc {nvcc_version()} compiles for {', '.join(known)}")
     found, problems = catalogue(ops, kernels, every_op=op is None)

@@ -18,13 +18,12 @@ from cudabench.ops.errorbound.model import (
     ROUND_POW,
     ROUND_SQRT,
     ROUND_TRANSCENDENTAL,
-    RULES,
     Mask,
     UnsupportedReference,
     _Ctx,
     _quiet,
 )
-from cudabench.ops.errorbound.traced import Traced, _lift, _need
+from cudabench.ops.errorbound.traced import RULES, Traced, _lift, _need
 
 
 def _plain(fn_name: str) -> Callable[..., Any]:

@@ -6,10 +6,7 @@ float32 could decide some elements the other way. traced.py is the array that ca
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from cudabench.ops.errorbound.traced import Traced
+from typing import Any
 
 U = 2.0**-24  # float32's unit roundoff
 LAMBDA = 1.0  # the probabilistic sum term's multiple (the module docstring's "The sums.")
@@ -28,9 +25,8 @@ ROUND_TRANSCENDENTAL = 4.0  # tanh, erf, sin, cos, exp2, expm1, log1p
 ROUND_POW = 8.0
 
 
-# The rules, registered by elementwise.py, sums.py and tracer.py (which imports both): a
-# Traced array's operators and methods, and numpy's protocols, dispatch through these.
-RULES: dict[str, Callable[..., Traced]] = {}  # add, multiply, sum, cumsum, ...: by name
+# The rules, registered by elementwise.py, sums.py and tracer.py (which imports both): numpy's
+# protocols on a Traced array dispatch through these (its own operators: traced.RULES).
 UFUNCS: dict[str, Callable[..., Any]] = {}  # np.exp(traced) and the like: ufunc name -> rule
 REDUCERS: dict[str, Callable[..., Any]] = {}  # np.add.reduce(traced): ufunc name -> reduction
 FUNCS: dict[str, Callable[..., Any]] = {}  # xp.<name>(traced), np.<name>(traced): name -> rule

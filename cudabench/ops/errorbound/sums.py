@@ -15,8 +15,8 @@ from cudabench.ops.errorbound.elementwise import (
     multiply,
     subtract,
 )
-from cudabench.ops.errorbound.model import REDUCERS, ROUND_DIV, ROUND_MUL, RULES, UnsupportedReference, _Ctx
-from cudabench.ops.errorbound.traced import Traced, _lift, _need, _no_out
+from cudabench.ops.errorbound.model import REDUCERS, ROUND_DIV, ROUND_MUL, UnsupportedReference, _Ctx
+from cudabench.ops.errorbound.traced import RULES, Traced, _lift, _need, _no_out
 
 
 def _random_order(xp: Any, n: Any, total: Any, sumsq: Any) -> Any:

@@ -9,12 +9,15 @@ from typing import Any
 from cudabench.ops.errorbound.model import (
     FUNCS,
     REDUCERS,
-    RULES,
     UFUNCS,
     Mask,
     UnsupportedReference,
     _Ctx,
 )
+
+# A Traced array's operators and methods dispatch through these (elementwise.py and sums.py
+# register them): add, multiply, sum, cumsum, ... by name.
+RULES: dict[str, Callable[..., Traced]] = {}
 
 
 class Traced:
