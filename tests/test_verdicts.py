@@ -286,3 +286,35 @@ def test_the_tolerance_command_says_one_line_for_a_shape_too_large_or_a_referenc
     assert raised.exit_code == 2, raised.output
     assert "reference raised RuntimeError: boom" in " ".join(raised.stderr.split())
     assert "Traceback" not in raised.output
+
+
+def test_a_chain_of_additions_is_bounded_in_any_order_of_its_terms():
+    """A 3-point stencil written (p[:-2] + p[1:-1] + p[2:]) / 3: where the first two terms
+    cancel, the written order's rounding is tiny, but a correct kernel may add in another
+    order or scale each term first (the audit's false alarms at 49x and 150x the
+    tolerance). Every such float32 evaluation sits under the tolerance, and a 1e-3 error
+    of the scale is still caught."""
+    from cudabench.ops.errorbound import SAFETY, bound
+
+    def reference(xp, x):
+        return (x[:-2] + x[1:-1] + x[2:]) / 3
+
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal(200_001).astype(np.float32)
+    x[1::2] = -x[0:-1:2] * np.float32(1 + 2**-20)  # neighbours that cancel
+    tol = SAFETY * bound(reference, np, (x,))
+    exact = reference(np, x.astype(np.float64))
+    a, b, c = x[:-2], x[1:-1], x[2:]
+    third = np.float32(1 / 3)
+    orders = {
+        "written": (a + b + c) / np.float32(3),
+        "a + (b + c)": (a + (b + c)) / np.float32(3),
+        "(c + a) + b": ((c + a) + b) / np.float32(3),
+        "times float32(1/3)": ((c + a) + b) * third,
+        "each term scaled first": a / np.float32(3) + b / np.float32(3) + c / np.float32(3),
+    }
+    for name, found in orders.items():
+        ratio = np.abs(found.astype(np.float64) - exact) / tol
+        assert ratio.max() <= 1.0, (name, ratio.max())
+    wrong = (a + b + c) * np.float32(0.333)  # a scale off by 1e-3: still far outside
+    assert (np.abs(wrong.astype(np.float64) - exact) / tol).max() > 100

@@ -17,6 +17,7 @@ The rules (u = 2^-24, float32's unit roundoff; |.| elementwise; z the result):
 
     constant c (Python number, plain array)  e = |c - float32(c)|   (0 for 1e0, 0.5, ints)
     x + y, x - y                             e = e_x + e_y + u|z|
+    a chain of k terms (a + b - c + ...)     e = sum e_i + u|z| + (k - 2) u sum|t_i|  (any order)
     x * y                                    e = |y| e_x + |x| e_y + e_x e_y + u|z|
     x / y                                    e = (e_x + |z| e_y) / (|y| - e_y) + 2u|z|
     -x, abs(x)                               e = e_x

@@ -150,18 +150,30 @@ def _pair(x: Any, y: Any) -> tuple[_Ctx, Traced, Traced]:
     return ctx, _lift(ctx, x), _lift(ctx, y)
 
 
+def _chained(ctx: _Ctx, a: Traced, b: Traced, z: Any) -> Traced:
+    """z = a + b or a - b, a link of a chain of additions (a + b + c - d ...): bounded in
+    any order of its k terms t_i, since a kernel may add them in another order than the
+    reference writes (a + (b + c), or each term scaled first): every partial sum but the
+    last is at most sum|t_i|, the last is z, so e = sum e_i + u|z| + (k - 2) u sum|t_i|. Two
+    terms are the plain rule, e_x + e_y + u|z|; a sum over an axis is sums.py's."""
+    xp = ctx.xp
+    s_a, k_a, e_a = a.chain if a.chain is not None else (xp.abs(a.v), 1, a.e)
+    s_b, k_b, e_b = b.chain if b.chain is not None else (xp.abs(b.v), 1, b.e)
+    s, k, leaves = s_a + s_b, k_a + k_b, e_a + e_b
+    e = leaves + ROUND_ADD * ctx.u * (xp.abs(z) + (k - 2) * s)
+    return Traced(ctx, z, e, (s, k, leaves))
+
+
 def add(x: Any, y: Any, **kw: Any) -> Traced:
-    """x + y: e_x + e_y + u|z|."""
+    """x + y: e_x + e_y + u|z|, a chain's in any order of its terms (_chained)."""
     ctx, a, b = _pair(x, y)
-    z = a.v + b.v
-    return Traced(ctx, z, a.e + b.e + ROUND_ADD * ctx.u * ctx.xp.abs(z))
+    return _chained(ctx, a, b, a.v + b.v)
 
 
 def subtract(x: Any, y: Any, **kw: Any) -> Traced:
-    """x - y: e_x + e_y + u|z|."""
+    """x - y: e_x + e_y + u|z|, a chain's in any order of its terms (_chained)."""
     ctx, a, b = _pair(x, y)
-    z = a.v - b.v
-    return Traced(ctx, z, a.e + b.e + ROUND_ADD * ctx.u * ctx.xp.abs(z))
+    return _chained(ctx, a, b, a.v - b.v)
 
 
 def multiply(x: Any, y: Any, **kw: Any) -> Traced:

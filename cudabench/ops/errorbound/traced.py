@@ -18,6 +18,7 @@ from cudabench.ops.errorbound.model import (
 # A Traced array's operators and methods dispatch through these (elementwise.py and sums.py
 # register them): add, multiply, sum, cumsum, ... by name.
 RULES: dict[str, Callable[..., Traced]] = {}
+Chain = tuple[Any, int, Any]  # (sum of |term|, number of terms, sum of the terms' errors)
 
 
 class Traced:
@@ -27,10 +28,14 @@ class Traced:
 
     __array_priority__ = 1000  # cupy and numpy defer their operators to ours
 
-    def __init__(self, ctx: _Ctx, v: Any, e: Any) -> None:
+    def __init__(self, ctx: _Ctx, v: Any, e: Any, chain: Chain | None = None) -> None:
         self.ctx = ctx
         self.v = v
         self.e = e
+        # a value that is a chain of + and - (elementwise.add): its terms' summed magnitudes,
+        # their count and their propagated errors, so that the chain's rounding is bounded
+        # in any order of its terms, not only the order the reference writes them in
+        self.chain = chain
 
     # --- array attributes -------------------------------------------------------------
     @property
@@ -129,7 +134,7 @@ class Traced:
         return RULES["matmul"](o, self)
 
     def __neg__(self) -> Traced:
-        return Traced(self.ctx, -self.v, self.e)
+        return Traced(self.ctx, -self.v, self.e, self.chain)  # -(a + b) = (-a) + (-b): the same chain
 
     def __pos__(self) -> Traced:
         return self
@@ -161,6 +166,7 @@ class Traced:
         r = _lift(self.ctx, result)
         self.v[...] = r.v
         self.e[...] = r.e
+        self.chain = r.chain if r.v.shape == self.v.shape else None
         return self
 
     def __iadd__(self, o: Any) -> Traced:
