@@ -318,3 +318,37 @@ def test_a_chain_of_additions_is_bounded_in_any_order_of_its_terms():
         assert ratio.max() <= 1.0, (name, ratio.max())
     wrong = (a + b + c) * np.float32(0.333)  # a scale off by 1e-3: still far outside
     assert (np.abs(wrong.astype(np.float64) - exact) / tol).max() > 100
+
+
+def test_the_tolerance_command_skips_a_variant_whose_requires_rule_the_shape_out(tmp_path):
+    """As a run skips it (and it may be slow or wrong there): `requires=` is honoured."""
+    from typer.testing import CliRunner
+
+    from cudabench.cli import app
+
+    folder = tmp_path / "twice"
+    folder.mkdir()
+    (folder / "op.py").write_text(
+        "from cudabench.op import Op, Scalar, Tensor, block_rows\n\n\n"
+        "class Twice(Op):\n"
+        '    about = "out = 2 x"\n'
+        '    dims = ("rows", "cols")\n'
+        '    inputs = (Tensor("x", "rows cols"),)\n'
+        '    outputs = (Tensor("out", "rows cols"),)\n'
+        '    scalars = (Scalar("rows"), Scalar("cols"))\n'
+        '    rules = {"rows": block_rows()}\n\n'
+        "    def reference(self, xp, x):\n"
+        "        return 2 * x\n"
+    )
+    (folder / "variants.py").write_text(
+        "from cudabench.op import variant\n\n\n"
+        '@variant(name="small_only", requires={"max_cols": 8})\n'
+        "def small_only(x):\n"
+        "    return x + x\n"
+    )
+    runner = CliRunner()
+    wide = runner.invoke(app, ["tolerance", "twice", "-s", "3x100", "--ops", str(tmp_path)])
+    assert wide.exit_code == 0, wide.output
+    assert "not at this shape: needs cols <= 8" in " ".join(wide.output.split())
+    narrow = runner.invoke(app, ["tolerance", "twice", "-s", "3x8", "--ops", str(tmp_path)])
+    assert narrow.exit_code == 0 and "not at this shape" not in narrow.output

@@ -133,13 +133,23 @@ def _float32(op: OpProtocol, given: Problem, dtype: DType) -> Measured:
     evaluate = getattr(op, "float32_evaluation", None)
     found = evaluate(np, given.inputs) if evaluate is not None else None
     if found is None:
-        return Measured(name, 0.0, 0, 0, "the op's reference does not evaluate in float32")
+        return Measured(
+            name,
+            0.0,
+            0,
+            0,
+            "the op's reference does not evaluate in float32 (it raised, or made float64 arrays "
+            "itself: xp.zeros, xp.arange and the like default to float64; dtype=x.dtype keeps it)",
+        )
     check = check_output(np, found.astype(dtype.array_type()), given.ref, given.tol)
     return Measured(name, check.ratio, check.wrong, check.where)
 
 
 def _variant(op: OpProtocol, variant: KernelVariant, given: Problem, case: Case) -> Measured:
     """A Python variant of the op called on the case's inputs, as a run calls it."""
+    unmet = op.unmet(variant, case.shape)
+    if unmet:  # as a run skips it: its requires= rule this shape out
+        return Measured(variant.name, 0.0, 0, 0, f"not at this shape: {unmet}")
     try:
         fn, info = pyvariants.load(variant)
         reason = pyvariants.unavailable(info, "fake")
