@@ -323,6 +323,15 @@ def test_import_adds_each_file_once_and_reports_bad_ones(tmp_path):
         )
 
 
+def test_an_import_of_nothing_readable_makes_no_database(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{}")
+    path = tmp_path / "h.db"
+    done = runner.invoke(app, ["import", str(bad), "--db", str(path)])
+    assert done.exit_code == 2 and "imported 0 run(s)" in done.stderr
+    assert not path.exists()
+
+
 def test_import_takes_a_folder_as_every_results_file_in_it(tmp_path):
     """`cudabench import results/`: each run file in the folder, oldest first, not the
     ceilings or tuning files nor a foreign JSON beside them."""

@@ -5,17 +5,18 @@ and `cudabench.api.history` are these calls."""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from cudabench.core.errors import ResultsError, UsageError
 from cudabench.core.names import UnknownName, did_you_mean
-from cudabench.core.records import ResultRow, RowKey, Shape, Status
+from cudabench.core.records import ResultRow, RowKey, RunMeta, Shape, Status
 from cudabench.ops.registry import get_op
 from cudabench.record.compare import DEFAULT_THRESHOLD, Pair, Verdict, run_files, verdict_for
 from cudabench.record.fingerprint import ALL, describe, differences
-from cudabench.record.history import History, HistoryError, RunInfo
+from cudabench.record.history import History, HistoryError, RunInfo, db_path
 from cudabench.record.results import read_results
 
 __all__ = [
@@ -220,18 +221,28 @@ def _results_in(path: Path) -> list[Path]:
 
 def import_results(files: Sequence[Path], tag: str = "", db: Path | None = None) -> ImportResult:
     """Add results files to the history database, each once (a file imported before is
-    skipped); a file that does not read is a line in `bad`, the others still import."""
+    skipped, unread); a file that does not read is a line in `bad`, the others still import.
+    No database is made until a file reads."""
     imported = skipped = rows_in = 0
     bad: list[str] = []
-    files = [found for path in files for found in _results_in(path)]
+    paths = iter([found for given in files for found in _results_in(given)])
+    first: tuple[Path, tuple[RunMeta, list[ResultRow]] | None] | None = None
+    for path in paths:
+        try:
+            first = (path, read_results(path))
+            break
+        except ResultsError as exc:
+            bad.append(str(exc))
+    if first is None:
+        return ImportResult(db_path(db), 0, 0, 0, bad)
     with _open(db) as history:
-        for path in files:
+        for path, run in itertools.chain([first], ((p, None) for p in paths)):
             source = str(path.with_suffix(".json").resolve())
             if history.imported(source) is not None:
                 skipped += 1
                 continue
             try:
-                meta, rows = read_results(path)
+                meta, rows = run if run is not None else read_results(path)
             except ResultsError as exc:
                 bad.append(str(exc))
                 continue
