@@ -352,3 +352,16 @@ def test_the_tolerance_command_skips_a_variant_whose_requires_rule_the_shape_out
     assert "not at this shape: needs cols <= 8" in " ".join(wide.output.split())
     narrow = runner.invoke(app, ["tolerance", "twice", "-s", "3x8", "--ops", str(tmp_path)])
     assert narrow.exit_code == 0 and "not at this shape" not in narrow.output
+
+
+def test_a_fail_where_the_tolerance_is_zero_says_so_without_a_ratio():
+    """Where the reference is exactly 0 and its bound too (a bfloat16 row whose neighbours
+    cancel), the tolerance is the 1e-30 floor: a ratio over it would read 1e29x."""
+    from cudabench.ops.protocol import ZERO_TOLERANCE, check_output
+
+    ref = np.array([0.0, 1.0])
+    tol = np.array([ZERO_TOLERANCE, 1e-6])
+    said = check_output(np, np.array([0.1055, 1.0], dtype=np.float32), ref, tol).describe()
+    assert "tolerance 0" in said and "x the tolerance" not in said
+    said = check_output(np, np.array([0.0, 1.1], dtype=np.float32), ref, tol).describe()
+    assert "> tol 1e-06" in said

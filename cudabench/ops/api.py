@@ -48,7 +48,7 @@ from cudabench.ops.declarations import (
     variant,
     xp_of,
 )
-from cudabench.ops.protocol import Geometry
+from cudabench.ops.protocol import ZERO_TOLERANCE, Geometry
 from cudabench.ops.rules import (
     Dims,
     GridRule,
@@ -198,7 +198,7 @@ class Op:
         given = tuple(x.astype(xp.float64) for x in inputs) if self.float64_inputs else inputs
         ref = xp.asarray(self.reference(xp, *given), dtype=xp.float64).reshape(-1)
         tol = xp.broadcast_to(xp.asarray(self.tolerance(xp, ref, *given), dtype=xp.float64), ref.shape)
-        return ref, xp.maximum(tol, 1e-30)
+        return ref, xp.maximum(tol, ZERO_TOLERANCE)
 
     def geometry(
         self,

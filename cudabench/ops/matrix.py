@@ -10,6 +10,7 @@ from typing import Any
 
 from cudabench.core.records import Shape
 from cudabench.ops.api import Dims, Op, Scalar, Tensor
+from cudabench.ops.protocol import ZERO_TOLERANCE
 
 UNIT_ROUNDOFF = 2.0**-24
 
@@ -53,7 +54,7 @@ class Product(Op):
         xp.abs(a64, out=a64)  # the float64 copies, reused for the tolerance
         xp.abs(b64, out=b64)
         tol = dot_tolerance(a.shape[1]) * (a64 @ b64).reshape(-1)
-        return ref, xp.maximum(tol, 1e-30)
+        return ref, xp.maximum(tol, ZERO_TOLERANCE)
 
     def flop_count(self, dims: Dims) -> int:
         return 2 * dims.M * dims.N * dims.K
