@@ -528,3 +528,16 @@ def test_check_names_the_archs_nvcc_has_for_one_it_lacks():
     result = run("check", "--arch", "sm_999", "relu")
     assert result.exit_code == 2 and "compiles for sm_" in result.stderr and "sm_90" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_a_click_usage_error_points_to_the_subcommands_help(capsys):
+    """`run reduce -s` with no shape: click reports it without the subcommand's context;
+    the line still points to `cudabench run --help`, not the top-level help."""
+    from cudabench.cli import main
+
+    with pytest.raises(SystemExit) as done:
+        main(["run", "reduce", "-s"])
+    assert done.value.code == 2
+    said = capsys.readouterr().err
+    assert "requires an argument" in said and "(see cudabench run --help)" in said
+    assert len(said.strip().splitlines()) == 1

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Annotated, Any, Optional
 
 import typer
@@ -141,10 +141,15 @@ except ImportError:  # pragma: no cover - depends on the installed typer
     import click.exceptions as click  # type: ignore[no-redef]
 
 
-def usage_line(exc: click.UsageError) -> str:
-    """A click usage error as one line: what was wrong, and where to read more."""
+def usage_line(exc: click.UsageError, words: list[str], commands: Collection[str]) -> str:
+    """A click usage error as one line: what was wrong, and where to read more (the
+    subcommand's help when the command line names one, as `run reduce -s` with no shape,
+    which click reports without its context)."""
     message = " ".join(exc.format_message().split())
-    command = exc.ctx.command_path if exc.ctx is not None else "cudabench"
+    if exc.ctx is not None:
+        command = exc.ctx.command_path
+    else:
+        command = f"cudabench {words[0]}" if words and words[0] in commands else "cudabench"
     return f"{message} (see {command} --help)"
 
 
@@ -166,7 +171,9 @@ def _main(argv: list[str] | None) -> None:
         print(exc.ctx.get_help() if exc.ctx else "")
         sys.exit(0)
     except click.UsageError as exc:
-        err.print(error_line(usage_line(exc)), soft_wrap=True)
+        words = list(sys.argv[1:] if argv is None else argv)
+        commands = getattr(command, "commands", {})
+        err.print(error_line(usage_line(exc, words, commands)), soft_wrap=True)
         sys.exit(2)
     except click.ClickException as exc:  # a bad file argument and the like
         err.print(error_line(" ".join(exc.format_message().split())), soft_wrap=True)
