@@ -365,3 +365,16 @@ def test_a_fail_where_the_tolerance_is_zero_says_so_without_a_ratio():
     assert "tolerance 0" in said and "x the tolerance" not in said
     said = check_output(np, np.array([0.0, 1.1], dtype=np.float32), ref, tol).describe()
     assert "> tol 1e-06" in said
+
+
+def test_a_tolerance_that_is_not_a_number_passes_only_an_output_equal_to_the_reference():
+    """inf inputs (a 16-bit input overflowed) make the bound 0 * inf = NaN; NaN > 1 is False,
+    so every output there passed, NaN and unwritten ones too (the second audit)."""
+    from cudabench.ops.protocol import check_output
+
+    ref = np.array([1.0, 5.0])
+    tol = np.array([1e-6, np.nan])
+    for out in ([1.0, np.nan], [1.0, 0.0], [1.0, -123.0]):
+        found = check_output(np, np.array(out, dtype=np.float32), ref, tol)
+        assert not found.ok and found.wrong == 1 and "not a number" in found.describe(), out
+    assert check_output(np, np.array([1.0, 5.0], dtype=np.float32), ref, tol).ok  # equal: right

@@ -76,6 +76,8 @@ class Check:
         head = (
             f"{self.wrong} of {self.total} outputs wrong; worst at {self.where}: |err| {self.max_abs_err:.4g}"
         )
+        if math.isnan(self.tolerance):
+            return f"{head} where the tolerance is not a number (inf or NaN inputs?)"
         if self.tolerance <= ZERO_TOLERANCE:  # a ratio over the floor would be a meaningless 1e29
             return f"{head} where the result is exact (tolerance 0: the reference and its bound are 0)"
         return f"{head} > tol {self.tolerance:.3g} ({self.ratio:.3g}x the tolerance)"
@@ -197,7 +199,11 @@ def check_output(xp: Any, out: Any, ref: Any, tol: Any, yardstick: float | None 
     with quiet:  # inf - inf is NaN, and expected here
         err = xp.where(got == ref, 0.0, xp.abs(got - ref))  # equal infinities are right
     err = xp.where(xp.isnan(err), xp.inf, err)
-    ratio = err / tol
+    with np.errstate(invalid="ignore") if xp is np else contextlib.nullcontext():
+        ratio = err / tol
+    # A tolerance that is not a number (inf inputs: 0 * inf in the bound) judges nothing: there
+    # only an output equal to the reference passes (NaN > 1 is False, so NaN would pass all)
+    ratio = xp.where(xp.isnan(ratio), xp.where(err == 0, 0.0, xp.inf), ratio)
     where = int(xp.argmax(ratio))
     wrong = int((ratio > 1.0).sum())
     worst = float(err.max()) if err.size else 0.0
