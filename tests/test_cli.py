@@ -541,3 +541,16 @@ def test_a_click_usage_error_points_to_the_subcommands_help(capsys):
     said = capsys.readouterr().err
     assert "requires an argument" in said and "(see cudabench run --help)" in said
     assert len(said.strip().splitlines()) == 1
+
+
+def test_a_shape_the_op_does_not_take_is_said_before_the_missing_driver(monkeypatch):
+    """The user's own mistake first: on a machine without a driver, `run reduce -s 2x3x4`
+    said 'no NVIDIA driver found', which the user could not fix by fixing the shape."""
+    from cudabench import backends
+
+    monkeypatch.setattr(backends, "driver_present", lambda: False)
+    monkeypatch.delenv("CUDABENCH_BACKEND", raising=False)
+    result = runner.invoke(app, ["run", "reduce", "-s", "2x3x4"])
+    assert result.exit_code == 2 and "shape 2x3x4: reduce takes a 1-D" in result.stderr
+    no_driver = runner.invoke(app, ["run", "reduce", "-s", "2x3"])
+    assert no_driver.exit_code == 2 and "no NVIDIA driver found" in no_driver.stderr

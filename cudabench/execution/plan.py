@@ -89,10 +89,13 @@ def choose(
     return [known[n] for n in dict.fromkeys(names) if n in known], baselines
 
 
-def check_target(target: str, ops: Sequence[Path] | None = None) -> None:
+def check_target(
+    target: str, ops: Sequence[Path] | None = None, shapes: Sequence[Shape] | None = None
+) -> None:
     """The op folders in use (`ops`: --ops), and a SweepError (one line) where `target` is
-    neither an existing config file nor an op: the user's typo, said before anything slow
-    and before what needs a GPU (flow.preflight probes the driver after this)."""
+    neither an existing config file nor an op, or an op that does not take one of `shapes`
+    (--shape): the user's typo, said before anything slow and before what needs a GPU
+    (flow.preflight probes the driver after this)."""
     try:
         registry.use_ops(list(ops) if ops else None)
     except registry.OpsFolderError as exc:
@@ -102,9 +105,19 @@ def check_target(target: str, ops: Sequence[Path] | None = None) -> None:
         if target.endswith((".yaml", ".yml")) and not path.is_file():
             load_config(path)  # its "no such config file"
         elif not path.is_file():
-            get_op(target)
+            op = get_op(target)
+            for shape in shapes or ():
+                _takes(op, shape)
     except (ConfigError, UnknownName) as exc:
         raise SweepError(str(exc)) from exc
+
+
+def _takes(op: Any, shape: Shape) -> None:
+    """SweepError (one line, as the plan words it) when the op does not take the shape."""
+    try:
+        op.check_shape(shape)
+    except ValueError as exc:
+        raise SweepError(f"shape {'x'.join(map(str, shape))}: {exc}") from exc
 
 
 def _config_for(target: str, shapes: Sequence[Shape] | None) -> BenchConfig:
@@ -261,10 +274,7 @@ def plan(
                 unsupported.append(f"no chosen variant of {op.name} runs in {dtype.name} ({have})")
                 continue
             for shape in dict.fromkeys(parsed or bench.shapes):  # 1024 and 2^10 run once
-                try:
-                    op.check_shape(shape)
-                except ValueError as exc:
-                    raise SweepError(f"shape {'x'.join(map(str, shape))}: {exc}") from exc
+                _takes(op, shape)
                 case = Case(op=op.name, shape=shape, dtype=dtype.name)
                 jobs.append(CaseJob(case, tuple(in_dtype), tuple(baselines), options))
                 narrowing.append(grid_values)

@@ -75,9 +75,12 @@ def explain_tolerance(
         registry.use_ops(ops)
         op = registry.get_op(op_name)
         get_dtype(dtype)
-        op.check_shape(shape)
     except (UnknownName, registry.OpsFolderError, ValueError) as exc:
         raise ToleranceError(str(exc)) from None
+    try:
+        op.check_shape(shape)
+    except ValueError as exc:  # worded as run words it
+        raise ToleranceError(f"shape {'x'.join(map(str, shape))}: {exc}") from None
     case = Case(op=op.name, shape=shape, dtype=dtype)
     need, free = int(op.device_bytes(shape)), _host_memory()
     if free is not None and need > free:

@@ -167,10 +167,10 @@ def require_driver(where: Where) -> None:
 
 def preflight(selection: Selection, where: Where | None = None) -> None:
     """What is said before any planning (a big config's can take a minute): the user's own
-    typos first, with or without a driver (an op or config that is not there, a --settle or
-    --clocks value that is not a choice), then, with `where`, a missing NVIDIA driver for it
-    (`require_driver`)."""
-    check_target(selection.target, selection.ops or None)
+    typos first, with or without a driver (an op or config that is not there, a --shape the
+    op does not take, a --settle or --clocks value that is not a choice), then, with
+    `where`, a missing NVIDIA driver for it (`require_driver`)."""
+    check_target(selection.target, selection.ops or None, selection.shapes)
     given = {k: v for k, v in selection.timing.items() if v is not None}
     checked_timing(dataclasses.replace(TimingOptions(), **given))  # type: ignore[arg-type]
     if where is not None:
