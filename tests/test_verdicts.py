@@ -378,3 +378,12 @@ def test_a_tolerance_that_is_not_a_number_passes_only_an_output_equal_to_the_ref
         found = check_output(np, np.array(out, dtype=np.float32), ref, tol)
         assert not found.ok and found.wrong == 1 and "not a number" in found.describe(), out
     assert check_output(np, np.array([1.0, 5.0], dtype=np.float32), ref, tol).ok  # equal: right
+
+
+def test_a_fail_of_a_non_finite_output_reads_without_an_infx_ratio():
+    from cudabench.ops.protocol import check_output
+
+    said = check_output(
+        np, np.array([np.nan, 1.0], dtype=np.float32), np.ones(2), np.full(2, 1e-6)
+    ).describe()
+    assert "|err| inf (not finite, or never written) > tol 1e-06" in said and "infx" not in said

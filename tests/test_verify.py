@@ -359,6 +359,7 @@ def test_cli_exit_codes_and_reproduce_line(tmp_path, fake_cli, monkeypatch):
     assert wrong.exit_code == 1, wrong.output
     text = flat(wrong.output)
     assert "wrong at 7" in text and "reproduce: cudabench run add -s 7 -v float4" in text
+    assert "(found among the edge shapes" in text and " 1 shapes " not in text
     assert "1 of 7 outputs wrong" in text
     bad_usage = (["verify", "nope"], ["verify", "add", "-v", "nope"], ["verify", "add", "--budget", "-1"])
     for bad in (*bad_usage, ["verify", "add", "--budget", "0"]):  # 0 s would check nothing, exit 0

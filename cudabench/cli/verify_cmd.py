@@ -63,11 +63,13 @@ def show_verdicts(verdicts: list[VariantVerdict], title: str) -> None:
     for v in verdicts:
         found = v.verdict
         if found.wrong is not None and found.found is not None:
-            first = usecase.shape_text(found.found.shape)
+            first, smallest = usecase.shape_text(found.found.shape), usecase.shape_text(found.wrong.shape)
+            phase = {"edges": "edge"}.get(found.phase, found.phase)
+            how = f"found among the {phase} shapes"
+            how += f" at {first}, then shrunk" if first != smallest else ""
+            tried = f"{found.tried} shape{'s' if found.tried != 1 else ''}"
             err.print(
-                f"{v.label} {v.dtype}: wrong at {usecase.shape_text(found.wrong.shape)} "
-                f"(found at {first} among the {found.phase} shapes, then shrunk; "
-                f"{found.tried} shapes in {found.elapsed_s:.1f} s)",
+                f"{v.label} {v.dtype}: wrong at {smallest} ({how}; {tried} in {found.elapsed_s:.1f} s)",
                 soft_wrap=True,
                 markup=False,
             )

@@ -73,14 +73,15 @@ class Check:
         """What a FAIL says: how many outputs, where the worst is, and by how much."""
         if self.ok:
             return ""
-        head = (
-            f"{self.wrong} of {self.total} outputs wrong; worst at {self.where}: |err| {self.max_abs_err:.4g}"
-        )
+        finite = math.isfinite(self.max_abs_err)
+        err = f"{self.max_abs_err:.4g}" if finite else "inf (not finite, or never written)"
+        head = f"{self.wrong} of {self.total} outputs wrong; worst at {self.where}: |err| {err}"
         if math.isnan(self.tolerance):
             return f"{head} where the tolerance is not a number (inf or NaN inputs?)"
         if self.tolerance <= ZERO_TOLERANCE:  # a ratio over the floor would be a meaningless 1e29
             return f"{head} where the result is exact (tolerance 0: the reference and its bound are 0)"
-        return f"{head} > tol {self.tolerance:.3g} ({self.ratio:.3g}x the tolerance)"
+        ratio = f" ({self.ratio:.3g}x the tolerance)" if finite else ""  # not "infx"
+        return f"{head} > tol {self.tolerance:.3g}{ratio}"
 
 
 ZERO_TOLERANCE = 1e-30  # the floor an op's tolerance is raised to (no division by 0): none allowed
