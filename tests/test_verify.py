@@ -126,7 +126,7 @@ def test_shrinking_steps_are_smaller_and_allowed():
 def test_finds_the_smallest_wrong_shape(wrong, smallest):
     verdict = Search(domain(), oracle(wrong), budget_s=60).run()
     assert verdict.state == WRONG_AT and verdict.wrong is not None
-    assert verdict.wrong.shape == smallest and verdict.phase == "edges"
+    assert verdict.wrong.shape == smallest and verdict.phase == "edge"
 
 
 def test_shrinks_to_within_twice_the_smallest():

@@ -13,6 +13,7 @@ from cudabench.core.dtypes import DType
 from cudabench.core.errors import SweepError
 from cudabench.core.records import Shape
 from cudabench.core.shapes import ShapeError, parse_shape
+from cudabench.core.shapes import shape_text as core_shape_text
 from cudabench.core.timing import TimingOptions
 from cudabench.usecases.flow import Placement, Recording, Selection, parse_devices
 
@@ -21,7 +22,7 @@ ShapeLike = str | int | tuple[int, ...]
 
 def shape_text(shape: ShapeLike) -> str:
     if isinstance(shape, tuple):
-        return "x".join(str(d) for d in shape)
+        return core_shape_text(shape)
     return str(shape)
 
 

@@ -9,8 +9,9 @@ from typing import Annotated, Optional
 
 import typer
 
-from cudabench.cli.common import err, fail_usage, out, parse_shapes
+from cudabench.cli.common import err, fail_usage, out
 from cudabench.core.errors import ResultsError
+from cudabench.core.shapes import ShapeError, parse_shape, shape_text
 from cudabench.present.reports import report_frame, report_html, report_markdown
 from cudabench.present.tables import fingerprint_caption, results_table
 from cudabench.record.results import results_document
@@ -68,7 +69,10 @@ def report_command(
         fail_usage("--output needs a file format (markdown, csv, json or html)")
     if shape is not None and plot is None:
         fail_usage("--shape picks the shape of --plot's bar chart: give it with --plot")
-    bars = None if shape is None else "x".join(map(str, (parse_shapes([shape]) or ((),))[0]))
+    try:
+        bars = None if shape is None else shape_text(parse_shape(shape))
+    except ShapeError as exc:
+        fail_usage(str(exc))
     _, meta, rows = load_run(run)
     if output is not None:
         try:

@@ -21,6 +21,7 @@ from cudabench.cli.common import (
     placement,
 )
 from cudabench.cli.render import Terminal, command_line, error
+from cudabench.core.shapes import shape_text
 from cudabench.usecases import verify as usecase
 from cudabench.usecases.flow import Interrupted, Recording
 from cudabench.verification.search import BROKEN, EXAMPLES, UNTESTED, VERIFIED, WRONG_AT, VariantVerdict
@@ -36,7 +37,7 @@ def verdict_table(verdicts: list[VariantVerdict], title: str) -> Table:
         found = v.verdict
         row = v.wrong_row
         if found.state == WRONG_AT and found.wrong is not None:
-            text, style = f"wrong at {usecase.shape_text(found.wrong.shape)}", "bold red"
+            text, style = f"wrong at {shape_text(found.wrong.shape)}", "bold red"
         elif found.state == BROKEN:
             text, style = BROKEN, "bold red"
         elif found.state == VERIFIED:
@@ -48,8 +49,8 @@ def verdict_table(verdicts: list[VariantVerdict], title: str) -> Table:
             v.dtype,
             text,
             str(found.tried),
-            usecase.shape_text(found.smallest) if found.smallest else "",
-            usecase.shape_text(found.largest) if found.largest else "",
+            shape_text(found.smallest) if found.smallest else "",
+            shape_text(found.largest) if found.largest else "",
             row.status.value if row is not None else "",
             row.error if row is not None else "",
             style=style,
@@ -63,9 +64,8 @@ def show_verdicts(verdicts: list[VariantVerdict], title: str) -> None:
     for v in verdicts:
         found = v.verdict
         if found.wrong is not None and found.found is not None:
-            first, smallest = usecase.shape_text(found.found.shape), usecase.shape_text(found.wrong.shape)
-            phase = {"edges": "edge"}.get(found.phase, found.phase)
-            how = f"found among the {phase} shapes"
+            first, smallest = shape_text(found.found.shape), shape_text(found.wrong.shape)
+            how = f"found among the {found.phase} shapes"
             how += f" at {first}, then shrunk" if first != smallest else ""
             tried = f"{found.tried} shape{'s' if found.tried != 1 else ''}"
             err.print(

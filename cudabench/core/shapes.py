@@ -16,6 +16,11 @@ _INT = re.compile(r"^\d+$")
 MAX_DIM = 1 << 40  # larger than any GPU memory holds in float32; guards against typos
 
 
+def shape_text(shape: Shape) -> str:
+    """A shape as --shape writes it: (442368, 128) -> `442368x128`."""
+    return "x".join(map(str, shape))
+
+
 class ShapeError(ValueError):
     """A shape text that cannot be read; the message says which part and why."""
 

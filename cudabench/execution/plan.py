@@ -25,6 +25,7 @@ from cudabench.core.errors import SweepError
 from cudabench.core.names import UnknownName, closest, did_you_mean
 from cudabench.core.paths import BUILTIN_KERNELS
 from cudabench.core.records import Case, KernelVariant, Shape
+from cudabench.core.shapes import shape_text
 from cudabench.core.timing import TimingOptions
 from cudabench.execution.config import BenchConfig, Benchmark, ConfigError, builtin_config, load_config
 from cudabench.measure.problem import FILLS
@@ -117,7 +118,7 @@ def _takes(op: Any, shape: Shape) -> None:
     try:
         op.check_shape(shape)
     except ValueError as exc:
-        raise SweepError(f"shape {'x'.join(map(str, shape))}: {exc}") from exc
+        raise SweepError(f"shape {shape_text(shape)}: {exc}") from exc
 
 
 def _config_for(target: str, shapes: Sequence[Shape] | None) -> BenchConfig:

@@ -13,6 +13,7 @@ from pathlib import Path
 from cudabench.core.errors import ResultsError, UsageError
 from cudabench.core.names import UnknownName, did_you_mean
 from cudabench.core.records import ResultRow, RowKey, RunMeta, Shape, Status
+from cudabench.core.shapes import shape_text
 from cudabench.ops.registry import get_op
 from cudabench.record.compare import DEFAULT_THRESHOLD, Pair, Verdict, run_files, verdict_for
 from cudabench.record.fingerprint import ALL, describe, differences
@@ -162,7 +163,7 @@ def _cases(history: History, query: HistoryQuery) -> list[RowKey]:
             )
         keys = [k for k in keys if k.variant == variant]
     if shape is not None:
-        text = "x".join(str(d) for d in shape)
+        text = shape_text(shape)
         shapes = sorted({k.shape for k in keys})
         if text not in shapes:
             raise UsageError(f"no {op} rows at shape {text} (recorded: {', '.join(shapes)})")

@@ -20,6 +20,7 @@ from cudabench.core.dtypes import DType, get_dtype
 from cudabench.core.errors import UsageError
 from cudabench.core.names import UnknownName
 from cudabench.core.records import Case, KernelVariant, Shape
+from cudabench.core.shapes import shape_text
 from cudabench.measure.problem import Problem, problem, seed_of
 from cudabench.ops import pyvariants, registry
 from cudabench.ops.discovery import discover
@@ -80,7 +81,7 @@ def explain_tolerance(
     try:
         op.check_shape(shape)
     except ValueError as exc:  # worded as run words it
-        raise ToleranceError(f"shape {'x'.join(map(str, shape))}: {exc}") from None
+        raise ToleranceError(f"shape {shape_text(shape)}: {exc}") from None
     case = Case(op=op.name, shape=shape, dtype=dtype)
     need, free = int(op.device_bytes(shape)), _host_memory()
     if free is not None and need > free:

@@ -28,6 +28,7 @@ from cudabench.backends import backend_name
 from cudabench.core.errors import SweepError
 from cudabench.core.names import UnknownName
 from cudabench.core.records import VERIFY_PASS, Case, DeviceInfo, KernelVariant, ResultRow, Shape, Status
+from cudabench.core.shapes import shape_text
 from cudabench.execution.plan import Plan, plan
 from cudabench.execution.session import Session
 from cudabench.execution.sweep import MANY_ROWS_SAVE_S, Listener, Sweep
@@ -80,10 +81,6 @@ class VerifyOutcome:
     @property
     def wrong(self) -> bool:
         return any(v.verdict.is_wrong for v in self.verdicts) or bool(self.problems)
-
-
-def shape_text(shape: Shape) -> str:
-    return "x".join(map(str, shape))
 
 
 def plan_verify(request: VerifyRequest) -> Plan:

@@ -76,7 +76,7 @@ class Verdict:
     largest: Shape | None
     wrong: Probe | None  # the smallest wrong shape found, after shrinking
     found: Probe | None  # where it was found first (before shrinking)
-    phase: str  # where it was found: edges or random ('' if not)
+    phase: str  # where it was found: edge or random ('' if not)
     complete: bool  # False when the budget ran out before the search ended
     elapsed_s: float
     broken: Probe | None = None  # the COMPILE_ERROR row's probe
@@ -191,7 +191,7 @@ class Search:
         return best
 
     def run(self) -> Verdict:
-        found, phase = self.edges(), "edges"
+        found, phase = self.edges(), "edge"
         if found is None and self.broken is None and not self.out_of_time:
             found, phase = self.randomized(), "random"
         smallest = self.shrink(found) if found is not None else None
