@@ -295,9 +295,9 @@ def judged(runs: Sequence[T], kind: Callable[[T], str]) -> T:
 def runs_like(
     kind: str, ops: frozenset[str], earlier: Sequence[T], of: Callable[[T], tuple[str, frozenset[str]]]
 ) -> list[T]:
-    """The runs among `earlier` (oldest first) that one of `kind` over `ops` is compared with:
-    the same kind (`of` gives a run's kind and ops) and the same ops if any has them, else
-    the same kind and some op in common. compare's default A and `--against last` alike."""
+    """The runs among `earlier` (in their order) that one of `kind` over `ops` is compared
+    with: the same kind (`of` gives a run's kind and ops) and the same ops if any has them,
+    else the same kind and some op in common. compare's default A and `--against last`."""
     same = [r for r in earlier if of(r)[0] == kind]
     return [r for r in same if of(r)[1] == ops] or [r for r in same if of(r)[1] & ops]
 

@@ -310,9 +310,7 @@ class History:
             what = ""
             if like is not None:
                 ops = self.ops()
-                oldest_first = runs[::-1]
-                kind_ops = lambda r: (command_kind(r.command), ops.get(r.id, frozenset()))  # noqa: E731
-                runs = runs_like(*like, oldest_first, kind_ops)[::-1]
+                runs = runs_like(*like, runs, lambda r: (command_kind(r.command), ops.get(r.id, frozenset())))
                 what = f" like the run judged ({like[0]} of {', '.join(sorted(like[1])) or 'no rows'})"
             if back >= len(runs):
                 raise HistoryError(
