@@ -895,3 +895,46 @@ def test_the_hot_matmul_of_the_telemetry_check_is_right_on_odd_shapes(tmp_path, 
     assert result.exit_code == 0, result.output
     rows = json.loads(out.read_text())["rows"]
     assert [(r["variant"], r["status"]) for r in rows] == [("torch_mm", "OK")] * 2
+
+
+CHECKS_AT_NEW_LENGTHS = """
+import sys
+import cupy.cuda.compiler as compiler
+from cudabench.backends.cupy_backend import CupyBackend
+from cudabench.core.paths import BUILTIN_KERNELS
+from cudabench.core.records import Case
+from cudabench.core.timing import TimingOptions
+from cudabench.measure.runner import CaseJob, Runner
+from cudabench.ops.discovery import discover
+
+compiled = []
+nvrtc = compiler._compile_using_nvrtc_no_warning
+compiler._compile_using_nvrtc_no_warning = lambda *a, **k: compiled.append(1) or nvrtc(*a, **k)
+runner = Runner(CupyBackend())
+(float4,) = [v for v in discover("reduce", [BUILTIN_KERNELS])[0] if v.name == "float4"]
+counts = []
+for cols in (100, 130, 300, 600, 1100, 2100, 5000, 9000):
+    job = CaseJob(Case("reduce", (3, cols)), (float4,), (), TimingOptions(), check_only=True)
+    (row,) = runner.run_job(job)
+    assert row.status.value == "OK", row.error
+    counts.append(len(compiled))
+print(counts)
+"""
+
+
+def test_checks_at_new_lengths_compile_no_new_kernels(tmp_path):
+    """The reference and the check of a shape need no kernel that an earlier length did not:
+    CuPy's CUB block reductions compile one per block size (NVRTC, seconds each), and a verify
+    search on a fresh machine spent 42 of its 43 s there (Backend.reference_math). A fresh
+    process and compile cache: the first shape compiles what every later one uses."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "CUPY_CACHE_DIR": str(tmp_path / "cupy")}
+    done = subprocess.run(
+        [sys.executable, "-c", CHECKS_AT_NEW_LENGTHS], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    counts = json.loads(done.stdout.strip().splitlines()[-1])
+    assert counts[0] > 0 and counts[-1] == counts[0], counts  # the fresh cache did compile

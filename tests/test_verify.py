@@ -80,6 +80,20 @@ def test_edges_hold_the_shapes_that_break_kernels():
     assert (33, INT32 + 1) not in d.edges()  # a large dim walks with the others at 1
 
 
+def test_pairs_cross_two_dims_for_the_bugs_that_need_both():
+    d = domain("reduce", "float4")  # rows x cols, float32: a 16-byte vector is 4 floats
+    pairs, edges = d.pairs(), d.edges()
+    assert pairs == sorted(pairs, key=lambda s: (size(s), len(s), s)) and set(pairs) <= set(edges)
+    assert {(257, 32), (257, 34), (257, 35), (34, 257), (1025, 32)} <= set(pairs)  # every remainder mod 4
+    assert all(d.allows(s) for s in pairs) and max(max(s) for s in pairs) <= 65537
+    assert edges.index((1025, 34)) < edges.index((INT32 + 1,))  # small: before the sizes past 2^31
+    halves = domain("add", "naive", dtype="float16").pairs()  # 8 halves a vector
+    assert {s[1] for s in halves if s[0] == 257} == set(range(32, 40))
+    assert domain("add", "naive").pairs() and not domain("stream_copy", "vec4").pairs()  # 1-D only
+    sgemm = domain("sgemm", "naive").pairs()  # three dims: each pair, the third at 1
+    assert {(257, 34, 1), (1, 257, 34), (34, 1, 257)} <= set(sgemm)
+
+
 def test_edges_follow_the_launch_and_its_geometry():
     # the float4 variant of add: a thread per 16 bytes, blocks of 256: one block covers 1024
     d = domain("add", "float4")
@@ -127,6 +141,16 @@ def test_finds_the_smallest_wrong_shape(wrong, smallest):
     verdict = Search(domain(), oracle(wrong), budget_s=60).run()
     assert verdict.state == WRONG_AT and verdict.wrong is not None
     assert verdict.wrong.shape == smallest and verdict.phase == "edge"
+
+
+def test_finds_a_bug_that_needs_two_dims_among_the_edges():
+    # wrong only where rows is 257 and cols leaves 2 past a float4: the pairs of dims hold it
+    def wrong(s):
+        return len(s) == 2 and s[0] == 257 and s[1] % 4 == 2
+
+    verdict = Search(domain("reduce", "float4"), oracle(wrong), budget_s=60, examples=0).run()
+    assert verdict.state == WRONG_AT and verdict.phase == "edge"
+    assert verdict.found.shape == (257, 34) and verdict.wrong.shape == (257, 2)
 
 
 def test_shrinks_to_within_twice_the_smallest():
@@ -236,6 +260,14 @@ def small_card(monkeypatch):
     monkeypatch.setenv(
         "CUDABENCH_FAKE_MEMORY", str(100 << 20)
     )  # NumPy stays quick (64 MiB of it: the ops' slack)
+
+
+def test_verify_finds_a_fault_of_two_dims_and_says_so(tmp_path, small_card, monkeypatch):
+    monkeypatch.setenv("CUDABENCH_FAKE_PLANT", "float4: rows == 257 and cols % 4 == 2 -> wrong")
+    outcome = usecase.verify(request(tmp_path, "reduce", variants=("float4",)))
+    (v,) = outcome.verdicts
+    assert v.verdict.state == WRONG_AT and v.verdict.phase == "edge" and v.verdict.wrong.shape == (257, 2)
+    assert v.reproduce == "cudabench run reduce -s 257x2 -v float4"
 
 
 def test_verify_finds_planted_faults_and_records_verify_rows(tmp_path, small_card, monkeypatch):
@@ -415,7 +447,23 @@ PLANTED_CASES = [
     ("planted_sum", "index32", INT32 + 1),  # the sum's tolerance hides the first few thousand
     ("planted_sum", "one_block", 513),
     ("planted_sum", "warp33", 33),
+    ("planted_rows", "tail2_row", 257),  # and cols % 4 == 2: among the edges of two dims
 ]
+
+
+@pytest.mark.nvcc
+@pytest.mark.parametrize("op, name, smallest", PLANTED_CASES)
+def test_every_planted_kernel_compiles(op, name, smallest, tmp_path, monkeypatch):
+    from cudabench.build.compile import compile_variant
+    from cudabench.ops import registry
+
+    monkeypatch.setenv("CUDABENCH_CACHE", str(tmp_path))
+    registry.use_ops([PLANTED])
+    try:
+        (variant,) = [v for v in discover(op, [PLANTED / op])[0] if v.name == name]
+        assert compile_variant(variant, "sm_90", "float32").cubin.stat().st_size > 0
+    finally:
+        registry.use_ops(None)
 
 
 @pytest.mark.gpu

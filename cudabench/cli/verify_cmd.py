@@ -141,7 +141,8 @@ def verify_command(
     Checks each variant against the float64 reference (nothing is timed) at the shapes that
     break kernels most often (1, 2, 31, 32, 33, the block size and its neighbours, the vector
     width's non-multiples, primes, a grid of one block, the largest a grid dimension takes,
-    sizes past 2^31 elements where the memory allows), within the header's `requires:`, then
+    sizes past 2^31 elements where the memory allows), two dims at once (one at those values,
+    the other at each remainder of the vector width), within the header's `requires:`, then
     at random shapes (Hypothesis), and shrinks a wrong one to a shape no larger than twice the
     smallest. Examples: `cudabench verify reduce`, `cudabench verify softmax -v block_reg -d
     bfloat16 --budget 30`. Exit status: 0 every variant verified, 1 a variant is wrong (or

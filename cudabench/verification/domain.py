@@ -16,7 +16,11 @@ break kernels most often, smallest first:
     requires    min and max values, and every candidate rounded up to a declared multiple
 
 A multi-dim shape varies one dim through its values while the others take a few companion
-values (1, 3, 33). `draw_shapes` is the Hypothesis strategy of the randomized phase over the
+values (1, 3, 33); and `pairs()` crosses two dims, for the bugs that need both at once (a row
+count past a block and a ragged vector tail): each dim's edge values up to 65,537 against
+every remainder modulo the vector width of another dim (32, 33, ... 32 + width - 1), the
+other dims at their least. They are small, so in the order of size they come before the
+sizes past 2^31. `draw_shapes` is the Hypothesis strategy of the randomized phase over the
 same domain, and `smaller` the shrinking steps of a failing shape.
 """
 
@@ -40,6 +44,7 @@ PRIMES = (1009, 4099, 30011, 1000003)
 COMPANIONS = (1, 3, 33)  # the other dims' values while one dim walks its edges
 INT32 = 2**31
 LARGE = 2**24  # a dim this large walks with the other dims at their least only
+PAIR_TOP = 65537  # the pairs' walking dim takes its edge values up to this
 MAX_GRID_X = 2**31 - 1
 MAX_GRID_YZ = 65535
 PACK_BYTES = 16  # a vector load: 4 floats, 8 halves
@@ -286,6 +291,32 @@ class Domain:
                         shape = (*rest[:i], value, *rest[i:])
                         if self.allows(shape):
                             found.add(shape)
+        return sorted(found | set(self.pairs()), key=order)
+
+    def pairs(self) -> list[Shape]:
+        """The edge shapes of two dims at once that the domain allows, smallest first: for
+        each ordered pair of dims, the first's edge values up to PAIR_TOP against each
+        remainder of the second modulo the vector width (WARP + r), the others at their
+        least."""
+        found: set[Shape] = set()
+        for rank in (r for r in self.ranks if r >= 2):
+            names = self.names(rank)
+            least = [min(self._companions(d), default=0) for d in names]
+            if not all(least):
+                continue
+            for i, walking in enumerate(names):
+                walks = [v for v in self.values(walking) if v <= PAIR_TOP]
+                for j, partner in enumerate(names):
+                    if j == i:
+                        continue
+                    limits = self.limits.get(partner, Limits())
+                    remainders = {limits.project(WARP + r) for r in range(self.vector)}
+                    for value in walks:
+                        for other in sorted(r for r in remainders if r is not None):
+                            shape = list(least)
+                            shape[i], shape[j] = value, other
+                            if self.allows(tuple(shape)):
+                                found.add(tuple(shape))
         return sorted(found, key=order)
 
     def _companions(self, dim: str) -> list[int]:
