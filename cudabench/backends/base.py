@@ -130,12 +130,6 @@ class Backend(Protocol):
     def load(self, variant: KernelVariant, dtype: str = "float32") -> Loaded:
         """Compile (cached) for `dtype` and load; raises compile.CompileError."""
 
-    def reference_math(self) -> AbstractContextManager[Any]:
-        """Entered around the untimed array work of a check (the inputs, the float64
-        reference, the tolerance, the output's check), never around a timed call: the array
-        library set up so that shape after shape needs no new kernels (CuPy's CUB block
-        reductions compile one kernel per block size with NVRTC, seconds each)."""
-
     def launch(
         self, function: Any, grid: Any, block: Any, args: tuple[Any, ...], shared_bytes: int = 0
     ) -> None:

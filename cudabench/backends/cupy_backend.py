@@ -7,7 +7,7 @@ flush) is cupy_timing.py.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 try:
@@ -29,25 +29,6 @@ from cudabench.core.records import DeviceInfo, KernelVariant
 from cudabench.ops.protocol import dims
 
 _EMPTY_SOURCE = 'extern "C" __global__ void cudabench_empty() {}'
-
-
-@contextlib.contextmanager
-def plain_reductions() -> Iterator[None]:
-    """CuPy's reductions without CUB's block reduction while inside (Backend.reference_math).
-
-    CUB's block reduction is a kernel compiled (NVRTC, with CUB's headers: 1.5 to 4 s each
-    on an H200) for each block size, which follows the reduced length: a verify search met a
-    new one at 128, 256, 512 and 1024 columns and spent 42 of its 43 s compiling. CuPy's own
-    reduction kernel keeps one block size. Timed calls (the cupy baseline, a Python variant)
-    keep CuPy's defaults."""
-    from cupy._core import _accelerator
-
-    kept = _accelerator.get_reduction_accelerators()
-    _accelerator.set_reduction_accelerators([])
-    try:
-        yield
-    finally:
-        _accelerator.set_reduction_accelerators(kept)
 
 
 def _version(code: int) -> str:
@@ -171,9 +152,6 @@ class CupyBackend:
         except KernelClockUnavailable as exc:
             return str(exc)
         return ""
-
-    def reference_math(self) -> contextlib.AbstractContextManager[None]:
-        return plain_reductions()
 
     def kernel_clock(self) -> contextlib.AbstractContextManager[None]:
         from cudabench.backends import cupti

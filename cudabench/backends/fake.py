@@ -252,9 +252,6 @@ class FakeBackend:
     def kernel_clock_error(self) -> str:
         return self.no_cupti
 
-    def reference_math(self) -> contextlib.AbstractContextManager[None]:
-        return contextlib.nullcontext()
-
     @contextlib.contextmanager
     def kernel_clock(self) -> Any:
         if self.no_cupti:

@@ -86,7 +86,7 @@ class Preparer:
             self.reused = True
             return self._kept[1]
         self._kept = None
-        made = problem(self.backend.xp, op, case, seed, fill, self.backend.reference_math)
+        made = problem(self.backend.xp, op, case, seed, fill)
         self._kept, self.reused = (key, made), False
         return made
 

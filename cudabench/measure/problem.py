@@ -5,12 +5,9 @@ lands from the float64 reference."""
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import zlib
-from collections.abc import Callable
-from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from cudabench.core.dtypes import DType, get_dtype, output_tolerance
@@ -23,8 +20,7 @@ FILLS = ("random", "zeros", "ones")
 @dataclass(frozen=True)
 class Problem:
     """One call's inputs and what its output must be (flat float64 reference and tolerance);
-    `yardstick`: the float32 evaluation's worst |error| (None where there is none); `math`:
-    the backend's context for this array work (Backend.reference_math), entered by check."""
+    `yardstick`: the float32 evaluation's worst |error| (None where there is none)."""
 
     xp: Any
     inputs: tuple[Any, ...]
@@ -32,34 +28,18 @@ class Problem:
     tol: Any
     yardstick: float | None = None
     note: str = ""  # the tolerance's rule, when the op's reference could not be traced
-    math: Callable[[], AbstractContextManager[Any]] = field(default=contextlib.nullcontext, repr=False)
 
     def check(self, out: Any) -> Check:
         """The output against the reference (ops/protocol.py's check_output)."""
-        with self.math():
-            found = check_output(self.xp, out, self.ref, self.tol, self.yardstick)
+        found = check_output(self.xp, out, self.ref, self.tol, self.yardstick)
         return dataclasses.replace(found, note=self.note) if self.note else found
 
 
-def problem(
-    xp: Any,
-    op: OpProtocol,
-    case: Case,
-    seed: int,
-    fill: str = "random",
-    math: Callable[[], AbstractContextManager[Any]] = contextlib.nullcontext,
-) -> Problem:
+def problem(xp: Any, op: OpProtocol, case: Case, seed: int, fill: str = "random") -> Problem:
     """Fresh inputs in the case's dtype, and the float64 reference computed from them as
-    stored, with the op's tolerance plus the rounding of each output to the dtype, all inside
-    `math()`. `fill` zeros or ones: every floating-point input so filled instead (a zero fill
-    draws less power and can run at higher clocks under a power cap); integer inputs
-    (indices) stay drawn."""
-    with math():
-        made = _problem(xp, op, case, seed, fill)
-    return dataclasses.replace(made, math=math)
-
-
-def _problem(xp: Any, op: OpProtocol, case: Case, seed: int, fill: str) -> Problem:
+    stored, with the op's tolerance plus the rounding of each output to the dtype. `fill`
+    zeros or ones: every floating-point input so filled instead (a zero fill draws less power
+    and can run at higher clocks under a power cap); integer inputs (indices) stay drawn."""
     dtype = get_dtype(case.dtype)
     inputs = op.make_inputs(xp, case.shape, seed)
     if fill != "random":
