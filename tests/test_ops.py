@@ -20,6 +20,22 @@ def variant(op, name, entry, grid, block=256, **kw):
     return KernelVariant(op, name, f"/k/{name}.cu", (Launch(entry, block, grid),), "test", **kw)
 
 
+@pytest.mark.parametrize("op", ["reduce", "reduce_max"])
+def test_one_row_is_reduced_as_a_1d_array_with_the_same_result(op):
+    """A single row of a 2-D array is reduced as 1-D (CuPy gives a 2-D row one block): the
+    reference and tolerance of 1 x n are those of the same n values as one row of n."""
+    from cudabench.ops.reductions import rows_of
+
+    x = np.random.default_rng(0).standard_normal((1, 1000)).astype(np.float32)
+    assert rows_of(x).shape == (1000,) and rows_of(x[:, :7].copy()).shape == (7,)
+    assert rows_of(np.ones((2, 3))).shape == (2, 3) and rows_of(np.ones(5)).shape == (5,)
+    spec = get_op(op)
+    one, flat = spec.expected(np, (x,)), spec.expected(np, (x.reshape(-1),))
+    rows = spec.expected(np, (np.vstack([x, x]),))
+    assert one[0].shape == (1,) and np.array_equal(one[0], flat[0]) and np.array_equal(one[1], flat[1])
+    assert np.allclose(rows[0], np.repeat(one[0], 2)) and np.allclose(rows[1], np.repeat(one[1], 2))
+
+
 def test_reduce_max_inputs_hold_negative_rows_and_infinities():
     op = get_op("reduce_max")
     (x,) = op.make_inputs(np, (30, 64), seed=1)

@@ -52,10 +52,17 @@ MAX_GRID = 2**31 - 1
 UNIT_ROUNDOFF = 2.0**-24
 
 
+def rows_of(x: Any) -> Any:
+    """x for a reduction along its last axis, a single row of a 2-D array as 1-D: CuPy reduces
+    each row of a 2-D array with one block, a 1-D array with the whole GPU (on an H200, a
+    float64 sum of 2^30 floats as 1 x 2^30: 785 ms; as 2^30: 1.9 ms)."""
+    return x.reshape(-1) if x.ndim == 2 and x.shape[0] == 1 else x
+
+
 def sum_tolerance(xp: Any, x: Any) -> Any:
     """The tolerance of each row sum of x (last axis), flat: (4 + 64/sqrt n) u sum|x|."""
     scale = (4 + 64 / math.sqrt(x.shape[-1])) * UNIT_ROUNDOFF
-    return scale * xp.abs(x).sum(axis=-1, dtype=xp.float64).reshape(-1)
+    return scale * xp.abs(rows_of(x)).sum(axis=-1, dtype=xp.float64).reshape(-1)
 
 
 def segments(

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from cudabench.op import torch_call
-from cudabench.ops.reductions import RowReduction, sum_tolerance
+from cudabench.ops.reductions import RowReduction, rows_of, sum_tolerance
 
 
 class Reduce(RowReduction):
@@ -20,7 +20,7 @@ class Reduce(RowReduction):
     }
 
     def reference(self, xp: Any, x: Any) -> Any:
-        return x.sum(axis=-1, dtype=xp.float64)
+        return rows_of(x).sum(axis=-1, dtype=xp.float64)
 
     def tolerance(self, xp: Any, ref: Any, x: Any) -> Any:
         return sum_tolerance(xp, x)
