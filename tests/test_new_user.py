@@ -179,6 +179,18 @@ def test_4_report_output_errors_are_one_line(one_run, tmp_path, monkeypatch):
     )
 
 
+def test_report_output_takes_its_format_from_the_suffix(one_run, tmp_path):
+    for name, starts in [("r.md", "**reduce"), ("r.csv", "op,"), ("r.json", "{"), ("r.html", "<")]:
+        done = runner.invoke(app, ["report", str(one_run), "-o", str(tmp_path / name)])
+        assert done.exit_code == 0, done.output
+        assert (tmp_path / name).read_text().lstrip().startswith(starts), name
+    one_line_error(runner.invoke(app, ["report", str(one_run), "-o", str(tmp_path / "r.txt")]), "--format")
+    table = runner.invoke(app, ["report", str(one_run), "-f", "table", "-o", str(tmp_path / "r.md")])
+    one_line_error(table, "terminal")
+    csv = runner.invoke(app, ["report", str(one_run), "-f", "csv", "-o", str(tmp_path / "r2.md")])
+    assert csv.exit_code == 0 and (tmp_path / "r2.md").read_text().startswith("op,")  # -f wins
+
+
 @pytest.mark.parametrize("option", ["--plot", "--roofline"])
 def test_4_plots_into_a_folder_that_cannot_be_written_are_one_line(one_run, tmp_path, monkeypatch, option):
     import matplotlib.figure

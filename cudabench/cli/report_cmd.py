@@ -19,6 +19,7 @@ from cudabench.record.stems import refuse_overwrite
 from cudabench.usecases.compare_runs import load_run
 
 FORMATS = ("table", "markdown", "csv", "json", "html")
+SUFFIXES = {".md": "markdown", ".markdown": "markdown", ".csv": "csv", ".json": "json", ".html": "html"}
 
 
 def report_command(
@@ -26,7 +27,15 @@ def report_command(
         Optional[Path],
         typer.Argument(help="Results file or folder (its newest run). Default: the newest run in results/."),
     ] = None,
-    format: Annotated[str, typer.Option("--format", "-f", help=f"One of {', '.join(FORMATS)}.")] = "table",
+    format: Annotated[
+        Optional[str],
+        typer.Option(
+            "--format",
+            "-f",
+            help=f"One of {', '.join(FORMATS)} (default: --output's suffix names it, .md .csv .json "
+            ".html; else table).",
+        ),
+    ] = None,
     plot: Annotated[
         Optional[Path],
         typer.Option(
@@ -63,10 +72,17 @@ def report_command(
     force: Annotated[bool, typer.Option(help="Let --output replace an existing results file.")] = False,
 ) -> None:
     """Show one run in the format asked, and draw its plots."""
+    if format is None:
+        format = SUFFIXES.get(output.suffix.lower(), "") if output else "table"
+        if not format:
+            fail_usage(
+                f"--output {output}: its suffix names no format: give --format markdown, csv, json or "
+                "html (or end the name .md, .csv, .json or .html)"
+            )
     if format not in FORMATS:
         fail_usage(f"--format {format!r} is not one of {', '.join(FORMATS)}")
     if format == "table" and output:
-        fail_usage("--output needs a file format (markdown, csv, json or html)")
+        fail_usage("--output takes markdown, csv, json or html (--format table is for the terminal)")
     if shape is not None and plot is None:
         fail_usage("--shape picks the shape of --plot's bar chart: give it with --plot")
     try:
