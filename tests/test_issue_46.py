@@ -255,7 +255,8 @@ def test_9_an_about_holding_a_colon_is_its_text(tmp_path):
     mapping) is accepted, continuation lines joined, a trailing comment left out, and every
     later key keeps its own line for errors."""
     from cudabench.ops.discovery import discover
-    from cudabench.ops.header import KernelHeaderError, header_op, parse_header
+    from cudabench.ops.header import KernelHeaderError, parse_header
+    from cudabench.ops.header_text import header_op
 
     kernel = tmp_path / "k.cu"
     header = (

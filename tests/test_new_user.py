@@ -185,6 +185,7 @@ def test_report_output_takes_its_format_from_the_suffix(one_run, tmp_path):
         assert done.exit_code == 0, done.output
         assert (tmp_path / name).read_text().lstrip().startswith(starts), name
     one_line_error(runner.invoke(app, ["report", str(one_run), "-o", str(tmp_path / "r.txt")]), "--format")
+    one_line_error(runner.invoke(app, ["report", str(one_run), "-o", str(tmp_path)]), "is a folder")
     table = runner.invoke(app, ["report", str(one_run), "-f", "table", "-o", str(tmp_path / "r.md")])
     one_line_error(table, "terminal")
     csv = runner.invoke(app, ["report", str(one_run), "-f", "csv", "-o", str(tmp_path / "r2.md")])

@@ -35,6 +35,20 @@ def test_one_row_is_reduced_as_a_1d_array_with_the_same_result(op):
     assert one[0].shape == (1,) and np.array_equal(one[0], flat[0]) and np.array_equal(one[1], flat[1])
     assert np.allclose(rows[0], np.repeat(one[0], 2)) and np.allclose(rows[1], np.repeat(one[1], 2))
 
+    class Spy(np.ndarray):  # the reductions' own arrays: 1-D for the single row
+        seen: list = []
+
+        def sum(self, *a, **k):
+            Spy.seen.append(self.ndim)
+            return np.asarray(self).sum(*a, **k)
+
+        def max(self, *a, **k):
+            Spy.seen.append(self.ndim)
+            return np.asarray(self).max(*a, **k)
+
+    spec.expected(np, (x.view(Spy),))
+    assert Spy.seen and set(Spy.seen) == {1}, Spy.seen
+
 
 def test_reduce_max_inputs_hold_negative_rows_and_infinities():
     op = get_op("reduce_max")

@@ -19,7 +19,14 @@ from cudabench.record.stems import refuse_overwrite
 from cudabench.usecases.compare_runs import load_run
 
 FORMATS = ("table", "markdown", "csv", "json", "html")
-SUFFIXES = {".md": "markdown", ".markdown": "markdown", ".csv": "csv", ".json": "json", ".html": "html"}
+SUFFIXES = {  # --output's suffix, the format it names
+    ".md": "markdown",
+    ".markdown": "markdown",
+    ".csv": "csv",
+    ".json": "json",
+    ".html": "html",
+    ".htm": "html",
+}
 
 
 def report_command(
@@ -74,6 +81,8 @@ def report_command(
     """Show one run in the format asked, and draw its plots."""
     if format is None:
         format = SUFFIXES.get(output.suffix.lower(), "") if output else "table"
+        if not format and output is not None and output.is_dir():
+            fail_usage(f"--output {output}: is a folder; name a file (e.g. report.md)")
         if not format:
             fail_usage(
                 f"--output {output}: its suffix names no format: give --format markdown, csv, json or "

@@ -11,7 +11,8 @@ from pathlib import Path
 
 from cudabench.core.paths import BUILTIN_KERNELS
 from cudabench.core.records import KernelVariant
-from cudabench.ops.header import HEADER_START, KernelHeaderError, OtherOp, header_op, parse_header
+from cudabench.ops.header import parse_header
+from cudabench.ops.header_text import HEADER_START, KernelHeaderError, OtherOp, header_op
 
 
 def discover(op: str, roots: Iterable[Path]) -> tuple[list[KernelVariant], list[str]]:

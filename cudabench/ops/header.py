@@ -29,7 +29,6 @@ know. kernels.py finds the files.
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections.abc import Iterable
 from pathlib import Path
@@ -38,9 +37,9 @@ from typing import Any
 import yaml
 
 from cudabench.core.records import KernelVariant, Launch
-from cudabench.core.yaml_lines import DuplicateKey, LineLoader
+from cudabench.core.yaml_lines import DuplicateKey
+from cudabench.ops.header_text import KernelHeaderError, OtherOp, Where, header_block, load_block
 
-HEADER_START = "// cudabench:"
 _KEYS = (
     "op",
     "variant",
@@ -65,16 +64,6 @@ _INITS = ("none", "zero", "nan")  # nan: 0xFF bytes, the empty value of a CAS-lo
 DEVICE_REQUIREMENTS = ("min_sm",)
 
 
-class KernelHeaderError(ValueError):
-    """A .cu file whose header cannot serve; the message names file and line. `problems`
-    holds every mistake found in the header, each at its own line (the message is the
-    first)."""
-
-    def __init__(self, message: str, problems: list[str] | None = None) -> None:
-        super().__init__(message)
-        self.problems = list(problems or [message])
-
-
 class _Problems:
     """The mistakes of one header, collected so that `check` reports every one at its
     line instead of the first: `attempt(fn, ...)` runs one independent check."""
@@ -97,35 +86,6 @@ class _Problems:
             raise KernelHeaderError(found[0], found)
 
 
-class OtherOp(KernelHeaderError):
-    """The header names another op (`op: reduce`) than the one asked for."""
-
-
-def _header_block(text: str, path: Path) -> tuple[str, int]:
-    lines = text.splitlines()
-    for start, line in enumerate(lines):
-        if line.strip() == HEADER_START:
-            body = []
-            for follow in lines[start + 1 :]:
-                stripped = follow.strip()
-                if not stripped.startswith("//") or not stripped[2:].strip():
-                    break  # the header ends at the first non-comment or empty `//` line
-                body.append(stripped[2:])
-            return "\n".join(body), start + 1
-    raise KernelHeaderError(f"{path}:1: no '{HEADER_START}' header (see docs/reference/header.md)")
-
-
-class _Where:
-    """File:line for a key of the header (its own line, not the header's first)."""
-
-    def __init__(self, path: Path, header_line: int) -> None:
-        self.path, self.header_line = path, header_line
-
-    def __call__(self, mapping: Any = None, key: str | None = None) -> str:
-        line = getattr(mapping, "lines", {}).get(key) if key is not None else None
-        return f"{self.path}:{self.header_line + line if line else self.header_line}"
-
-
 def _unknown(key: object, choices: Iterable[str]) -> str:
     from cudabench.core.names import closest
 
@@ -134,7 +94,7 @@ def _unknown(key: object, choices: Iterable[str]) -> str:
 
 def _launch(
     raw: object,
-    at: _Where,
+    at: Where,
     parent: Any,
     parent_key: str,
     rules: tuple[str, ...],
@@ -194,57 +154,6 @@ def _launch(
     return Launch(entry=entry_text, block=sizes[0], grid=grid, block_param=block_param)
 
 
-_ABOUT = re.compile(r"^(\s*)about:[ \t]+(\S.*)$")
-
-
-def _about_quoted(block: str) -> str | None:
-    """The header with its `about:` text quoted, when that text is plain and holds what YAML
-    reads as structure (`about: sum: float4 loads`, whose ": " would start a mapping), or
-    None when there is nothing to quote. Lines continuing the text are joined into it and
-    left blank, so every other key keeps its line. A trailing ` # comment` stays a comment."""
-    lines = block.split("\n")
-    for i, line in enumerate(lines):
-        m = _ABOUT.match(line)
-        if not m or m.group(2)[0] in "'\"|>[{&*!":
-            continue
-        indent = len(m.group(1))
-        parts, end = [m.group(2)], i + 1
-        while end < len(lines) and lines[end].strip() and len(lines[end]) - len(lines[end].lstrip()) > indent:
-            parts.append(lines[end].strip())
-            end += 1
-        text = " ".join(part.split(" #")[0].strip() for part in parts if not part.startswith("#"))
-        lines[i] = f"{m.group(1)}about: {json.dumps(text)}"  # a JSON string is a YAML one
-        lines[i + 1 : end] = [""] * (end - i - 1)
-        return "\n".join(lines)
-    return None
-
-
-def _load_block(block: str) -> Any:
-    """A header's YAML (LineLoader): as written, or, where that fails and the `about:` text
-    is plain, with that text quoted (a ": " in it is text the user wrote, not a mapping).
-    A mistake elsewhere is then reported from the quoted text: every line keeps its number."""
-    try:
-        return yaml.load(block, Loader=LineLoader)  # noqa: S506 - a SafeLoader subclass
-    except DuplicateKey:
-        raise
-    except yaml.YAMLError:
-        quoted = _about_quoted(block)
-        if quoted is None:
-            raise
-    return yaml.load(quoted, Loader=LineLoader)  # noqa: S506
-
-
-def header_op(path: Path, text: str | None = None) -> str | None:
-    """The op a file's header names with `op:`, or None (no such key, or no usable header)."""
-    try:
-        text = path.read_text() if text is None else text
-        raw = _load_block(_header_block(text, path)[0])
-    except (OSError, UnicodeDecodeError, KernelHeaderError, yaml.YAMLError):
-        return None
-    value = raw.get("op") if isinstance(raw, dict) else None
-    return value if isinstance(value, str) else None
-
-
 def parse_header(path: Path, op: str, text: str | None = None) -> KernelVariant:
     """Read one .cu file's header into a KernelVariant of `op`. Everything that can be known
     without a GPU is checked against the op: its grid rules, the names its `requires:`
@@ -255,10 +164,10 @@ def parse_header(path: Path, op: str, text: str | None = None) -> KernelVariant:
             text = path.read_text()
         except (OSError, UnicodeDecodeError) as exc:
             raise KernelHeaderError(f"{path}: cannot read: {exc}") from exc
-    block_text, line = _header_block(text, path)
-    at = _Where(path, line)
+    block_text, line = header_block(text, path)
+    at = Where(path, line)
     try:
-        raw = _load_block(block_text)
+        raw = load_block(block_text)
     except DuplicateKey as exc:
         second, first = line + 1 + exc.line, line + 1 + exc.first_line
         raise KernelHeaderError(f"{path}:{second}: header: {exc.said(first)}") from exc
@@ -362,7 +271,7 @@ def parse_header(path: Path, op: str, text: str | None = None) -> KernelVariant:
 _PARAM = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
-def _params(raw: Any, at: _Where) -> dict[str, tuple[int, ...]]:
+def _params(raw: Any, at: Where) -> dict[str, tuple[int, ...]]:
     """`params: {NAME: [v0, v1, ...]}`: C macro names, integer values, the first the default."""
     value = raw.get("params", {}) or {}
     if not isinstance(value, dict):
@@ -398,7 +307,7 @@ def _params(raw: Any, at: _Where) -> dict[str, tuple[int, ...]]:
     return found
 
 
-def _constraints(raw: Any, at: _Where, params: dict[str, tuple[int, ...]]) -> tuple[str, ...]:
+def _constraints(raw: Any, at: Where, params: dict[str, tuple[int, ...]]) -> tuple[str, ...]:
     """`constraints: [...]`: each parsed safely (space.py) against the parameter names; the
     default configuration must satisfy them, since `run` uses it."""
     from cudabench.ops.space import Space, SpaceError, parse_constraint
@@ -426,7 +335,7 @@ def _constraints(raw: Any, at: _Where, params: dict[str, tuple[int, ...]]) -> tu
     return constraints
 
 
-def _dtypes(raw: Any, at: _Where) -> tuple[str, ...]:
+def _dtypes(raw: Any, at: Where) -> tuple[str, ...]:
     from cudabench.core.dtypes import DTYPES
 
     value = raw.get("dtypes", ["float32"])
