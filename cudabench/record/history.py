@@ -2,7 +2,7 @@
 
     results/cudabench.db   (--db PATH or $CUDABENCH_DB to move it)
 
-Tables (schema version in `meta`, migrations in history_schema.py):
+Tables (schema version in `meta`, migrations in history_schema.py; history_db.py connects):
 
     runs(id, started, command, tag, git_sha, git_dirty, gpu, driver, timing_mode,
          cudabench_version, complete, source, meta_json, fingerprint)
@@ -34,16 +34,12 @@ from cudabench.core.errors import ResultsError
 from cudabench.core.records import Ceilings, ResultRow, RowKey, RunMeta, command_kind
 from cudabench.record import fingerprint as fp
 from cudabench.record.compare import runs_like
-from cudabench.record.history_schema import SCHEMA_VERSION, NewerSchema, set_up
+from cudabench.record.history_db import HistoryError, connect, connect_readonly
 from cudabench.record.results import kernels_dirty, meta_dict, parse_document, parse_row, row_record
 from cudabench.record.schema import SchemaError, read_record
 from cudabench.record.stems import RESULTS_DIR
 
-BUSY_TIMEOUT_MS = 30_000
-
-
-class HistoryError(ValueError):
-    """A database that cannot be used (newer schema, not SQLite, not writable); one line."""
+__all__ = ["History", "HistoryError", "RunInfo", "db_path"]
 
 
 def db_path(explicit: Path | None = None) -> Path:
@@ -90,96 +86,10 @@ class History:
     # ------------------------------------------------------------------ opening
 
     def open(self) -> History:
-        if self.readonly:
-            return self._open_readonly()
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
-            db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            self.db = db
-            self._set_up()
-        except sqlite3.DatabaseError as exc:  # not a database, locked for good, read-only
-            self.close()
-            raise HistoryError(
-                f"history database {self.path}: {exc} (move it away, or use --db / CUDABENCH_DB for another)"
-            ) from None
-        except OSError as exc:
-            raise HistoryError(f"history database {self.path}: {exc.strerror}") from None
+        """Connect (history_db.py): read-write, the folder and schema made or migrated; or,
+        `readonly`, reading what is there without creating anything."""
+        self.db = connect_readonly(self.path) if self.readonly else connect(self.path)
         return self
-
-    def _open_readonly(self) -> History:
-        """Open for reading only: creates nothing (no folder, no file, no schema) and needs
-        no write access, so a database in a read-only folder, or someone else's, reads. A
-        WAL database whose folder cannot hold the reader's shared-memory file is read as
-        immutable. HistoryError (one line) if there is none, or it is not one cudabench can
-        read as it is."""
-        if not self.path.is_file():
-            raise HistoryError(
-                f"no history database at {self.path} yet (every `cudabench run` "
-                "adds its rows there; --db or CUDABENCH_DB names another)"
-            )
-        uri = self.path.resolve().as_uri()
-        last: sqlite3.Error | None = None
-        for mode in ("?mode=ro", "?mode=ro&immutable=1"):
-            db = None
-            try:
-                db = sqlite3.connect(
-                    uri + mode, uri=True, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None
-                )
-                db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-                found = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-            except sqlite3.OperationalError as exc:  # cannot open: try again as immutable
-                if db is not None:
-                    db.close()
-                last = exc
-                if "no such table" in str(exc):
-                    break
-                continue
-            except sqlite3.DatabaseError as exc:
-                if db is not None:
-                    db.close()
-                last = exc
-                break
-            version = int(found[0]) if found else 0
-            if version < SCHEMA_VERSION:  # upgrade it first, where it can be written
-                db.close()
-                try:
-                    History(self.path).open().close()
-                except HistoryError:
-                    pass
-                else:
-                    return self._open_readonly()
-            if version != SCHEMA_VERSION:
-                db.close()
-                newer = version > SCHEMA_VERSION
-                raise HistoryError(
-                    f"history database {self.path}: schema version {version} is "
-                    + (
-                        f"newer than this cudabench's ({SCHEMA_VERSION}); upgrade cudabench or "
-                        "use another --db"
-                        if newer
-                        else f"older than this cudabench's ({SCHEMA_VERSION}); any `cudabench run` or "
-                        "`cudabench import` with write access upgrades it"
-                    )
-                )
-            self.db = db
-            return self
-        if last is not None and "no such table" in str(last):
-            raise HistoryError(
-                f"history database {self.path}: not a cudabench history "
-                "database (no schema); use --db / CUDABENCH_DB for another"
-            )
-        raise HistoryError(f"history database {self.path}: cannot read it ({last})")
-
-    def _set_up(self) -> None:
-        try:
-            set_up(self._db(), BUSY_TIMEOUT_MS / 1000)
-        except NewerSchema as exc:
-            raise HistoryError(
-                f"history database {self.path}: schema version {exc.version} is "
-                f"newer than this cudabench's ({SCHEMA_VERSION}); upgrade "
-                "cudabench or use another --db"
-            ) from None
 
     def close(self) -> None:
         if self.db is not None:
