@@ -257,6 +257,40 @@ def test_the_tolerance_command_explains_a_case_without_a_gpu():
     assert bad.exit_code == 2 and "did you mean layernorm" in bad.output
 
 
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_the_tolerance_command_judges_room_before_a_16_bit_rounding(dtype, tmp_path):
+    """In 16 bits the output's rounding takes nearly all of the tolerance added for it (the
+    float32 evaluation rounded reads 0.99 of it, correctly): room is judged before that
+    rounding, against the op's float32 tolerance. Too tight a tolerance() of the op's own is
+    still found, and the advice is to loosen it, not to write one."""
+    from typer.testing import CliRunner
+
+    from cudabench.cli import app
+
+    runner = CliRunner()
+    fine = runner.invoke(app, ["tolerance", "softmax", "-s", "1000x4097", "-d", dtype])
+    assert fine.exit_code == 0, fine.output
+    assert "unrounded, vs the float32 tolerance" in " ".join(fine.output.split())
+    folder = tmp_path / "tight"
+    folder.mkdir()
+    (folder / "op.py").write_text(
+        "from cudabench.op import Op, Scalar, Tensor, block_rows\n\n\n"
+        "class Tight(Op):\n"
+        '    about = "row sums, tolerance far too tight"\n'
+        '    dims = ("rows", "cols")\n'
+        '    inputs = (Tensor("x", "rows cols"),)\n'
+        '    outputs = (Tensor("out", "rows"),)\n'
+        '    scalars = (Scalar("rows"), Scalar("cols"))\n'
+        '    rules = {"rows": block_rows()}\n\n'
+        "    def reference(self, xp, x):\n"
+        "        return x.sum(axis=-1)\n\n"
+        "    def tolerance(self, xp, ref, x):\n"
+        "        return 1e-12 * xp.abs(ref)\n"
+    )
+    tight = runner.invoke(app, ["tolerance", "tight", "-s", "64x4097", "-d", dtype, "--ops", str(tmp_path)])
+    assert tight.exit_code == 1 and "loosen its tolerance()" in " ".join(tight.output.split())
+
+
 def test_the_tolerance_command_says_one_line_for_a_shape_too_large_or_a_reference_that_raises(tmp_path):
     """A shape beyond this machine's memory and an op whose reference raises: one `error:`
     line and exit 2 each, as a run would give a SKIPPED or an ERROR row (no traceback)."""

@@ -24,8 +24,9 @@ def tolerance_command(
     and how the reference's own float32 evaluation and the op's NumPy-capable Python
     variants sit under it: a correct float32 kernel errs about as much as the float32
     evaluation. Runs on NumPy, without a GPU. Exit status: 0, or 1 when the float32
-    evaluation uses more than half of its tolerance (the tolerance is too tight for
-    correct kernels), 2 for bad usage."""
+    evaluation uses more than half of the op's float32 tolerance (in a 16-bit dtype, before
+    its output is rounded: that rounding takes nearly all of the part added for it), which
+    is too tight for correct kernels; 2 for bad usage."""
     try:
         report = explain_tolerance(op, parse_shape(shape), dtype, list(ops) if ops else None)
     except (ToleranceError, ShapeError) as exc:
@@ -50,9 +51,10 @@ def tolerance_command(
         table.add_row(m.name, ratio, "" if m.note else f"{m.wrong:,}", m.note)
     out.print(table)
     if not report.room:
+        fix = "loosen its tolerance()" if report.own else "give the op a tolerance() of its own"
         err.print(
-            "the float32 evaluation of the reference uses more than half of its tolerance: correct "
-            "kernels may FAIL; give the op a tolerance() of its own (docs/guide/verdicts.md)",
+            "the float32 evaluation of the reference uses more than half of the op's float32 "
+            f"tolerance: correct kernels may FAIL; {fix} (docs/guide/verdicts.md)",
             markup=False,
             soft_wrap=True,
         )

@@ -94,6 +94,9 @@ __all__ = [
 ]
 
 
+OWN_TOLERANCE = "the op's own tolerance()"  # tolerance_rule() of an op that writes one
+
+
 class Op:
     """Base class of every op: declare the class attributes, override the methods you need.
     See the module docstring and docs/guide/ops.md."""
@@ -299,7 +302,7 @@ class Op:
         """Which rule gave this op's tolerance, in one line: its own `tolerance()`, the
         traced float32 error bound, or the |reference|-relative fallback and why."""
         if type(self).tolerance is not Op.tolerance:
-            return "the op's own tolerance()"
+            return OWN_TOLERANCE
         if self._untraceable is not None:
             return f"|reference|-relative (the reference could not be traced: {self._untraceable})"
         return f"{errorbound.SAFETY:g} x the float32 error bound of the reference (traced)"

@@ -4,9 +4,13 @@ a correct float32 kernel has room under it, without a GPU.
 The case's inputs are drawn as a run draws them (measure/problem.py, on NumPy), the float64
 reference and the tolerance computed the same way, and then measured against it: the op's
 own formula evaluated in float32 (the yardstick of a row's `err ×f32`: a correct kernel's
-error is about this size), and each Python variant of the op that runs on NumPy. A
-yardstick near or above the tolerance means the tolerance, not the kernels, would FAIL a
-correct row: the note a run prints when every library baseline FAILs points here.
+error is about this size), and each Python variant of the op that runs on NumPy, on the
+inputs a run gives that variant (its own seed). A yardstick near or above the tolerance
+means the tolerance, not the kernels, would FAIL a correct row: the note a run prints when
+every library baseline FAILs points here. In a 16-bit dtype the rounding of each output
+takes nearly all of the part of the tolerance added for it, so whether correct kernels have
+room is judged before that rounding: the float32 evaluation against the op's float32
+tolerance.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from cudabench.core.records import Case, KernelVariant, Shape
 from cudabench.core.shapes import shape_text
 from cudabench.measure.problem import Problem, problem, seed_of
 from cudabench.ops import pyvariants, registry
+from cudabench.ops.api import OWN_TOLERANCE
 from cudabench.ops.discovery import discover
 from cudabench.ops.protocol import OpProtocol, check_output
 
@@ -62,9 +67,20 @@ class ToleranceReport:
 
     @property
     def room(self) -> bool:
-        """Whether the float32 evaluation passes with room (under half the tolerance)."""
-        first = next((m for m in self.measured if m.name == "float32 evaluation" and not m.note), None)
+        """Whether the float32 evaluation passes with room: under half the op's float32
+        tolerance (in a 16-bit dtype, before its output is rounded to the dtype)."""
+        names = (FLOAT32, UNROUNDED) if self.dtype == "float32" else (UNROUNDED,)
+        first = next((m for m in self.measured if m.name in names and not m.note), None)
         return first is None or first.ratio < 0.5
+
+    @property
+    def own(self) -> bool:
+        """Whether the op writes its own tolerance() (else it is traced or the fallback)."""
+        return self.rule == OWN_TOLERANCE
+
+
+FLOAT32 = "float32 evaluation"
+UNROUNDED = "float32 evaluation, unrounded, vs the float32 tolerance"
 
 
 def explain_tolerance(
@@ -101,10 +117,10 @@ def explain_tolerance(
     tol, ref = given.tol.reshape(-1), given.ref.reshape(-1)
     nonzero = np.abs(ref) > 0
     relative = float(np.median(tol[nonzero] / np.abs(ref[nonzero]))) if nonzero.any() else float("inf")
-    measured = [_float32(op, given, get_dtype(dtype))]
+    measured = _float32(op, given, get_dtype(dtype))
     found, _ = discover(op.name, [])
     for variant in (v for v in found if v.kind == "python" and dtype in v.dtypes):
-        measured.append(_variant(op, variant, given, case))
+        measured.append(_variant(op, variant, case))
     return ToleranceReport(
         op=op.name,
         shape=case.shape_text,
@@ -131,30 +147,40 @@ def _host_memory() -> int | None:
     return None
 
 
-def _float32(op: OpProtocol, given: Problem, dtype: DType) -> Measured:
-    """The op's own formula evaluated in float32, rounded to the dtype as a kernel's output."""
-    name = "float32 evaluation"
+def _float32(op: OpProtocol, given: Problem, dtype: DType) -> list[Measured]:
+    """The op's own formula evaluated in float32, rounded to the dtype as a kernel's output;
+    in a 16-bit dtype also unrounded, against the op's float32 tolerance (without the part
+    added for the output's rounding)."""
     evaluate = getattr(op, "float32_evaluation", None)
     found = evaluate(np, given.inputs) if evaluate is not None else None
     if found is None:
-        return Measured(
-            name,
-            0.0,
-            0,
-            0,
-            "the op's reference does not evaluate in float32 (it raised, or made float64 arrays "
-            "itself: xp.zeros, xp.arange and the like default to float64; dtype=x.dtype keeps it)",
-        )
+        return [
+            Measured(
+                FLOAT32,
+                0.0,
+                0,
+                0,
+                "the op's reference does not evaluate in float32 (it raised, or made float64 arrays "
+                "itself: xp.zeros, xp.arange and the like default to float64; dtype=x.dtype keeps it)",
+            )
+        ]
     check = check_output(np, found.astype(dtype.array_type()), given.ref, given.tol)
-    return Measured(name, check.ratio, check.wrong, check.where)
+    measured = [Measured(FLOAT32, check.ratio, check.wrong, check.where)]
+    if dtype.name != "float32":
+        _, tol32 = op.expected(np, given.inputs)
+        unrounded = check_output(np, found, given.ref, tol32)
+        measured.append(Measured(UNROUNDED, unrounded.ratio, unrounded.wrong, unrounded.where))
+    return measured
 
 
-def _variant(op: OpProtocol, variant: KernelVariant, given: Problem, case: Case) -> Measured:
-    """A Python variant of the op called on the case's inputs, as a run calls it."""
+def _variant(op: OpProtocol, variant: KernelVariant, case: Case) -> Measured:
+    """A Python variant of the op called as a run calls it: on the inputs a run draws for it
+    (its own seed), checked against their reference and tolerance."""
     unmet = op.unmet(variant, case.shape)
     if unmet:  # as a run skips it: its requires= rule this shape out
         return Measured(variant.name, 0.0, 0, 0, f"not at this shape: {unmet}")
     try:
+        given = problem(np, op, case, seed_of(case, variant.name))
         fn, info = pyvariants.load(variant)
         reason = pyvariants.unavailable(info, "fake")
         if reason:
