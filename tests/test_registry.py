@@ -80,6 +80,17 @@ def test_a_name_clash_is_one_line_naming_both_files(tmp_path):
     assert str(refused.value) == line
 
 
+def test_a_sibling_import_says_why_it_does_not_work(tmp_path):
+    """Op and variant files are imported by path, each on its own (two folders' helpers.py
+    never mix): `import helpers` of a file beside it fails, and the line says so."""
+    write_op(tmp_path, "sib", "import helpers\n")
+    (tmp_path / "sib" / "helpers.py").write_text("X = 1\n")
+    registry.use_ops([tmp_path])
+    (problem,) = [p for p in registry.problems() if "sib" in p]
+    assert "ModuleNotFoundError: No module named 'helpers' (helpers.py beside it is not importable" in problem
+    assert "PYTHONPATH" in problem
+
+
 def test_a_clash_with_the_catalogue_is_refused_too(tmp_path):
     write_op(tmp_path, "softmax")
     registry.use_ops([tmp_path])

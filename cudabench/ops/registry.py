@@ -254,6 +254,13 @@ def describe_failure(exc: BaseException, resolved: Path, shown: Path) -> str:
     if isinstance(exc, SyntaxError) and exc.filename and Path(exc.filename).resolve() == resolved:
         return f"{shown}:{exc.lineno}: SyntaxError: {exc.msg}"
     last = traceback.format_exception_only(type(exc), exc)[-1].strip()
+    top = (getattr(exc, "name", None) or "").split(".")[0]
+    if isinstance(exc, ModuleNotFoundError) and top and (resolved.parent / f"{top}.py").is_file():
+        last += (
+            f" ({top}.py beside it is not importable by name: each op and variants file is "
+            "imported on its own, so that two folders' files never mix; keep shared code in "
+            "the file, or in a package on PYTHONPATH)"
+        )
     lines = [
         f.lineno for f in traceback.extract_tb(exc.__traceback__) if Path(f.filename).resolve() == resolved
     ]
