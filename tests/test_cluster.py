@@ -17,7 +17,7 @@ from conftest import StopAfter  # noqa: E402
 from cudabench.backends.fake import FAKE_DEVICE  # noqa: E402
 from cudabench.cli import app  # noqa: E402
 from cudabench.core.records import Status  # noqa: E402
-from cudabench.execution import cluster  # noqa: E402
+from cudabench.execution import cluster, cluster_connect  # noqa: E402
 
 QUICK = ["--min-samples", "2", "--min-time", "0", "--max-time", "0.01", "--warmup", "0"]
 runner = CliRunner()
@@ -61,7 +61,7 @@ def test_every_row_arrives_from_a_local_cluster(tmp_path):
 
 
 def test_a_scheduler_that_does_not_answer_is_one_line(tmp_path, monkeypatch):
-    monkeypatch.setattr(cluster, "CONNECT_TIMEOUT_S", 1)
+    monkeypatch.setattr(cluster_connect, "CONNECT_TIMEOUT_S", 1)
     result = runner.invoke(
         app,
         ["run", "reduce", "-s", "7", "--cluster", "tcp://127.0.0.1:9", "-o", str(tmp_path)],
@@ -81,14 +81,14 @@ def test_a_cluster_of_two_gpu_models_is_refused():
         def run(self, function, *args):
             return {"w1": (FAKE_DEVICE, {}, "a"), "w2": (other, {}, "b")}
 
-    with pytest.raises(cluster.ClusterError, match="GPUs differ.*--gpu-model"):
-        cluster.survey(Stub(), 10)
-    info, _, addresses = cluster.survey(Stub(), 10, gpu_model="other")
+    with pytest.raises(cluster_connect.ClusterError, match="GPUs differ.*--gpu-model"):
+        cluster_connect.survey(Stub(), 10)
+    info, _, addresses = cluster_connect.survey(Stub(), 10, gpu_model="other")
     assert info.name == "Other GPU" and addresses == ["w2"]  # only that model's workers
-    with pytest.raises(cluster.ClusterError, match="matches 2"):
-        cluster.survey(Stub(), 10, gpu_model="GPU")
-    with pytest.raises(cluster.ClusterError, match="no workers"):
-        cluster.survey(type("Empty", (), {"run": lambda self, f, *a: {}})(), 10)
+    with pytest.raises(cluster_connect.ClusterError, match="matches 2"):
+        cluster_connect.survey(Stub(), 10, gpu_model="GPU")
+    with pytest.raises(cluster_connect.ClusterError, match="no workers"):
+        cluster_connect.survey(type("Empty", (), {"run": lambda self, f, *a: {}})(), 10)
 
 
 def test_ctrl_c_cancels_the_rest_and_keeps_the_finished_rows(tmp_path, monkeypatch):
@@ -480,7 +480,7 @@ def test_a_local_cluster_never_closes_a_nanny_whose_worker_is_slow_to_come_back(
 
     monkeypatch.setenv("CUDABENCH_BACKEND", "fake")
     with dask.config.set({"distributed.deploy.lost-worker-timeout": "15s"}):
-        client = cluster.connect("local", fake_workers=1)
+        client = cluster_connect.connect("local", fake_workers=1)
         try:
             timeout = dask.config.get("distributed.deploy.lost-worker-timeout")
         finally:

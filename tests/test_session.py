@@ -27,6 +27,7 @@ SET_UP = {
     "cudabench.execution.pool": {"WorkerPool", "PoolError"},
     "cudabench.execution.executors": {"*"},
     "cudabench.execution.cluster": {"*"},
+    "cudabench.execution.cluster_connect": {"*"},
     "cudabench.execution.calibration": {"*"},
     "cudabench.execution.sweep": {"Sweep"},
     "cudabench.record.stems": {"result_stem", "check_writable", "claim_stem"},
@@ -36,7 +37,7 @@ SET_UP = {
 READERS = {
     "history_cmd.py": {"cudabench.record.history"},
     "compare_cmd.py": {"cudabench.record.history"},
-    "cluster_cmd.py": {"cudabench.execution.cluster"},
+    "cluster_cmd.py": {"cudabench.execution.cluster", "cudabench.execution.cluster_connect"},
 }
 
 

@@ -133,7 +133,7 @@ def open_executor(where: Where, timer: str = "events", preload: tuple[str, ...] 
             raise SweepError(str(exc)) from None
     if isinstance(where, Cluster):
         from cudabench.execution.cluster import Cluster as DaskCluster
-        from cudabench.execution.cluster import ClusterError
+        from cudabench.execution.cluster_connect import ClusterError
 
         try:
             return DaskCluster(where.address, where.timeout_s, where.gpu_model, preload)

@@ -22,7 +22,7 @@ class ClusterWorker:
 def cluster_workers(address: str, timeout_s: float = DEFAULT_TIMEOUT_S) -> list[ClusterWorker]:
     """Each worker of the cluster at `address` (a scheduler address, or 'local'); UsageError
     (one line) when no scheduler answers or `distributed` is missing."""
-    from cudabench.execution import cluster as dask_cluster  # Dask, imported only when asked
+    from cudabench.execution import cluster_connect as dask_cluster  # Dask, imported only when asked
 
     try:
         client = dask_cluster.connect(address, dask_cluster.fake_worker_count())
