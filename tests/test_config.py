@@ -80,6 +80,11 @@ def test_several_benchmarks(tmp_path):
             r"c.yaml:3: unknown dtype 'float61' \(did you mean float16",
         ),
         ("op: reduce\nshapes: [1]\ndtypes: [float32, bf16]\n", r"c.yaml:3: unknown dtype 'bf16'"),
+        ("op: reduce\nshapes: [1]\ndtype: float32\ndtypes: [float16]\n", r"c.yaml:3: write either dtype"),
+        (
+            "dtype: float32\ndtypes: [float32]\nbenchmarks:\n  - {op: reduce, shapes: [4x4]}\n",
+            r"c.yaml:2: write either dtype or dtypes",
+        ),
     ],
 )
 def test_config_errors_name_file_and_line(tmp_path, text, message):

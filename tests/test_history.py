@@ -323,6 +323,24 @@ def test_import_adds_each_file_once_and_reports_bad_ones(tmp_path):
         )
 
 
+def test_import_skips_a_run_the_database_recorded_as_it_ran(tmp_path):
+    """`run` records itself; `import results/*.json` after it must not add the same run
+    again (a copy without its tag, which `compare --against last` then took as the run
+    before: a gate comparing a run with itself)."""
+    path = tmp_path / "h.db"
+    first, rows = meta("2026-11-01T10:00:00+00:00"), [timed("float4", 50.0, seed=1)]
+    with History(path) as history:
+        recorded = history.import_run(first, rows, "", "mine")
+    _, json_path = write_results(tmp_path / "run", first, rows)
+    done = runner.invoke(app, ["import", str(json_path), "--db", str(path)])
+    assert done.exit_code == 0 and "imported 0 run(s)" in done.stderr and "1 already there" in done.stderr
+    later = meta("2026-11-02T10:00:00+00:00")
+    other = write_results(tmp_path / "other", later, [timed("float4", 51.0, seed=2)])[1]
+    assert "imported 1 run(s)" in runner.invoke(app, ["import", str(other), "--db", str(path)]).stderr
+    with History(path) as history:
+        assert [r.id for r in history.runs() if r.tag == "mine"] == [recorded] and len(history.runs()) == 2
+
+
 def test_an_import_of_nothing_readable_makes_no_database(tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text("{}")

@@ -231,6 +231,8 @@ def load_config(path: Path) -> BenchConfig:
         items = raw["benchmarks"]
         if not isinstance(items, list) or not items:
             raise ConfigError(f"{line_at(where, raw, 'benchmarks')}: benchmarks must be a non-empty list")
+        if "dtype" in raw and "dtypes" in raw:
+            raise ConfigError(f"{line_at(where, raw, 'dtypes')}: write either dtype or dtypes")
         default = {k: raw[k] for k in ("dtype", "dtypes", "params") if k in raw}  # every benchmark's
         benchmarks = tuple(_benchmark(_with_default(item, default), where) for item in items)
     else:

@@ -221,9 +221,10 @@ def _results_in(path: Path) -> list[Path]:
 
 
 def import_results(files: Sequence[Path], tag: str = "", db: Path | None = None) -> ImportResult:
-    """Add results files to the history database, each once (a file imported before is
-    skipped, unread); a file that does not read is a line in `bad`, the others still import.
-    No database is made until a file reads."""
+    """Add results files to the history database, each once: a file imported before is
+    skipped unread, and one whose run the database recorded as it ran (the same start and
+    command: every `cudabench run` does) is skipped too. A file that does not read is a
+    line in `bad`, the others still import. No database is made until a file reads."""
     imported = skipped = rows_in = 0
     bad: list[str] = []
     paths = iter([found for given in files for found in _results_in(given)])
@@ -246,6 +247,9 @@ def import_results(files: Sequence[Path], tag: str = "", db: Path | None = None)
                 meta, rows = run if run is not None else read_results(path)
             except ResultsError as exc:
                 bad.append(str(exc))
+                continue
+            if history.find(meta) is not None:  # the run recorded itself as it ran
+                skipped += 1
                 continue
             history.import_run(meta, rows, source, tag)
             imported += 1
