@@ -29,6 +29,20 @@ SUFFIXES = {  # --output's suffix, the format it names
 }
 
 
+def _format_of(output: Path | None) -> str:
+    """The format --output's suffix names (table without --output); bad usage otherwise."""
+    if output is None:
+        return "table"
+    if output.is_dir():
+        fail_usage(f"--output {output}: is a folder; name a file (e.g. report.md)")
+    if output.suffix.lower() not in SUFFIXES:
+        fail_usage(
+            f"--output {output}: its suffix names no format: give --format markdown, csv, json or "
+            "html (or end the name .md, .csv, .json or .html)"
+        )
+    return SUFFIXES[output.suffix.lower()]
+
+
 def report_command(
     run: Annotated[
         Optional[Path],
@@ -80,14 +94,7 @@ def report_command(
 ) -> None:
     """Show one run in the format asked, and draw its plots."""
     if format is None:
-        format = SUFFIXES.get(output.suffix.lower(), "") if output else "table"
-        if not format and output is not None and output.is_dir():
-            fail_usage(f"--output {output}: is a folder; name a file (e.g. report.md)")
-        if not format:
-            fail_usage(
-                f"--output {output}: its suffix names no format: give --format markdown, csv, json or "
-                "html (or end the name .md, .csv, .json or .html)"
-            )
+        format = _format_of(output)
     if format not in FORMATS:
         fail_usage(f"--format {format!r} is not one of {', '.join(FORMATS)}")
     if format == "table" and output:

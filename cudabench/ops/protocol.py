@@ -49,6 +49,9 @@ class Geometry:
         return math.prod(dims(self.grid))
 
 
+ZERO_TOLERANCE = 1e-30  # the floor an op's tolerance is raised to (no division by 0): none allowed
+
+
 @dataclass(frozen=True)
 class Check:
     """Validation outcome: the worst element's error and tolerance, how many were wrong, and
@@ -82,9 +85,6 @@ class Check:
             return f"{head} where the result is exact (tolerance 0: the reference and its bound are 0)"
         ratio = f" ({self.ratio:.3g}x the tolerance)" if finite else ""  # not "infx"
         return f"{head} > tol {self.tolerance:.3g}{ratio}"
-
-
-ZERO_TOLERANCE = 1e-30  # the floor an op's tolerance is raised to (no division by 0): none allowed
 
 
 class OpProtocol(Protocol):

@@ -27,6 +27,7 @@ same domain, and `smaller` the shrinking steps of a failing shape.
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -302,22 +303,22 @@ class Domain:
         for rank in (r for r in self.ranks if r >= 2):
             names = self.names(rank)
             least = [min(self._companions(d), default=0) for d in names]
-            if not all(least):
+            if not all(least):  # a dim with no value the memory takes
                 continue
-            for i, walking in enumerate(names):
-                walks = [v for v in self.values(walking) if v <= PAIR_TOP]
-                for j, partner in enumerate(names):
-                    if j == i:
-                        continue
-                    limits = self.limits.get(partner, Limits())
-                    remainders = {limits.project(WARP + r) for r in range(self.vector)}
-                    for value in walks:
-                        for other in sorted(r for r in remainders if r is not None):
-                            shape = list(least)
-                            shape[i], shape[j] = value, other
-                            if self.allows(tuple(shape)):
-                                found.add(tuple(shape))
+            walks = [[v for v in self.values(d) if v <= PAIR_TOP] for d in names]
+            remainders = [self._remainders(d) for d in names]
+            for i, j in itertools.permutations(range(rank), 2):
+                for value, other in itertools.product(walks[i], remainders[j]):
+                    shape = list(least)
+                    shape[i], shape[j] = value, other
+                    if self.allows(tuple(shape)):
+                        found.add(tuple(shape))
         return sorted(found, key=order)
+
+    def _remainders(self, dim: str) -> list[int]:
+        """WARP + r for each remainder r modulo the vector width, within the dim's limits."""
+        limits = self.limits.get(dim, Limits())
+        return sorted({v for v in (limits.project(WARP + r) for r in range(self.vector)) if v is not None})
 
     def _companions(self, dim: str) -> list[int]:
         limits = self.limits.get(dim, Limits())
