@@ -32,7 +32,7 @@ from types import MappingProxyType
 from typing import Any
 
 from cudabench.core.records import DeviceInfo, KernelVariant, Launch, Shape
-from cudabench.ops import errorbound, torch_baselines
+from cudabench.ops import arguments, errorbound, torch_baselines
 from cudabench.ops.checks import check_definition
 from cudabench.ops.declarations import (
     CTYPES,
@@ -231,30 +231,7 @@ class Op:
     def kernel_args(
         self, inputs: tuple[Any, ...], out: Any, workspace: dict[str, Any], geometry: Geometry
     ) -> tuple[Any, ...]:
-        dims = self.dims_of(inputs, out)
-        tensors = {t.name: x for t, x in zip(self.inputs, inputs)}
-        for t in self.outputs:
-            tensors[t.name] = out  # an in-place output replaces its input
-        scalars = {s.name: s for s in self.scalars}
-        ruled = {s.name: (s, v) for s, v in zip(self.rule_scalars, geometry.scalars)}
-        values = []
-        for name in self.arg_names():
-            if name in tensors:
-                values.append(tensors[name])
-            elif name in self.workspace:
-                values.append(workspace[name])
-            elif name in scalars:
-                values.append(scalars[name].resolve(dims))
-            elif name in ruled:
-                scalar, value = ruled[name]
-                values.append(CTYPES[scalar.ctype](value))
-            else:
-                raise ValueError(
-                    f"{self.name}: the grid rule gave {len(geometry.scalars)} "
-                    f"scalars, but rule_scalars names {len(self.rule_scalars)} "
-                    f"({', '.join(s.name for s in self.rule_scalars)})"
-                )
-        return tuple(values)
+        return arguments.kernel_args(self, inputs, out, workspace, geometry)
 
     def baselines(self) -> dict[str, Callable[[tuple[Any, ...]], Any]]:
         found: dict[str, Callable[[tuple[Any, ...]], Any]] = {}
@@ -329,36 +306,12 @@ class Op:
 
     def arg_names(self) -> tuple[str, ...]:
         """The kernel's argument list by name: `args`, or inputs, outputs (an in-place one
-        is its input), workspace, scalars, then the grid rule's scalars."""
-        if self.args is not None:
-            return tuple(self.args)
-        names = [t.name for t in self.inputs]
-        names += [t.name for t in self.outputs if t.name not in names]
-        return (
-            *names,
-            *self.workspace,
-            *(s.name for s in self.scalars),
-            *(s.name for s in self.rule_scalars),
-        )
+        is its input), workspace, scalars, then the grid rule's scalars (ops/arguments.py)."""
+        return arguments.arg_names(self)
 
     def arg_roles(self) -> tuple[tuple[str, str], ...]:
         """(role, name) per kernel argument: input, output, inplace, workspace, scalar, rule."""
-        ins = {t.name for t in self.inputs}
-        outs = {t.name for t in self.outputs}
-        roles = []
-        for name in self.arg_names():
-            if name in ins:
-                role = "inplace" if name in outs else "input"
-            elif name in outs:
-                role = "output"
-            elif name in self.workspace:
-                role = "workspace"
-            elif name in {s.name for s in self.scalars}:
-                role = "scalar"
-            else:
-                role = "rule"
-            roles.append((role, name))
-        return tuple(roles)
+        return arguments.arg_roles(self)
 
     def dim_values(self, shape: Shape) -> Dims:
         """The case's shape on the dims: as many as dims, one to one; fewer, the leading
