@@ -11,6 +11,7 @@ import contextlib
 import json
 import math
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -25,6 +26,7 @@ from cudabench.core.records import Case, Status
 from cudabench.core.timing import TimingOptions
 from cudabench.execution import sweep as sweeps
 from cudabench.execution.session import InProcess
+from cudabench.measure import problem as problem_module
 from cudabench.measure.runner import CHECKED_NOTE, CaseJob, Runner
 from cudabench.ops.discovery import discover
 from cudabench.ops.registry import get_op
@@ -32,6 +34,7 @@ from cudabench.record.results import read_results
 from cudabench.usecases import verify as usecase
 from cudabench.usecases.flow import Placement, Recording
 from cudabench.usecases.observe import Silent
+from cudabench.verification import warm
 from cudabench.verification.domain import INT32, Domain, size
 from cudabench.verification.search import BROKEN, VERIFIED, WRONG_AT, Probe, Search, within
 
@@ -239,6 +242,79 @@ def test_check_only_jobs_are_validated_not_timed(monkeypatch):
     assert ok.status is Status.OK and ok.time_us is None and ok.samples is None
     assert ok.max_abs_err == 0 and ok.notes == CHECKED_NOTE
     assert bad.status is Status.FAIL and "1 of 5 outputs wrong" in bad.error and bad.notes == CHECKED_NOTE
+
+
+# ---------------------------------------------------------------------------- the warm-up
+
+
+@pytest.mark.parametrize(
+    "n, block",
+    [(1, 32), (128, 32), (129, 64), (256, 64), (257, 128), (1024, 256), (1025, 512), (1 << 30, 512)],
+)
+def test_block_size_follows_cupys_cub_rule(n, block):
+    # cupy/_core/_cub_reduction.pyx: clp2(ceil(n / 4)) from 32 to 512
+    assert warm.block_size(n) == block
+
+
+def test_warm_shapes_keep_the_smallest_edge_of_each_kind():
+    edges = domain("reduce", "float4").edges()
+    chosen = warm.warm_shapes(edges)
+    kinds = {warm.kind(s) for s in edges if size(s) <= warm.WARM_ELEMENTS}
+    assert len(chosen) == len(kinds) and {warm.kind(s) for s in chosen} == kinds
+    for shape in chosen:  # none smaller of its kind
+        assert not [e for e in edges if warm.kind(e) == warm.kind(shape) and size(e) < size(shape)]
+    assert (1, 129) in chosen and (1, 130) not in chosen  # one row: 129 and 130 share a block
+    assert max(size(s) for s in chosen) <= warm.WARM_ELEMENTS < max(size(e) for e in edges)
+
+
+def test_a_warm_up_job_makes_its_problems_and_no_rows(monkeypatch):
+    made = []
+
+    def failing(xp, op, case, seed, fill="random"):
+        made.append(case.shape)
+        raise ValueError("no inputs")
+
+    monkeypatch.setattr("cudabench.measure.problem.problem", failing)
+    shapes = ((3, 129), (1, 1))
+    job = CaseJob(Case("reduce", (3, 129)), (), (), TimingOptions(), check_only=True, warm_up=shapes)
+    assert Runner(FakeBackend()).run_job(job) == []
+    assert made == [(3, 129), (1, 1)]  # a shape that fails is passed over, the next made
+
+
+def test_the_warm_up_comes_once_an_op_and_dtype_before_the_budgets(tmp_path, small_card, monkeypatch):
+    warmed, notes = [], []
+
+    def slow_warm(self, shapes):
+        warmed.append((self.job.case.dtype, list(shapes)))
+        time.sleep(0.6)  # longer than a budget: a search whose clock ran meanwhile checks nothing
+        return 12.5
+
+    class Notes(Silent):
+        def note(self, text):
+            notes.append(text)
+
+    monkeypatch.setattr(usecase.SweepOracle, "warm", slow_warm)
+    chosen = dict(variants=("float4", "shuffle"), dtypes=("float32", "float16"), budget_s=0.3)
+    outcome = usecase.verify(request(tmp_path, "reduce", **chosen), Notes())
+    assert [d for d, _ in warmed] == ["float32", "float16"] and all((1, 1) in s for _, s in warmed)
+    assert len(outcome.verdicts) == 4 and all(v.verdict.tried > 0 for v in outcome.verdicts)
+    assert len(notes) == 2 and "12.5 s making the references and checks" in notes[0]
+    assert "not counted in the budget" in notes[0]
+
+
+def test_the_warm_up_runs_on_the_workers_sweep(tmp_path, small_card, monkeypatch):
+    made = []
+    real = problem_module.warm
+
+    def counted(xp, op, dtype, shapes):
+        made.extend(shapes)
+        return real(xp, op, dtype, shapes)
+
+    monkeypatch.setattr("cudabench.measure.runner.warm", counted)
+    outcome = usecase.verify(request(tmp_path, "reduce", variants=("float4",), budget_s=5))
+    assert (1, 1) in made and (1, 129) in made and len(made) == len(set(made))
+    meta, rows = read_results(outcome.json)  # the warm-up left no rows
+    assert len(rows) == outcome.verdicts[0].verdict.tried + outcome.verdicts[0].verdict.untried
 
 
 # ---------------------------------------------------------------------------- the use case

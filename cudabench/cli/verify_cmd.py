@@ -102,7 +102,9 @@ def verify_command(
         typer.Option(
             min=0.1,
             help="Seconds per variant (and dtype) at most: the edge shapes, the random search "
-            "and the shrinking stop when it is spent (a shape under way finishes).",
+            "and the shrinking stop when it is spent (a shape under way finishes). Not counted: "
+            "the checks made first at a few small shapes, which compile CuPy's kernels on a "
+            "machine whose CuPy cache lacks them.",
         ),
     ] = usecase.BUDGET_S,
     examples: Annotated[

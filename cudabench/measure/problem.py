@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cudabench.core.dtypes import DType, get_dtype, output_tolerance
-from cudabench.core.records import Case
+from cudabench.core.records import Case, Shape
 from cudabench.ops.protocol import Check, OpProtocol, check_output
 
 FILLS = ("random", "zeros", "ones")
@@ -64,6 +64,22 @@ def _yardstick(xp: Any, op: OpProtocol, inputs: tuple[Any, ...], ref: Any, dtype
     rounded = found.astype(dtype.array_type()).astype(xp.float64)
     worst = float(xp.nanmax(xp.abs(rounded - ref))) if ref.size else 0.0
     return worst if worst == worst else None  # NaN: the evaluation overflowed
+
+
+def warm(xp: Any, op: OpProtocol, dtype: str, shapes: tuple[Shape, ...]) -> int:
+    """Each shape's problem made and its reference checked against itself, then dropped: the
+    kernels of their references, tolerances and checks compiled now (verify's warm-up,
+    verification/warm.py). A shape whose problem cannot be made is passed over: its own check
+    says why. Returns the shapes made."""
+    made = 0
+    for shape in shapes:
+        try:
+            given = problem(xp, op, Case(op.name, shape, dtype), 0)
+            given.check(given.ref.astype(get_dtype(dtype).array_type()))
+        except Exception:  # noqa: BLE001 - any failure is the shape's own check's to report
+            continue
+        made += 1
+    return made
 
 
 def seed_of(case: Case, name: str) -> int:

@@ -40,9 +40,10 @@ from cudabench.backends.base import Backend, KernelCrash
 from cudabench.backends.nvtx import nvtx_range
 from cudabench.build.nvcc import CompileError
 from cudabench.core.names import UnknownName
-from cudabench.core.records import Case, DeviceInfo, KernelVariant, ResultRow, Status, join_notes
+from cudabench.core.records import Case, DeviceInfo, KernelVariant, ResultRow, Shape, Status, join_notes
 from cudabench.core.timing import Measurement, TimingOptions
 from cudabench.measure.prepare import Prepared, Preparer, fail_row
+from cudabench.measure.problem import warm
 from cudabench.measure.sampling import measure, measure_interleaved
 from cudabench.measure.telemetry import Energy, cool_down, energy_fields, energy_per_call, telemetry_fields
 from cudabench.measure.throughput import bytes_of, timed_fields
@@ -74,6 +75,10 @@ class CaseJob:
     # baseline of its case (tune's torch rows, timed after the final round that held CuPy's):
     # None divides by the job's own first baseline that timed OK (sweep.with_speedups)
     divide_by_us: float | None = None
+    # verify's warm-up (verification/warm.py): before the case, these shapes' problems made
+    # and checked against their references, so that CuPy compiles their kernels outside the
+    # search's budget; a job with no variants and no baselines does only that (no rows)
+    warm_up: tuple[Shape, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.op_file:
@@ -165,6 +170,8 @@ class Runner:
                 self.observer.finished(row)
             return failed
         case = job.case
+        if job.warm_up:
+            warm(self.backend.xp, op, case.dtype, job.warm_up)
         names = [v.label for v in job.variants] + list(job.baselines)
         needed = op.device_bytes(case.shape)
         free = self.backend.free_bytes() + self.preparer.keep_only(case)  # kept inputs: reused

@@ -61,6 +61,7 @@ def _verify_then_time(
             output=request.recording.output,
             ops=selection.ops or (),
             kernels=selection.kernels or (),
+            observer=observer,
         )
         observer.note(f"verify pass ({budget:g} s a variant at most): {path.resolve()}")
         for v in verdicts:

@@ -6,7 +6,8 @@ each variant of an op, in each dtype, the smallest shape where it is wrong, with
     verify         one call: the session, the `verify_<op>` sweep (results files, history),
                    one search per variant (verification/search.py) whose oracle is a round of
                    check-only jobs on that sweep (each shape validated once, never timed),
-                   the verdicts
+                   the verdicts; before an op's first search in a dtype, the warm-up
+                   (verification/warm.py: a few small shapes' checks, outside the budget)
     verify_pass    the same searches on a session a `run` opened, on a sweep of their own,
                    before the run times anything
 
@@ -20,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import shlex
+import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,10 +40,12 @@ from cudabench.usecases.flow import Placement, Recording, in_session
 from cudabench.usecases.observe import Observer, Silent
 from cudabench.verification.domain import Domain
 from cudabench.verification.search import EXAMPLES, Probe, Search, VariantVerdict
+from cudabench.verification.warm import warm_shapes
 
 BUDGET_S = 60.0  # seconds a variant (in a dtype) at most, `cudabench verify`
 RUN_BUDGET_S = 10.0  # `run --verify`'s short pass
 RUN_EXAMPLES = 30
+WARM_NOTE_S = 1.0  # a warm-up this long is said (CuPy compiled kernels); a cached one is ~50 ms
 TIMEOUT_S = 60.0  # a shape's check (compile included) before its worker is killed: TIMEOUT
 MEMORY_SHARE = 0.9  # of the card's memory a shape may need (op.device_bytes)
 FAKE_MEMORY = 256 << 20  # the fake backend computes on the host: shapes up to this much
@@ -158,6 +162,26 @@ class SweepOracle:
             probes.append(Probe(shape, row.status if row is not None else Status.ERROR, row))
         return probes
 
+    def warm(self, shapes: list[Shape]) -> float:
+        """The warm-up (verification/warm.py): a job a shape, spread over the GPUs, with no
+        variant and no rows; the seconds it took."""
+        case = self.job.case
+        jobs = [
+            CaseJob(
+                Case(case.op, shape, case.dtype),
+                (),
+                (),
+                self.job.timing,
+                self.job.op_file,
+                check_only=True,
+                warm_up=(shape,),
+            )
+            for shape in shapes
+        ]
+        begin = time.perf_counter()
+        self.sweep.run(jobs)
+        return time.perf_counter() - begin
+
 
 def reproduce_line(
     op: str,
@@ -192,14 +216,28 @@ def verify_jobs(
     batch: int,
     ops: Iterable[Path] = (),
     kernels: Iterable[Path] = (),
+    observer: Observer | None = None,
 ) -> list[VariantVerdict]:
-    """One search per variant of each job (a job per dtype), in turn, on `sweep`."""
+    """One search per variant of each job (a job per dtype), in turn, on `sweep`; before an
+    op's first search in a dtype, the warm-up (verification/warm.py), outside the budgets, said to the
+    observer where it took long (CuPy compiled kernels)."""
     verdicts = []
+    warmed: set[tuple[str, str]] = set()
     for job in jobs:
         op = job.op()
         for variant in job.variants:
             domain = Domain(op, variant, job.case.dtype, memory_limit(info), info)
             oracle = SweepOracle(sweep, job, variant)
+            if (job.case.op, job.case.dtype) not in warmed:
+                warmed.add((job.case.op, job.case.dtype))
+                shapes = warm_shapes(domain.edges())
+                seconds = oracle.warm(shapes)
+                if seconds >= WARM_NOTE_S and observer is not None:
+                    observer.note(
+                        f"{job.case.op} {job.case.dtype}: {seconds:.1f} s making the references and "
+                        f"checks of {len(shapes)} small shapes first (CuPy compiled their kernels, "
+                        "kept in its cache), not counted in the budget"
+                    )
             verdict = Search(domain, oracle, budget_s, examples, seed, batch).run()
             line = ""
             if verdict.wrong is not None:
@@ -231,6 +269,7 @@ def verify(request: VerifyRequest, observer: Observer | None = None) -> VerifyOu
             len(session.devices),
             request.ops,
             request.kernels,
+            observer,
         )
         return verdicts, None
 
@@ -268,6 +307,7 @@ def verify_pass(
     listener: Listener | None = None,
     ops: Iterable[Path] = (),
     kernels: Iterable[Path] = (),
+    observer: Observer | None = None,
 ) -> tuple[list[VariantVerdict], Path]:
     """`run --verify`: each distinct variant of the run's jobs (in each dtype) verified on
     the run's session, on a sweep of its own (`verify_<op>` files, the run's history
@@ -297,6 +337,7 @@ def verify_pass(
         len(session.devices),
         ops,
         kernels,
+        observer,
     )
     _, json_path = sweep.finish()
     return verdicts, json_path

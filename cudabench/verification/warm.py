@@ -1,0 +1,49 @@
+"""The shapes whose checks compile the kernels a search's checks need: made first, outside
+the budget, so that a verify on a machine whose CuPy cache is empty checks the same shapes as
+one whose cache is full.
+
+A shape's check (its float64 reference, tolerance and comparison) runs CuPy reductions, and
+CuPy's CUB block reduction is a kernel compiled by NVRTC (with CUB's headers) for each block
+size, which follows the reduced length n: the next power of two of ceil(n / 4), from 32 to
+512 (cupy/_core/_cub_reduction.pyx, `_get_cub_block_specs`). On an H200 whose cache was empty,
+reduce's checks at 1, 128, 129, 257, 513 and 1025 columns, and at one row of 1025, took 1.6 to
+4.2 s each, 33 NVRTC compiles; once compiled, a check takes about 1.5 ms.
+
+CuPy reduces trailing axes of a C-ordered array, so the reduced length is a product of the
+shape's last dims: a shape's `kind` is the block size of each such product and which dims are
+1 (a single row is reduced as 1-D: ops/reductions.py `rows_of`). `warm_shapes` keeps the
+smallest edge shape of each kind, up to WARM_ELEMENTS elements.
+"""
+
+from __future__ import annotations
+
+import math
+
+from cudabench.core.records import Shape
+from cudabench.verification.domain import order
+
+WARM_ELEMENTS = 1 << 22  # larger edge shapes are not made to compile anything
+ITEMS_PER_THREAD = 4  # CuPy's CUB block reduction: items a thread, block sizes 32 to 512
+BLOCKS = (32, 512)
+
+
+def block_size(n: int) -> int:
+    """The block size CuPy's CUB block reduction takes for a reduced length n."""
+    wanted = 1 << max(0, math.ceil(n / ITEMS_PER_THREAD) - 1).bit_length()
+    return min(max(wanted, BLOCKS[0]), BLOCKS[1])
+
+
+def kind(shape: Shape) -> tuple[object, ...]:
+    """What decides which reduction kernels a shape's check compiles: the rank, the block
+    size of each trailing product of dims, and which dims are 1."""
+    trailing = [math.prod(shape[i:]) for i in range(len(shape))]
+    return (len(shape), tuple(block_size(n) for n in trailing), tuple(d == 1 for d in shape))
+
+
+def warm_shapes(edges: list[Shape]) -> list[Shape]:
+    """The smallest of `edges` of each kind, up to WARM_ELEMENTS elements, smallest first."""
+    chosen: dict[tuple[object, ...], Shape] = {}
+    for shape in sorted(edges, key=order):
+        if math.prod(shape) <= WARM_ELEMENTS:
+            chosen.setdefault(kind(shape), shape)
+    return sorted(chosen.values(), key=order)
