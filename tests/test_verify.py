@@ -25,7 +25,7 @@ from cudabench.core.paths import BUILTIN_KERNELS
 from cudabench.core.records import Case, Status
 from cudabench.core.timing import TimingOptions
 from cudabench.execution import sweep as sweeps
-from cudabench.execution.session import InProcess
+from cudabench.execution.session import InProcess, Local
 from cudabench.measure import problem as problem_module
 from cudabench.measure.runner import CHECKED_NOTE, CaseJob, Runner
 from cudabench.ops.discovery import discover
@@ -267,54 +267,66 @@ def test_warm_shapes_keep_the_smallest_edge_of_each_kind():
     assert max(size(s) for s in chosen) <= warm.WARM_ELEMENTS < max(size(e) for e in edges)
 
 
-def test_a_warm_up_job_makes_its_problems_and_no_rows(monkeypatch):
+def test_a_warm_up_comes_before_its_jobs_check_and_its_row_says_so(monkeypatch):
     made = []
+    real = problem_module.problem
 
-    def failing(xp, op, case, seed, fill="random"):
+    def failing_once(xp, op, case, seed, fill="random"):
         made.append(case.shape)
-        raise ValueError("no inputs")
+        if case.shape == (3, 129) and len(made) == 1:
+            raise ValueError("no inputs")
+        return real(xp, op, case, seed, fill)
 
-    monkeypatch.setattr("cudabench.measure.problem.problem", failing)
-    shapes = ((3, 129), (1, 1))
-    job = CaseJob(Case("reduce", (3, 129)), (), (), TimingOptions(), check_only=True, warm_up=shapes)
-    assert Runner(FakeBackend()).run_job(job) == []
+    monkeypatch.setattr("cudabench.measure.problem.problem", failing_once)
+    float4 = variant_of("reduce", "float4")
+    job = CaseJob(
+        Case("reduce", (2, 3)), (float4,), (), TimingOptions(), check_only=True, warm_up=((3, 129), (1, 1))
+    )
+    (row,) = Runner(FakeBackend()).run_job(job)
     assert made == [(3, 129), (1, 1)]  # a shape that fails is passed over, the next made
+    assert row.status is Status.OK and row.shape == "2x3" and row.time_us is None
+    assert row.notes == f"{CHECKED_NOTE}; warm-up: 1 of 2 small shapes' references and checks made first"
 
 
-def test_the_warm_up_comes_once_an_op_and_dtype_before_the_budgets(tmp_path, small_card, monkeypatch):
+def test_the_first_check_and_warm_up_come_before_the_budget(tmp_path, small_card, monkeypatch):
     warmed, notes = [], []
+    real = problem_module.warm
 
-    def slow_warm(self, shapes):
-        warmed.append((self.job.case.dtype, list(shapes)))
-        time.sleep(0.6)  # longer than a budget: a search whose clock ran meanwhile checks nothing
-        return 12.5
+    def slow_warm(xp, op, dtype, shapes):
+        warmed.append((dtype, shapes))
+        time.sleep(1.1)  # longer than a budget: a search whose clock ran meanwhile checks nothing
+        return real(xp, op, dtype, shapes)
 
     class Notes(Silent):
         def note(self, text):
             notes.append(text)
 
-    monkeypatch.setattr(usecase.SweepOracle, "warm", slow_warm)
+    monkeypatch.setattr("cudabench.measure.runner.warm", slow_warm)
     chosen = dict(variants=("float4", "shuffle"), dtypes=("float32", "float16"), budget_s=0.3)
     outcome = usecase.verify(request(tmp_path, "reduce", **chosen), Notes())
-    assert [d for d, _ in warmed] == ["float32", "float16"] and all((1, 1) in s for _, s in warmed)
-    assert len(outcome.verdicts) == 4 and all(v.verdict.tried > 0 for v in outcome.verdicts)
-    assert len(notes) == 2 and "12.5 s making the references and checks" in notes[0]
+    assert [d for d, _ in warmed] == ["float32", "float16"]  # once an op and dtype
+    assert all(
+        (1, 1) in shapes and (1, 129) in shapes and len(set(shapes)) == len(shapes) for _, shapes in warmed
+    )
+    assert len(outcome.verdicts) == 4 and all(v.verdict.tried > 1 for v in outcome.verdicts)
+    assert len(notes) == 2 and "on the first check and on the references and checks of" in notes[0]
     assert "not counted in the budget" in notes[0]
+    meta, rows = read_results(outcome.json)
+    assert len(rows) == sum(v.verdict.tried + v.verdict.untried for v in outcome.verdicts)
+    assert sum("warm-up:" in r.notes for r in rows) == 2
 
 
-def test_the_warm_up_runs_on_the_workers_sweep(tmp_path, small_card, monkeypatch):
-    made = []
-    real = problem_module.warm
-
-    def counted(xp, op, dtype, shapes):
-        made.extend(shapes)
-        return real(xp, op, dtype, shapes)
-
-    monkeypatch.setattr("cudabench.measure.runner.warm", counted)
-    outcome = usecase.verify(request(tmp_path, "reduce", variants=("float4",), budget_s=5))
-    assert (1, 1) in made and (1, 129) in made and len(made) == len(set(made))
-    meta, rows = read_results(outcome.json)  # the warm-up left no rows
-    assert len(rows) == outcome.verdicts[0].verdict.tried + outcome.verdicts[0].verdict.untried
+def test_the_warm_up_reaches_a_worker_process(tmp_path, small_card, monkeypatch):
+    # the pool sends a job only for its rows: the warm-up rides the first check's job
+    monkeypatch.setenv("CUDABENCH_BACKEND", "fake")
+    placement = Placement(executor=Local(devices=(0,)))
+    chosen = dict(variants=("float4",), budget_s=2, placement=placement)
+    outcome = usecase.verify(request(tmp_path, "reduce", **chosen))
+    meta, rows = read_results(outcome.json)
+    (first,) = [r for r in rows if "warm-up:" in r.notes]
+    assert first.shape == "1" and first.status is Status.OK
+    shapes = len(warm.warm_shapes(domain("reduce", "float4").edges()))
+    assert f"warm-up: {shapes} of {shapes} small shapes" in first.notes
 
 
 # ---------------------------------------------------------------------------- the use case
@@ -323,7 +335,7 @@ def test_the_warm_up_runs_on_the_workers_sweep(tmp_path, small_card, monkeypatch
 def request(tmp_path, op="add", **kw) -> usecase.VerifyRequest:
     return usecase.VerifyRequest(
         target=op,
-        placement=Placement(executor=InProcess(backend=FakeBackend())),
+        placement=kw.pop("placement", Placement(executor=InProcess(backend=FakeBackend()))),
         recording=Recording(tmp_path / "out", force=kw.pop("force", False)),
         budget_s=kw.pop("budget_s", 30),
         examples=kw.pop("examples", 10),
@@ -357,7 +369,7 @@ def test_verify_finds_planted_faults_and_records_verify_rows(tmp_path, small_car
     assert outcome.wrong and outcome.json.name.endswith("_verify_add.json")
     meta, rows = read_results(outcome.json)
     assert meta.complete and len(rows) == v.verdict.tried + v.verdict.untried
-    assert all(r.notes == CHECKED_NOTE and r.time_us is None for r in rows)
+    assert all(r.notes.startswith(CHECKED_NOTE) and r.time_us is None for r in rows)
     assert {r.shape for r in rows if r.status is Status.FAIL} >= {"101"}
     import sqlite3
 

@@ -75,9 +75,9 @@ class CaseJob:
     # baseline of its case (tune's torch rows, timed after the final round that held CuPy's):
     # None divides by the job's own first baseline that timed OK (sweep.with_speedups)
     divide_by_us: float | None = None
-    # verify's warm-up (verification/warm.py): before the case, these shapes' problems made
-    # and checked against their references, so that CuPy compiles their kernels outside the
-    # search's budget; a job with no variants and no baselines does only that (no rows)
+    # verify's warm-up (verification/warm.py), on a check-only job: before the case, these
+    # shapes' problems made and checked against their references (CuPy compiles their
+    # kernels), and its rows say so (WARM_NOTE)
     warm_up: tuple[Shape, ...] = ()
 
     def __post_init__(self) -> None:
@@ -133,6 +133,7 @@ def job_failed(job: CaseJob, status: Status, error: str) -> list[ResultRow]:
 
 
 CHECKED_NOTE = "verify: validated once, not timed"  # every row of a check-only job says so
+WARM_NOTE = "warm-up: {made} of {shapes} small shapes' references and checks made first"
 
 
 def checked_row(case: Case, ready: Prepared) -> ResultRow:
@@ -170,8 +171,10 @@ class Runner:
                 self.observer.finished(row)
             return failed
         case = job.case
+        checked = CHECKED_NOTE
         if job.warm_up:
-            warm(self.backend.xp, op, case.dtype, job.warm_up)
+            made = warm(self.backend.xp, op, case.dtype, job.warm_up)
+            checked = join_notes(checked, WARM_NOTE.format(made=made, shapes=len(job.warm_up)))
         names = [v.label for v in job.variants] + list(job.baselines)
         needed = op.device_bytes(case.shape)
         free = self.backend.free_bytes() + self.preparer.keep_only(case)  # kept inputs: reused
@@ -196,7 +199,7 @@ class Runner:
                     prepared.append((index, outcome))
                     continue
                 if job.check_only:
-                    outcome = dataclasses.replace(outcome, notes=join_notes(outcome.notes, CHECKED_NOTE))
+                    outcome = dataclasses.replace(outcome, notes=join_notes(outcome.notes, checked))
                 rows[index] = outcome
                 self.observer.finished(outcome)
             if prepared:

@@ -6,8 +6,9 @@ each variant of an op, in each dtype, the smallest shape where it is wrong, with
     verify         one call: the session, the `verify_<op>` sweep (results files, history),
                    one search per variant (verification/search.py) whose oracle is a round of
                    check-only jobs on that sweep (each shape validated once, never timed),
-                   the verdicts; before an op's first search in a dtype, the warm-up
-                   (verification/warm.py: a few small shapes' checks, outside the budget)
+                   the verdicts; each variant's first check (its compile, and on an op's
+                   first variant in a dtype the warm-up, verification/warm.py) made before
+                   its budget starts
     verify_pass    the same searches on a session a `run` opened, on a sweep of their own,
                    before the run times anything
 
@@ -45,7 +46,7 @@ from cudabench.verification.warm import warm_shapes
 BUDGET_S = 60.0  # seconds a variant (in a dtype) at most, `cudabench verify`
 RUN_BUDGET_S = 10.0  # `run --verify`'s short pass
 RUN_EXAMPLES = 30
-WARM_NOTE_S = 1.0  # a warm-up this long is said (CuPy compiled kernels); a cached one is ~50 ms
+WARM_NOTE_S = 1.0  # a first check and warm-up this long is said; cached, they take ~50 ms
 TIMEOUT_S = 60.0  # a shape's check (compile included) before its worker is killed: TIMEOUT
 MEMORY_SHARE = 0.9  # of the card's memory a shape may need (op.device_bytes)
 FAKE_MEMORY = 256 << 20  # the fake backend computes on the host: shapes up to this much
@@ -143,7 +144,8 @@ class SweepOracle:
     def __init__(self, sweep: Sweep, job: CaseJob, variant: KernelVariant) -> None:
         self.sweep, self.job, self.variant = sweep, job, variant
 
-    def __call__(self, shapes: list[Shape]) -> list[Probe]:
+    def __call__(self, shapes: list[Shape], warm_up: tuple[Shape, ...] = ()) -> list[Probe]:
+        """The probes of `shapes`; the first shape's job carries `warm_up` (runner.py)."""
         case = self.job.case
         jobs = [
             CaseJob(
@@ -153,34 +155,15 @@ class SweepOracle:
                 self.job.timing,
                 self.job.op_file,
                 check_only=True,
+                warm_up=warm_up if i == 0 else (),
             )
-            for shape in shapes
+            for i, shape in enumerate(shapes)
         ]
         probes = []
         for shape, rows in zip(shapes, self.sweep.run(jobs)):
             row = rows[0] if rows else None
             probes.append(Probe(shape, row.status if row is not None else Status.ERROR, row))
         return probes
-
-    def warm(self, shapes: list[Shape]) -> float:
-        """The warm-up (verification/warm.py): a job a shape, spread over the GPUs, with no
-        variant and no rows; the seconds it took."""
-        case = self.job.case
-        jobs = [
-            CaseJob(
-                Case(case.op, shape, case.dtype),
-                (),
-                (),
-                self.job.timing,
-                self.job.op_file,
-                check_only=True,
-                warm_up=(shape,),
-            )
-            for shape in shapes
-        ]
-        begin = time.perf_counter()
-        self.sweep.run(jobs)
-        return time.perf_counter() - begin
 
 
 def reproduce_line(
@@ -218,9 +201,10 @@ def verify_jobs(
     kernels: Iterable[Path] = (),
     observer: Observer | None = None,
 ) -> list[VariantVerdict]:
-    """One search per variant of each job (a job per dtype), in turn, on `sweep`; before an
-    op's first search in a dtype, the warm-up (verification/warm.py), outside the budgets, said to the
-    observer where it took long (CuPy compiled kernels)."""
+    """One search per variant of each job (a job per dtype), in turn, on `sweep`. A variant's
+    budget starts after its first check (the smallest edge shape: the variant compiled and
+    loaded), which on an op's first variant in a dtype carries the warm-up (verification/
+    warm.py); a long one (CuPy compiled kernels) is said to the observer."""
     verdicts = []
     warmed: set[tuple[str, str]] = set()
     for job in jobs:
@@ -228,17 +212,21 @@ def verify_jobs(
         for variant in job.variants:
             domain = Domain(op, variant, job.case.dtype, memory_limit(info), info)
             oracle = SweepOracle(sweep, job, variant)
+            first = domain.edges()[:1]
+            warm_up: tuple[Shape, ...] = ()
             if (job.case.op, job.case.dtype) not in warmed:
                 warmed.add((job.case.op, job.case.dtype))
-                shapes = warm_shapes(domain.edges())
-                seconds = oracle.warm(shapes)
-                if seconds >= WARM_NOTE_S and observer is not None:
-                    observer.note(
-                        f"{job.case.op} {job.case.dtype}: {seconds:.1f} s making the references and "
-                        f"checks of {len(shapes)} small shapes first (CuPy compiled their kernels, "
-                        "kept in its cache), not counted in the budget"
-                    )
-            verdict = Search(domain, oracle, budget_s, examples, seed, batch).run()
+                warm_up = tuple(warm_shapes(domain.edges()))
+            begin = time.perf_counter()
+            known = oracle(first, warm_up) if first else []
+            seconds = time.perf_counter() - begin
+            if warm_up and seconds >= WARM_NOTE_S and observer is not None:
+                observer.note(
+                    f"{job.case.op} {job.case.dtype}: {seconds:.1f} s on the first check and on the "
+                    f"references and checks of {len(warm_up)} small shapes (the kernels CuPy and nvcc "
+                    "compiled are kept in their caches), not counted in the budget"
+                )
+            verdict = Search(domain, oracle, budget_s, examples, seed, batch, known=known).run()
             line = ""
             if verdict.wrong is not None:
                 line = reproduce_line(job.case.op, variant, job.case.dtype, verdict.wrong.shape, ops, kernels)

@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -88,7 +88,8 @@ class Verdict:
 
 class Search:
     """One variant's search (`run()` gives the Verdict); `clock` is time.monotonic unless a
-    test scripts it."""
+    test scripts it; `known`: probes made before the budget started (the use case's first
+    check of each variant), never asked again."""
 
     def __init__(
         self,
@@ -99,13 +100,15 @@ class Search:
         seed: int = 0,
         batch: int = BATCH,
         clock: Callable[[], float] = time.monotonic,
+        known: Iterable[Probe] = (),
     ) -> None:
         self.domain, self.oracle, self.examples, self.seed = domain, oracle, examples, seed
         self.batch, self.clock = max(1, batch), clock
         self.start = clock()
         self.deadline = self.start + budget_s
-        self.known: dict[Shape, Probe] = {}
-        self.broken: Probe | None = None
+        self.known: dict[Shape, Probe] = {p.shape: p for p in known}  # checked before the budget
+        broken = [p for p in self.known.values() if p.status is Status.COMPILE_ERROR]
+        self.broken: Probe | None = broken[0] if broken else None
         self.out_of_time = False
 
     # ------------------------------------------------------------------ asking the oracle
