@@ -170,7 +170,7 @@ def verify_command(
         err.print(f"{exc} (marked incomplete)", soft_wrap=True, markup=False)
         raise typer.Exit(130) from None
     title = f"verify {outcome.op}" + (f" on {outcome.device.name}" if outcome.device else "")
-    show_verdicts(outcome.verdicts, f"{title}: {budget:g} s a variant at most")
+    show_verdicts(outcome.verdicts, f"{title}: {budget:g} s a variant's search at most")
     err.print(f"results: {outcome.csv.resolve()}  {outcome.json.resolve()}", soft_wrap=True, markup=False)
     if outcome.history_error:
         error(outcome.history_error)

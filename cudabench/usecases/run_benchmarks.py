@@ -63,7 +63,7 @@ def _verify_then_time(
             kernels=selection.kernels or (),
             observer=observer,
         )
-        observer.note(f"verify pass ({budget:g} s a variant at most): {path.resolve()}")
+        observer.note(f"verify pass ({budget:g} s a variant's search at most): {path.resolve()}")
         for v in verdicts:
             if v.verdict.is_wrong:
                 observer.note(f"{v.op} {v.label} {v.dtype} is wrong at some shape: not timed")
