@@ -289,13 +289,14 @@ def test_a_warm_up_comes_before_its_jobs_check_and_its_row_says_so(monkeypatch):
     assert row.notes == f"{CHECKED_NOTE}; warm-up: 1 of 2 small shapes' references and checks made first"
 
 
-def test_the_first_check_and_warm_up_come_before_the_budget(tmp_path, small_card, monkeypatch):
+def test_the_first_checks_and_warm_up_come_before_the_budget(tmp_path, small_card, monkeypatch):
     warmed, notes = [], []
     real = problem_module.warm
 
     def slow_warm(xp, op, dtype, shapes):
+        if dtype not in [d for d, _ in warmed]:
+            time.sleep(1.1)  # longer than a budget: a search whose clock ran meanwhile checks nothing
         warmed.append((dtype, shapes))
-        time.sleep(1.1)  # longer than a budget: a search whose clock ran meanwhile checks nothing
         return real(xp, op, dtype, shapes)
 
     class Notes(Silent):
@@ -305,16 +306,38 @@ def test_the_first_check_and_warm_up_come_before_the_budget(tmp_path, small_card
     monkeypatch.setattr("cudabench.measure.runner.warm", slow_warm)
     chosen = dict(variants=("float4", "shuffle"), dtypes=("float32", "float16"), budget_s=0.3)
     outcome = usecase.verify(request(tmp_path, "reduce", **chosen), Notes())
-    assert [d for d, _ in warmed] == ["float32", "float16"]  # once an op and dtype
-    assert all(
-        (1, 1) in shapes and (1, 129) in shapes and len(set(shapes)) == len(shapes) for _, shapes in warmed
-    )
+    assert list(dict.fromkeys(d for d, _ in warmed)) == ["float32", "float16"]  # once an op and dtype
+    for dtype in ("float32", "float16"):
+        shapes = [s for d, part in warmed if d == dtype for s in part]
+        assert (1, 1) in shapes and (1, 129) in shapes and len(set(shapes)) == len(shapes)
+    assert all(len(part) <= usecase.WARM_CHUNK for _, part in warmed)
     assert len(outcome.verdicts) == 4 and all(v.verdict.tried > 1 for v in outcome.verdicts)
-    assert len(notes) == 2 and "on the first check and on the references and checks of" in notes[0]
+    assert len(notes) == 2 and "on the first checks and on the references and checks of" in notes[0]
     assert "not counted in the budget" in notes[0]
     meta, rows = read_results(outcome.json)
     assert len(rows) == sum(v.verdict.tried + v.verdict.untried for v in outcome.verdicts)
-    assert sum("warm-up:" in r.notes for r in rows) == 2
+    assert sum("warm-up:" in r.notes for r in rows) == len(warmed)  # a part a first check
+
+
+def test_first_checks_carry_the_warm_up_in_parts_and_a_timeout_there_is_asked_again():
+    asked = []
+
+    def oracle(shapes, parts):
+        asked.append((list(shapes), [len(p) for p in parts]))
+        return [Probe(s, Status.TIMEOUT if i == 1 else Status.OK) for i, s in enumerate(shapes)]
+
+    edges = [(n,) for n in range(1, 40)]
+    warm_up = [(n,) for n in range(100, 100 + 2 * usecase.WARM_CHUNK + 3)]
+    known = usecase.first_checks(oracle, edges, warm_up)
+    assert asked == [(edges[:3], [usecase.WARM_CHUNK, usecase.WARM_CHUNK, 3])]
+    assert [p.shape for p in known] == [(1,), (3,)]  # (2,) timed out in its warm-up: not held
+    asked.clear()
+    assert [p.shape for p in usecase.first_checks(oracle, edges, [])] == [(1,)]
+    assert asked == [([(1,)], [])]
+    asked.clear()
+    usecase.first_checks(oracle, edges[:2], warm_up)  # fewer edges than parts: the last takes the rest
+    assert asked == [(edges[:2], [usecase.WARM_CHUNK, usecase.WARM_CHUNK + 3])]
+    assert usecase.first_checks(oracle, [], warm_up) == []
 
 
 def test_the_warm_up_reaches_a_worker_process(tmp_path, small_card, monkeypatch):
@@ -324,10 +347,10 @@ def test_the_warm_up_reaches_a_worker_process(tmp_path, small_card, monkeypatch)
     chosen = dict(variants=("float4",), budget_s=2, placement=placement)
     outcome = usecase.verify(request(tmp_path, "reduce", **chosen))
     meta, rows = read_results(outcome.json)
-    (first,) = [r for r in rows if "warm-up:" in r.notes]
-    assert first.shape == "1" and first.status is Status.OK
-    made = re.search(r"warm-up: (\d+) of (\d+) small shapes", first.notes)
-    assert made and made[1] == made[2] and int(made[1]) > 20  # every one made, in the worker
+    firsts = [r for r in rows if "warm-up:" in r.notes]
+    assert firsts[0].shape == "1" and all(r.status is Status.OK for r in firsts)
+    made = [re.search(r"warm-up: (\d+) of (\d+) small shapes", r.notes).groups() for r in firsts]
+    assert all(a == b for a, b in made) and sum(int(a) for a, _ in made) > 20  # made in the worker
 
 
 # ---------------------------------------------------------------------------- the use case

@@ -6,7 +6,7 @@ each variant of an op, in each dtype, the smallest shape where it is wrong, with
     verify         one call: the session, the `verify_<op>` sweep (results files, history),
                    one search per variant (verification/search.py) whose oracle is a round of
                    check-only jobs on that sweep (each shape validated once, never timed),
-                   the verdicts; each variant's first check (its compile, and on an op's
+                   the verdicts; each variant's first checks (its compile, and on an op's
                    first variant in a dtype the warm-up, verification/warm.py) made before
                    its budget starts
     verify_pass    the same searches on a session a `run` opened, on a sweep of their own,
@@ -23,7 +23,7 @@ import dataclasses
 import os
 import shlex
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -46,7 +46,10 @@ from cudabench.verification.warm import warm_shapes
 BUDGET_S = 60.0  # seconds a variant (in a dtype) at most, `cudabench verify`
 RUN_BUDGET_S = 10.0  # `run --verify`'s short pass
 RUN_EXAMPLES = 30
-WARM_NOTE_S = 1.0  # a first check and warm-up this long is said; cached, they take ~50 ms
+WARM_NOTE_S = 1.0  # first checks and a warm-up this long are said; cached, they take ~0.2 s
+# warm-up shapes a first check carries: a job's --timeout (60 s) holds them on a fresh machine
+# (an H200 took 0.5 s a shape on average, 4.2 s for the slowest)
+WARM_CHUNK = 8
 TIMEOUT_S = 60.0  # a shape's check (compile included) before its worker is killed: TIMEOUT
 MEMORY_SHARE = 0.9  # of the card's memory a shape may need (op.device_bytes)
 FAKE_MEMORY = 256 << 20  # the fake backend computes on the host: shapes up to this much
@@ -144,8 +147,8 @@ class SweepOracle:
     def __init__(self, sweep: Sweep, job: CaseJob, variant: KernelVariant) -> None:
         self.sweep, self.job, self.variant = sweep, job, variant
 
-    def __call__(self, shapes: list[Shape], warm_up: tuple[Shape, ...] = ()) -> list[Probe]:
-        """The probes of `shapes`; the first shape's job carries `warm_up` (runner.py)."""
+    def __call__(self, shapes: list[Shape], warm_ups: Sequence[tuple[Shape, ...]] = ()) -> list[Probe]:
+        """The probes of `shapes`; the i-th shape's job carries `warm_ups[i]` (runner.py)."""
         case = self.job.case
         jobs = [
             CaseJob(
@@ -155,7 +158,7 @@ class SweepOracle:
                 self.job.timing,
                 self.job.op_file,
                 check_only=True,
-                warm_up=warm_up if i == 0 else (),
+                warm_up=warm_ups[i] if i < len(warm_ups) else (),
             )
             for i, shape in enumerate(shapes)
         ]
@@ -164,6 +167,25 @@ class SweepOracle:
             row = rows[0] if rows else None
             probes.append(Probe(shape, row.status if row is not None else Status.ERROR, row))
         return probes
+
+
+def first_checks(
+    oracle: Callable[[list[Shape], Sequence[tuple[Shape, ...]]], list[Probe]],
+    edges: list[Shape],
+    warm_up: list[Shape],
+) -> list[Probe]:
+    """A variant's first checks, made before its budget starts: the smallest edge shape, or,
+    with a warm-up, as many of the smallest as the warm-up has parts of WARM_CHUNK shapes,
+    each carrying one (each job has its own --timeout). A check that timed out carrying a
+    part is not held against the variant: the search asks its shape again."""
+    parts = [tuple(warm_up[i : i + WARM_CHUNK]) for i in range(0, len(warm_up), WARM_CHUNK)]
+    shapes = edges[: max(1, len(parts))]
+    if len(parts) > len(shapes):  # fewer edge shapes than parts: the last one takes the rest
+        parts[len(shapes) - 1 :] = [tuple(s for part in parts[len(shapes) - 1 :] for s in part)]
+    probes = oracle(shapes, parts) if shapes else []
+    return [
+        probe for i, probe in enumerate(probes) if not (i < len(parts) and probe.status is Status.TIMEOUT)
+    ]
 
 
 def reproduce_line(
@@ -202,9 +224,9 @@ def verify_jobs(
     observer: Observer | None = None,
 ) -> list[VariantVerdict]:
     """One search per variant of each job (a job per dtype), in turn, on `sweep`. A variant's
-    budget starts after its first check (the smallest edge shape: the variant compiled and
-    loaded), which on an op's first variant in a dtype carries the warm-up (verification/
-    warm.py); a long one (CuPy compiled kernels) is said to the observer."""
+    budget starts after its first checks (`first_checks`: the variant compiled and loaded,
+    and on an op's first variant in a dtype the warm-up, verification/warm.py); long ones
+    (CuPy compiled kernels) are said to the observer."""
     verdicts = []
     warmed: set[tuple[str, str]] = set()
     for job in jobs:
@@ -212,17 +234,16 @@ def verify_jobs(
         for variant in job.variants:
             domain = Domain(op, variant, job.case.dtype, memory_limit(info), info)
             oracle = SweepOracle(sweep, job, variant)
-            first = domain.edges()[:1]
-            warm_up: tuple[Shape, ...] = ()
+            warm_up: list[Shape] = []
             if (job.case.op, job.case.dtype) not in warmed:
                 warmed.add((job.case.op, job.case.dtype))
-                warm_up = tuple(warm_shapes(domain.edges()))
+                warm_up = warm_shapes(domain.edges())
             begin = time.perf_counter()
-            known = oracle(first, warm_up) if first else []
+            known = first_checks(oracle, domain.edges(), warm_up)
             seconds = time.perf_counter() - begin
             if warm_up and seconds >= WARM_NOTE_S and observer is not None:
                 observer.note(
-                    f"{job.case.op} {job.case.dtype}: {seconds:.1f} s on the first check and on the "
+                    f"{job.case.op} {job.case.dtype}: {seconds:.1f} s on the first checks and on the "
                     f"references and checks of {len(warm_up)} small shapes (the kernels CuPy and nvcc "
                     "compiled are kept in their caches), not counted in the budget"
                 )
