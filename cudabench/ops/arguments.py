@@ -5,16 +5,30 @@ kernel's signature against the names and roles, the runner passes the values."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from cudabench.ops.declarations import CTYPES
+from cudabench.ops.declarations import CTYPES, Scalar, Tensor
 from cudabench.ops.protocol import Geometry
 
-if TYPE_CHECKING:  # api.py's Op calls these: a type here only
-    from cudabench.ops.api import Op
+
+class Declared(Protocol):
+    """What these functions read of an op (ops/api.py's Op has it all; naming Op here would
+    draw an import circle)."""
+
+    name: str
+    inputs: tuple[Tensor, ...]
+    outputs: tuple[Tensor, ...]
+    scalars: tuple[Scalar, ...]
+    workspace: tuple[str, ...]
+    rule_scalars: tuple[Scalar, ...]
+    args: tuple[str, ...] | None
+
+    def arg_names(self) -> tuple[str, ...]: ...
+
+    def dims_of(self, inputs: tuple[Any, ...], out: Any) -> Any: ...
 
 
-def arg_names(op: Op) -> tuple[str, ...]:
+def arg_names(op: Declared) -> tuple[str, ...]:
     """`op.args`, or inputs, outputs (an in-place one is its input), workspace, scalars,
     then the grid rule's scalars."""
     if op.args is not None:
@@ -29,7 +43,7 @@ def arg_names(op: Op) -> tuple[str, ...]:
     )
 
 
-def arg_roles(op: Op) -> tuple[tuple[str, str], ...]:
+def arg_roles(op: Declared) -> tuple[tuple[str, str], ...]:
     """(role, name) per kernel argument: input, output, inplace, workspace, scalar, rule."""
     ins = {t.name for t in op.inputs}
     outs = {t.name for t in op.outputs}
@@ -50,7 +64,7 @@ def arg_roles(op: Op) -> tuple[tuple[str, str], ...]:
 
 
 def kernel_args(
-    op: Op, inputs: tuple[Any, ...], out: Any, workspace: dict[str, Any], geometry: Geometry
+    op: Declared, inputs: tuple[Any, ...], out: Any, workspace: dict[str, Any], geometry: Geometry
 ) -> tuple[Any, ...]:
     """The values of `op.arg_names()` for one launch: the arrays, the workspace, the scalars
     (resolved on the dims the arrays have) and the grid rule's scalars in their C types."""
