@@ -2,6 +2,7 @@
 that the order of messages, the order they are heard and when the next job goes out are
 what the test says. (test_pool.py runs the same rounds on real worker processes.)"""
 
+import dataclasses
 import pickle
 import threading
 import time
@@ -297,3 +298,32 @@ def test_rows_heard_are_told_before_ready_may_block():
 
     Round(Crew(Scripted(0, serve)), jobs, told, ready).run()
     assert ("row", "a") in at_ready[1] and ("job_done", 0, ["a"]) in at_ready[1]
+
+
+def test_a_job_carrying_a_warm_up_gets_more_time_before_its_first_started(monkeypatch):
+    """verify's warm-up runs before the job's first "started" (runner.py): a worker that
+    spends longer than --timeout on it, but less than that plus WARM_UP_S, is not killed."""
+    monkeypatch.setattr(rounds, "WARM_UP_S", 1.5)
+
+    def warming(inbox, outbox, heard):
+        try:
+            _, index, j = inbox.recv()
+            heard.append(("job", index))
+            time.sleep(1.0)  # the warm-up: past the 0.5 s timeout, within 0.5 + 1.5
+            outbox.send(("started", index, j.variants[0].label))
+            outbox.send(("row", index, row(j, j.variants[0].label)))
+            outbox.send(("done", index))
+        except (EOFError, OSError):  # killed: the round closed its pipes
+            return
+
+    def run(warm_up):
+        crew = Crew(Scripted(0, warming), spare=warming)
+        crew.timeout_s, crew.startup_s = 0.5, 0.0  # no start-up allowance: a used worker
+        told = Told()
+        Round(crew, [dataclasses.replace(job(16, "a"), warm_up=warm_up)], told).run()
+        return crew, told
+
+    crew, told = run(((1,), (2,)))
+    assert crew.killed == [] and ("job_done", 0, ["a"]) in told.calls
+    crew, told = run(())  # without a warm-up the same wait is a hang
+    assert crew.killed == [0]

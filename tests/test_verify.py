@@ -257,6 +257,14 @@ def test_block_size_follows_cupys_cub_rule(n, block):
     assert warm.block_size(n) == block
 
 
+def test_a_later_variant_warms_only_the_kinds_an_earlier_one_lacked():
+    first = warm.warm_shapes(domain("softmax", "block_hybrid").edges())
+    done = {warm.kind(s) for s in first}
+    later = warm.warm_shapes(domain("softmax", "warp_xor").edges(), done)
+    assert later and not {warm.kind(s) for s in later} & done
+    assert warm.warm_shapes(domain("softmax", "block_hybrid").edges(), done) == []
+
+
 def test_warm_shapes_keep_the_smallest_edge_of_each_kind():
     edges = domain("reduce", "float4").edges()
     chosen = warm.warm_shapes(edges)
@@ -286,7 +294,8 @@ def test_a_warm_up_comes_before_its_jobs_check_and_its_row_says_so(monkeypatch):
     (row,) = Runner(FakeBackend()).run_job(job)
     assert made == [(3, 129), (1, 1)]  # a shape that fails is passed over, the next made
     assert row.status is Status.OK and row.shape == "2x3" and row.time_us is None
-    assert row.notes == f"{CHECKED_NOTE}; warm-up: 1 of 2 small shapes' references and checks made first"
+    said = "warm-up: 1 of 2 small shapes' references and checks made first"
+    assert row.notes == f"{CHECKED_NOTE}; {said} (the first not made at 3x129: ValueError: no inputs)"
 
 
 def test_the_first_checks_and_warm_up_come_before_the_budget(tmp_path, small_card, monkeypatch):
@@ -312,8 +321,10 @@ def test_the_first_checks_and_warm_up_come_before_the_budget(tmp_path, small_car
         assert (1, 1) in shapes and (1, 129) in shapes and len(set(shapes)) == len(shapes)
     assert all(len(part) <= usecase.WARM_CHUNK for _, part in warmed)
     assert len(outcome.verdicts) == 4 and all(v.verdict.tried > 1 for v in outcome.verdicts)
-    assert len(notes) == 2 and "on the first checks and on the references and checks of" in notes[0]
-    assert "not counted in the budget" in notes[0]
+    said = [n for n in notes if "on the first checks and on the references and checks of" in n]
+    assert said and said[0].startswith("reduce float4[") and "] float32: " in said[0]
+    assert "not counted in the budget" in said[0]
+    assert all(v.verdict.elapsed_s > 1.1 for v in outcome.verdicts[::2])  # the seconds count them
     meta, rows = read_results(outcome.json)
     assert len(rows) == sum(v.verdict.tried + v.verdict.untried for v in outcome.verdicts)
     assert sum("warm-up:" in r.notes for r in rows) == len(warmed)  # a part a first check

@@ -183,7 +183,12 @@ def run_command(
         ),
     ] = False,
     verify_budget: Annotated[
-        float, typer.Option(min=0.1, help="Seconds per variant of the --verify pass.")
+        float,
+        typer.Option(
+            min=0.1,
+            help="Seconds per variant of the --verify pass's search (its first checks and their "
+            "warm-up come before it: see `cudabench verify --help`).",
+        ),
     ] = 10.0,
 ) -> None:
     """Validate and time every variant of an op (and its library baseline) over shapes.

@@ -103,8 +103,8 @@ def verify_command(
             min=0.1,
             help="Seconds per variant (and dtype) at most: the edge shapes, the random search "
             "and the shrinking stop when it is spent (a shape under way finishes). Not counted: "
-            "the checks made first at a few small shapes, which compile CuPy's kernels on a "
-            "machine whose CuPy cache lacks them.",
+            "each variant's first checks (its compile) and the warm-up they carry (small shapes "
+            "whose checks compile CuPy's kernels where its cache lacks them).",
         ),
     ] = usecase.BUDGET_S,
     examples: Annotated[

@@ -43,6 +43,10 @@ DONE_WAIT_S = 5.0  # at a round's end, for a worker's "done" after its last row
 # the bytes a job's message may have to go down the pipe of a worker still finishing its last
 # job (Linux's pipes hold 64 KiB; a job of a few variants is 1 to 5 KiB)
 PIPE_ROOM = 32 * 1024
+# more time before the first "started" of a job that carries verify's warm-up (its shapes'
+# checks come first, and on a fresh machine CuPy compiles their kernels: up to 4.2 s a shape
+# on an H200, 8 shapes a job): its --timeout is for the variant's own check
+WARM_UP_S = 60.0
 
 
 class PoolEvents(Protocol):
@@ -223,6 +227,7 @@ class Round:
         worker.job, worker.current, worker.dying = index, None, False
         worker.since = time.monotonic()
         allowance = worker.allowance(None, job.baselines, self.crew.startup_s)
+        allowance += WARM_UP_S if job.warm_up else 0.0
         worker.deadline = worker.since + self.crew.timeout_s + allowance
         try:
             worker.outbox.send_bytes(message)

@@ -66,20 +66,21 @@ def _yardstick(xp: Any, op: OpProtocol, inputs: tuple[Any, ...], ref: Any, dtype
     return worst if worst == worst else None  # NaN: the evaluation overflowed
 
 
-def warm(xp: Any, op: OpProtocol, dtype: str, shapes: tuple[Shape, ...]) -> int:
+def warm(xp: Any, op: OpProtocol, dtype: str, shapes: tuple[Shape, ...]) -> tuple[int, str]:
     """Each shape's problem made and its reference checked against itself, then dropped: the
     kernels of their references, tolerances and checks compiled now (verify's warm-up,
-    verification/warm.py). A shape whose problem cannot be made is passed over: its own check
-    says why. Returns the shapes made."""
-    made = 0
+    verification/warm.py). A shape whose problem cannot be made is passed over (its own check
+    says why). Returns the shapes made and the first failure ('' if none)."""
+    made, failed = 0, ""
     for shape in shapes:
         try:
             given = problem(xp, op, Case(op.name, shape, dtype), 0)
             given.check(given.ref.astype(get_dtype(dtype).array_type()))
-        except Exception:  # noqa: BLE001 - any failure is the shape's own check's to report
+        except Exception as exc:  # noqa: BLE001 - the shape's own check reports it; the note says
+            failed = failed or f"at {'x'.join(map(str, shape))}: {type(exc).__name__}: {exc}"
             continue
         made += 1
-    return made
+    return made, failed
 
 
 def seed_of(case: Case, name: str) -> int:

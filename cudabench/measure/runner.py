@@ -173,8 +173,9 @@ class Runner:
         case = job.case
         checked = CHECKED_NOTE
         if job.warm_up:
-            made = warm(self.backend.xp, op, case.dtype, job.warm_up)
-            checked = join_notes(checked, WARM_NOTE.format(made=made, shapes=len(job.warm_up)))
+            made, missed = warm(self.backend.xp, op, case.dtype, job.warm_up)
+            said = WARM_NOTE.format(made=made, shapes=len(job.warm_up))
+            checked = join_notes(checked, f"{said} (the first not made {missed})" if missed else said)
         names = [v.label for v in job.variants] + list(job.baselines)
         needed = op.device_bytes(case.shape)
         free = self.backend.free_bytes() + self.preparer.keep_only(case)  # kept inputs: reused

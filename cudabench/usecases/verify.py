@@ -41,7 +41,7 @@ from cudabench.usecases.flow import Placement, Recording, in_session
 from cudabench.usecases.observe import Observer, Silent
 from cudabench.verification.domain import Domain
 from cudabench.verification.search import EXAMPLES, Probe, Search, VariantVerdict
-from cudabench.verification.warm import warm_shapes
+from cudabench.verification.warm import kind, warm_shapes
 
 BUDGET_S = 60.0  # seconds a variant (in a dtype) at most, `cudabench verify`
 RUN_BUDGET_S = 10.0  # `run --verify`'s short pass
@@ -225,29 +225,31 @@ def verify_jobs(
 ) -> list[VariantVerdict]:
     """One search per variant of each job (a job per dtype), in turn, on `sweep`. A variant's
     budget starts after its first checks (`first_checks`: the variant compiled and loaded,
-    and on an op's first variant in a dtype the warm-up, verification/warm.py); long ones
-    (CuPy compiled kernels) are said to the observer."""
+    and the warm-up of the kinds of shape the op's earlier variants in the dtype did not
+    warm, verification/warm.py); long ones (CuPy compiled kernels) are said to the observer.
+    A verdict's seconds count them too."""
     verdicts = []
-    warmed: set[tuple[str, str]] = set()
+    warmed: dict[tuple[str, str], set[tuple[object, ...]]] = {}  # (op, dtype) -> kinds warmed
     for job in jobs:
         op = job.op()
         for variant in job.variants:
             domain = Domain(op, variant, job.case.dtype, memory_limit(info), info)
             oracle = SweepOracle(sweep, job, variant)
-            warm_up: list[Shape] = []
-            if (job.case.op, job.case.dtype) not in warmed:
-                warmed.add((job.case.op, job.case.dtype))
-                warm_up = warm_shapes(domain.edges())
+            edges = domain.edges()
+            done = warmed.setdefault((job.case.op, job.case.dtype), set())
+            warm_up = warm_shapes(edges, done)
             begin = time.perf_counter()
-            known = first_checks(oracle, domain.edges(), warm_up)
+            known = first_checks(oracle, edges, warm_up)
             seconds = time.perf_counter() - begin
+            done.update(kind(s) for s in warm_up)
             if warm_up and seconds >= WARM_NOTE_S and observer is not None:
                 observer.note(
-                    f"{job.case.op} {job.case.dtype}: {seconds:.1f} s on the first checks and on the "
-                    f"references and checks of {len(warm_up)} small shapes (the kernels CuPy and nvcc "
-                    "compiled are kept in their caches), not counted in the budget"
+                    f"{job.case.op} {variant.label} {job.case.dtype}: {seconds:.1f} s on the first checks "
+                    f"and on the references and checks of {len(warm_up)} small shapes (the kernels CuPy "
+                    "and nvcc compiled are kept in their caches), not counted in the budget"
                 )
             verdict = Search(domain, oracle, budget_s, examples, seed, batch, known=known).run()
+            verdict = dataclasses.replace(verdict, elapsed_s=verdict.elapsed_s + seconds)
             line = ""
             if verdict.wrong is not None:
                 line = reproduce_line(job.case.op, variant, job.case.dtype, verdict.wrong.shape, ops, kernels)

@@ -12,7 +12,8 @@ reduce's checks at 1, 128, 129, 257, 513 and 1025 columns, and at one row of 102
 CuPy reduces trailing axes of a C-ordered array, so the reduced length is a product of the
 shape's last dims: a shape's `kind` is the block size of each such product, which dims are 1
 (a single row is reduced as 1-D: ops/reductions.py `rows_of`) and the power of two of its
-size. `warm_shapes` keeps the smallest edge shape of each kind, up to WARM_ELEMENTS elements.
+size. `warm_shapes` keeps the smallest edge shape of each kind, up to WARM_ELEMENTS elements,
+leaving out the kinds an earlier variant of the op warmed.
 Shapes past 2^31 elements need CuPy kernels of 64-bit indices, compiled when the search gets
 there (1.6 to 3.7 s each on a fresh H200).
 """
@@ -20,6 +21,7 @@ there (1.6 to 3.7 s each on a fresh H200).
 from __future__ import annotations
 
 import math
+from collections.abc import Set as AbstractSet
 
 from cudabench.core.records import Shape
 from cudabench.verification.domain import order
@@ -45,10 +47,11 @@ def kind(shape: Shape) -> tuple[object, ...]:
     return (len(shape), blocks, tuple(d == 1 for d in shape), math.prod(shape).bit_length())
 
 
-def warm_shapes(edges: list[Shape]) -> list[Shape]:
-    """The smallest of `edges` of each kind, up to WARM_ELEMENTS elements, smallest first."""
+def warm_shapes(edges: list[Shape], done: AbstractSet[tuple[object, ...]] = frozenset()) -> list[Shape]:
+    """The smallest of `edges` of each kind not `done`, up to WARM_ELEMENTS elements,
+    smallest first (an op's later variants warm only the kinds the earlier ones lacked)."""
     chosen: dict[tuple[object, ...], Shape] = {}
     for shape in sorted(edges, key=order):
-        if math.prod(shape) <= WARM_ELEMENTS:
+        if math.prod(shape) <= WARM_ELEMENTS and kind(shape) not in done:
             chosen.setdefault(kind(shape), shape)
     return sorted(chosen.values(), key=order)
