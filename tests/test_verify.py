@@ -8,6 +8,7 @@ the planted CUDA kernels of tests/fixtures/planted and the catalogue on a real G
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import math
 import re
@@ -28,7 +29,7 @@ from cudabench.core.timing import TimingOptions
 from cudabench.execution import sweep as sweeps
 from cudabench.execution.session import InProcess, Local
 from cudabench.measure import problem as problem_module
-from cudabench.measure.runner import CHECKED_NOTE, CaseJob, Runner
+from cudabench.measure.runner import CHECKED_NOTE, UNCHECKED_NOTE, CaseJob, Runner
 from cudabench.ops.discovery import discover
 from cudabench.ops.registry import get_op
 from cudabench.record.results import read_results
@@ -243,6 +244,9 @@ def test_check_only_jobs_are_validated_not_timed(monkeypatch):
     assert ok.status is Status.OK and ok.time_us is None and ok.samples is None
     assert ok.max_abs_err == 0 and ok.notes == CHECKED_NOTE
     assert bad.status is Status.FAIL and "1 of 5 outputs wrong" in bad.error and bad.notes == CHECKED_NOTE
+    future = dataclasses.replace(float4, requires=(("min_sm", 200),))
+    (na,) = runner_.run_job(CaseJob(Case("add", (4,)), (future,), (), timing, check_only=True))
+    assert na.status is Status.N_A and na.notes == UNCHECKED_NOTE  # not "validated once"
 
 
 # ---------------------------------------------------------------------------- the warm-up
@@ -321,7 +325,7 @@ def test_the_first_checks_and_warm_up_come_before_the_budget(tmp_path, small_car
         assert (1, 1) in shapes and (1, 129) in shapes and len(set(shapes)) == len(shapes)
     assert all(len(part) <= usecase.WARM_CHUNK for _, part in warmed)
     assert len(outcome.verdicts) == 4 and all(v.verdict.tried > 1 for v in outcome.verdicts)
-    said = [n for n in notes if "on the first checks and on the references and checks of" in n]
+    said = [n for n in notes if "and a warm-up of" in n]
     assert said and said[0].startswith("reduce float4[") and "] float32: " in said[0]
     assert "not counted in the budget" in said[0]
     assert all(v.verdict.elapsed_s > 1.1 for v in outcome.verdicts[::2])  # the seconds count them
@@ -330,25 +334,33 @@ def test_the_first_checks_and_warm_up_come_before_the_budget(tmp_path, small_car
     assert sum("warm-up:" in r.notes for r in rows) == len(warmed)  # a part a first check
 
 
-def test_first_checks_carry_the_warm_up_in_parts_and_a_timeout_there_is_asked_again():
+def test_first_checks_carry_the_warm_up_in_parts_one_at_a_time_until_one_is_wrong():
     asked = []
+    wrong_at = {(2,)}
 
     def oracle(shapes, parts):
         asked.append((list(shapes), [len(p) for p in parts]))
-        return [Probe(s, Status.TIMEOUT if i == 1 else Status.OK) for i, s in enumerate(shapes)]
+        return [Probe(s, Status.TIMEOUT if s in wrong_at else Status.OK) for s in shapes]
 
     edges = [(n,) for n in range(1, 40)]
-    warm_up = [(n,) for n in range(100, 100 + 2 * usecase.WARM_CHUNK + 3)]
-    known = usecase.first_checks(oracle, edges, warm_up)
-    assert asked == [(edges[:3], [usecase.WARM_CHUNK, usecase.WARM_CHUNK, 3])]
-    assert [p.shape for p in known] == [(1,), (3,)]  # (2,) timed out in its warm-up: not held
+    chunk = usecase.WARM_CHUNK
+    warm_up = [(n,) for n in range(100, 100 + 2 * chunk + 3)]
+    known, sent = usecase.first_checks(oracle, edges, warm_up)
+    # a hang at (2,) costs one --timeout: the third part is never sent (a later variant warms it)
+    assert asked == [([(1,)], [chunk]), ([(2,)], [chunk])]
+    assert [(p.shape, p.status) for p in known] == [((1,), Status.OK), ((2,), Status.TIMEOUT)]
+    assert sent == warm_up[: 2 * chunk]
+    wrong_at.clear()
     asked.clear()
-    assert [p.shape for p in usecase.first_checks(oracle, edges, [])] == [(1,)]
-    assert asked == [([(1,)], [])]
+    known, sent = usecase.first_checks(oracle, edges, warm_up)
+    assert [p.shape for p in known] == edges[:3] and sent == warm_up
+    asked.clear()
+    assert usecase.first_checks(oracle, edges, []) == ([Probe((1,), Status.OK)], [])
+    assert asked == [([(1,)], [0])]
     asked.clear()
     usecase.first_checks(oracle, edges[:2], warm_up)  # fewer edges than parts: the last takes the rest
-    assert asked == [(edges[:2], [usecase.WARM_CHUNK, usecase.WARM_CHUNK + 3])]
-    assert usecase.first_checks(oracle, [], warm_up) == []
+    assert asked == [([(1,)], [chunk]), ([(2,)], [chunk + 3])]
+    assert usecase.first_checks(oracle, [], warm_up) == ([], [])
 
 
 def test_the_warm_up_reaches_a_worker_process(tmp_path, small_card, monkeypatch):
@@ -521,6 +533,21 @@ def test_cli_exit_codes_and_reproduce_line(tmp_path, fake_cli, monkeypatch):
         assert runner.invoke(app, bad).exit_code == 2
 
 
+def test_cli_an_untested_variant_exits_1_and_says_why(tmp_path, fake_cli):
+    from cudabench.cli import app
+
+    mine = tmp_path / "mine"
+    (mine / "add").mkdir(parents=True)
+    source = (BUILTIN_KERNELS / "add" / "naive.cu").read_text()
+    header = "//   variant: future\n//   requires: {min_sm: 200}\n"
+    (mine / "add" / "future.cu").write_text(source.replace("//   variant: naive\n", header))
+    args = ["verify", "add", "-v", "future", "--kernels", str(mine), "-o", str(tmp_path / "out")]
+    result = runner.invoke(app, [*args, "--budget", "3", "--examples", "3"])
+    assert result.exit_code == 1, result.output
+    text = flat(result.output)
+    assert "untested: no shape ran" in text and "needs sm_200 or later" in text
+
+
 def test_cli_ctrl_c_is_130(tmp_path, fake_cli, monkeypatch):
     from cudabench.cli import app
 
@@ -541,7 +568,7 @@ def test_run_verify_skips_a_wrong_variant(tmp_path, fake_cli, monkeypatch):
     )
     assert result.exit_code == 1, result.output
     text = flat(result.output)
-    assert "wrong at 6" in text and "float4 float32 is wrong at some shape: not timed" in text
+    assert "wrong at 6" in text and "float4 float32 wrong at 6 (verify pass): not timed" in text
     timed = [p for p in tmp_path.glob("*_add.json") if "_verify_" not in p.name]
     (path,) = timed
     _, rows = read_results(path)
@@ -613,3 +640,10 @@ def test_gpu_verify_finds_each_planted_kernel(tmp_path, op, name, smallest):
         op, shapes=["2^20"], variants=[name], ops=[PLANTED], output=tmp_path, ceilings=False
     )
     assert set(right["status"]) == {"OK"}
+
+
+def test_the_profile_it_line_of_a_run_leaves_out_its_output_and_verify_pass():
+    from cudabench.cli.run_cmd import without_output
+
+    line = "cudabench run reduce -s 2^20 --verify --verify-budget 3 -o out/x --db h.db --verify-budget=4"
+    assert without_output(line) == "cudabench run reduce -s '2^20' --db h.db"

@@ -284,15 +284,16 @@ def profile_hint(
 
 
 def without_output(command: str) -> str:
-    """The command without its --output: run again by hand, it must not overwrite this run's
-    files (it writes results/<its own time>_<op>.* instead)."""
+    """The command without its --output and its verify pass: run again by hand (under ncu),
+    it must not overwrite this run's files (it writes results/<its own time>_<op>.* instead)
+    nor verify the variants again."""
     words, kept = shlex.split(command), []
     skip = False
     for word in words:
         if skip:
             skip = False
-        elif word in ("--output", "-o"):
+        elif word in ("--output", "-o", "--verify-budget"):
             skip = True
-        elif not word.startswith("--output="):
+        elif word != "--verify" and not word.startswith(("--output=", "--verify-budget=")):
             kept.append(word)
     return shlex.join(kept)

@@ -52,14 +52,15 @@ def verdict_table(verdicts: list[VariantVerdict], title: str) -> Table:
             shape_text(found.smallest) if found.smallest else "",
             shape_text(found.largest) if found.largest else "",
             row.status.value if row is not None else "",
-            row.error if row is not None else "",
+            row.error if row is not None else found.untried_why,
             style=style,
         )
     return table
 
 
 def show_verdicts(verdicts: list[VariantVerdict], title: str) -> None:
-    """The table, then how each wrong shape was found and the line that runs it again."""
+    """The table, then how each wrong shape was found and the line that runs it again (all on
+    stdout, the results of the command)."""
     out.print(verdict_table(verdicts, title))
     for v in verdicts:
         found = v.verdict
@@ -68,14 +69,14 @@ def show_verdicts(verdicts: list[VariantVerdict], title: str) -> None:
             how = f"found among the {found.phase} shapes"
             how += f" at {first}, then shrunk" if first != smallest else ""
             tried = f"{found.tried} shape{'s' if found.tried != 1 else ''}"
-            err.print(
+            out.print(
                 f"{v.label} {v.dtype}: wrong at {smallest} ({how}; {tried} in {found.elapsed_s:.1f} s)",
                 soft_wrap=True,
                 markup=False,
             )
             out.print(f"  reproduce: {v.reproduce}", soft_wrap=True, markup=False)
         elif found.state == BROKEN and found.broken is not None and found.broken.row is not None:
-            err.print(f"{v.label} {v.dtype}: {found.broken.row.error}", soft_wrap=True, markup=False)
+            out.print(f"{v.label} {v.dtype}: {found.broken.row.error}", soft_wrap=True, markup=False)
 
 
 def verify_command(
@@ -147,8 +148,9 @@ def verify_command(
     the other at each remainder of the vector width), within the header's `requires:`, then
     at random shapes (Hypothesis), and shrinks a wrong one to a shape no larger than twice the
     smallest. Examples: `cudabench verify reduce`, `cudabench verify softmax -v block_reg -d
-    bfloat16 --budget 30`. Exit status: 0 every variant verified, 1 a variant is wrong (or
-    does not compile), 2 bad usage, 130 interrupted (the checked rows are kept).
+    bfloat16 --budget 30`. Exit status: 0 every variant verified, 1 a variant is wrong, does
+    not compile, or is untested (N/A or skipped at every shape: the table says why), 2 bad
+    usage, 130 interrupted (the checked rows are kept).
     """
     request = usecase.VerifyRequest(
         target=target,
@@ -175,5 +177,5 @@ def verify_command(
     if outcome.history_error:
         error(outcome.history_error)
         raise typer.Exit(2)
-    if outcome.wrong:
+    if outcome.wrong or outcome.untested:
         raise typer.Exit(1)

@@ -132,7 +132,8 @@ def job_failed(job: CaseJob, status: Status, error: str) -> list[ResultRow]:
     return [ResultRow.of(job.case, label, status, error) for label in labels]
 
 
-CHECKED_NOTE = "verify: validated once, not timed"  # every row of a check-only job says so
+CHECKED_NOTE = "verify: validated once, not timed"  # every row of a check-only job says so,
+UNCHECKED_NOTE = "verify: not checked"  # but its N/A and SKIPPED rows
 WARM_NOTE = "warm-up: {made} of {shapes} small shapes' references and checks made first"
 
 
@@ -171,11 +172,11 @@ class Runner:
                 self.observer.finished(row)
             return failed
         case = job.case
-        checked = CHECKED_NOTE
+        warmed = ""
         if job.warm_up:
             made, missed = warm(self.backend.xp, op, case.dtype, job.warm_up)
-            said = WARM_NOTE.format(made=made, shapes=len(job.warm_up))
-            checked = join_notes(checked, f"{said} (the first not made {missed})" if missed else said)
+            warmed = WARM_NOTE.format(made=made, shapes=len(job.warm_up))
+            warmed += f" (the first not made {missed})" if missed else ""
         names = [v.label for v in job.variants] + list(job.baselines)
         needed = op.device_bytes(case.shape)
         free = self.backend.free_bytes() + self.preparer.keep_only(case)  # kept inputs: reused
@@ -200,7 +201,8 @@ class Runner:
                     prepared.append((index, outcome))
                     continue
                 if job.check_only:
-                    outcome = dataclasses.replace(outcome, notes=join_notes(outcome.notes, checked))
+                    said = UNCHECKED_NOTE if outcome.status in (Status.N_A, Status.SKIPPED) else CHECKED_NOTE
+                    outcome = dataclasses.replace(outcome, notes=join_notes(outcome.notes, said, warmed))
                 rows[index] = outcome
                 self.observer.finished(outcome)
             if prepared:

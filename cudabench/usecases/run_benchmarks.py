@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
+from cudabench.core.shapes import shape_text
 from cudabench.execution.plan import Plan
 from cudabench.execution.session import Session
 from cudabench.execution.sweep import Sweep
@@ -66,7 +67,9 @@ def _verify_then_time(
         observer.note(f"verify pass ({budget:g} s a variant's search at most): {path.resolve()}")
         for v in verdicts:
             if v.verdict.is_wrong:
-                observer.note(f"{v.op} {v.label} {v.dtype} is wrong at some shape: not timed")
+                wrong = v.verdict.wrong
+                where = f"wrong at {shape_text(wrong.shape)}" if wrong is not None else "does not compile"
+                observer.note(f"{v.op} {v.label} {v.dtype} {where} (verify pass): not timed")
         sweep.run(without_wrong(work, verdicts).jobs)
         return tuple(verdicts), None
 

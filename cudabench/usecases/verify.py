@@ -40,7 +40,7 @@ from cudabench.ops import registry
 from cudabench.usecases.flow import Placement, Recording, in_session
 from cudabench.usecases.observe import Observer, Silent
 from cudabench.verification.domain import Domain
-from cudabench.verification.search import EXAMPLES, Probe, Search, VariantVerdict
+from cudabench.verification.search import EXAMPLES, UNTESTED, Probe, Search, VariantVerdict
 from cudabench.verification.warm import kind, warm_shapes
 
 BUDGET_S = 60.0  # seconds a variant (in a dtype) at most, `cudabench verify`
@@ -89,6 +89,11 @@ class VerifyOutcome:
     @property
     def wrong(self) -> bool:
         return any(v.verdict.is_wrong for v in self.verdicts) or bool(self.problems)
+
+    @property
+    def untested(self) -> bool:
+        """A variant no shape could check (N/A or skipped at every one)."""
+        return any(v.verdict.state == UNTESTED for v in self.verdicts)
 
 
 def plan_verify(request: VerifyRequest) -> Plan:
@@ -173,19 +178,25 @@ def first_checks(
     oracle: Callable[[list[Shape], Sequence[tuple[Shape, ...]]], list[Probe]],
     edges: list[Shape],
     warm_up: list[Shape],
-) -> list[Probe]:
-    """A variant's first checks, made before its budget starts: the smallest edge shape, or,
-    with a warm-up, as many of the smallest as the warm-up has parts of WARM_CHUNK shapes,
-    each carrying one (each job has its own --timeout). A check that timed out carrying a
-    part is not held against the variant: the search asks its shape again."""
+) -> tuple[list[Probe], list[Shape]]:
+    """A variant's first checks, made before its budget starts, one at a time: the smallest
+    edge shapes in turn, each carrying the next part of WARM_CHUNK warm-up shapes (each job
+    has its own --timeout, and the pool gives one that carries a part WARM_UP_S more), until
+    the parts are out or a check is wrong or does not compile: a wrong variant costs one
+    check (a hanging one, one --timeout). Returns the probes and the warm-up shapes sent."""
     parts = [tuple(warm_up[i : i + WARM_CHUNK]) for i in range(0, len(warm_up), WARM_CHUNK)]
     shapes = edges[: max(1, len(parts))]
     if len(parts) > len(shapes):  # fewer edge shapes than parts: the last one takes the rest
         parts[len(shapes) - 1 :] = [tuple(s for part in parts[len(shapes) - 1 :] for s in part)]
-    probes = oracle(shapes, parts) if shapes else []
-    return [
-        probe for i, probe in enumerate(probes) if not (i < len(parts) and probe.status is Status.TIMEOUT)
-    ]
+    probes: list[Probe] = []
+    sent: list[Shape] = []
+    for i, shape in enumerate(shapes):
+        part = parts[i] if i < len(parts) else ()
+        probes += oracle([shape], [part])
+        sent += part
+        if probes[-1].wrong or probes[-1].status is Status.COMPILE_ERROR:
+            break
+    return probes, sent
 
 
 def reproduce_line(
@@ -239,14 +250,17 @@ def verify_jobs(
             done = warmed.setdefault((job.case.op, job.case.dtype), set())
             warm_up = warm_shapes(edges, done)
             begin = time.perf_counter()
-            known = first_checks(oracle, edges, warm_up)
+            known, sent = first_checks(oracle, edges, warm_up)
             seconds = time.perf_counter() - begin
-            done.update(kind(s) for s in warm_up)
-            if warm_up and seconds >= WARM_NOTE_S and observer is not None:
+            done.update(kind(s) for s in sent)
+            if seconds >= WARM_NOTE_S and observer is not None:
+                warming = (
+                    f" and a warm-up of {len(sent)} small shapes' checks (CuPy's kernels)" if sent else ""
+                )
                 observer.note(
-                    f"{job.case.op} {variant.label} {job.case.dtype}: {seconds:.1f} s on the first checks "
-                    f"and on the references and checks of {len(warm_up)} small shapes (the kernels CuPy "
-                    "and nvcc compiled are kept in their caches), not counted in the budget"
+                    f"{job.case.op} {variant.label} {job.case.dtype}: {seconds:.1f} s on its first "
+                    f"{len(known)} check{'s' if len(known) != 1 else ''}: its compile{warming}, kept "
+                    "in their caches; not counted in the budget"
                 )
             verdict = Search(domain, oracle, budget_s, examples, seed, batch, known=known).run()
             verdict = dataclasses.replace(verdict, elapsed_s=verdict.elapsed_s + seconds)
@@ -388,7 +402,7 @@ def as_record(v: VariantVerdict, results: Path) -> dict[str, object]:
         "largest": shape_text(found.largest) if found.largest else None,
         "wrong_at": shape_text(found.wrong.shape) if found.wrong else None,
         "status": row.status.value if row is not None else None,
-        "detail": row.error if row is not None else None,
+        "detail": row.error if row is not None else (found.untried_why or None),
         "found_at": shape_text(found.found.shape) if found.found else None,
         "complete": found.complete,
         "seconds": found.elapsed_s,

@@ -80,6 +80,7 @@ class Verdict:
     complete: bool  # False when the budget ran out before the search ended
     elapsed_s: float
     broken: Probe | None = None  # the COMPILE_ERROR row's probe
+    untried_why: str = ""  # the first N/A or SKIPPED row's reason (why it is untested)
 
     @property
     def is_wrong(self) -> bool:
@@ -202,7 +203,7 @@ class Search:
 
     def verdict(self, found: Probe | None, smallest: Probe | None, phase: str) -> Verdict:
         ran = sorted((p.shape for p in self.known.values() if p.ran), key=order)
-        untried = sum(p.status in UNTRIED for p in self.known.values())
+        untried = [p for p in self.known.values() if p.status in UNTRIED]
         if self.broken is not None:
             state = BROKEN
         elif smallest is not None:
@@ -212,7 +213,7 @@ class Search:
         return Verdict(
             state=state,
             tried=len(ran),
-            untried=untried,
+            untried=len(untried),
             smallest=ran[0] if ran else None,
             largest=ran[-1] if ran else None,
             wrong=smallest,
@@ -221,6 +222,7 @@ class Search:
             complete=not self.out_of_time,
             elapsed_s=self.clock() - self.start,
             broken=self.broken,
+            untried_why=min(untried, key=lambda p: order(p.shape)).detail if untried else "",
         )
 
 
