@@ -56,8 +56,8 @@ def ceilings_command(
         typer.Option(
             "--output",
             "-o",
-            help="Folder or file stem for the measurement's rows (default "
-            "results/<timestamp>_ceilings.csv/.json).",
+            help="A folder (made if missing) for the measurement's rows, or NAME.json / NAME.csv "
+            "for those files (default results/<timestamp>_ceilings.csv/.json).",
         ),
     ] = None,
 ) -> None:

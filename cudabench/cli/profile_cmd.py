@@ -114,8 +114,8 @@ def profile_command_cli(
         typer.Option(
             "--output",
             "-o",
-            help="Folder for the result files and report, or a file stem "
-            "(default results/<timestamp>_<op>.csv/.json/.ncu-rep).",
+            help="A folder (made if missing) for the result files and report, or NAME.json / "
+            "NAME.csv for those files (default results/<timestamp>_<op>.csv/.json/.ncu-rep).",
         ),
     ] = None,
     device: Annotated[

@@ -140,7 +140,8 @@ def run_command(
         typer.Option(
             "--output",
             "-o",
-            help="Folder for the result files, or a file stem (default results/<timestamp>_<op>.csv/.json).",
+            help="A folder (made if missing) for the result files, or NAME.json / NAME.csv for those "
+            "files (default results/<timestamp>_<op>.csv/.json).",
         ),
     ] = None,
     force: ForceOption = False,

@@ -286,8 +286,8 @@ def tune_command(
         typer.Option(
             "--output",
             "-o",
-            help="Folder or file stem for the results (default "
-            "results/<timestamp>_tune_<op>.csv/.json/.png).",
+            help="A folder (made if missing) for the results, or NAME.json / NAME.csv for those "
+            "files (default results/<timestamp>_tune_<op>.csv/.json/.png).",
         ),
     ] = None,
     force: ForceOption = False,

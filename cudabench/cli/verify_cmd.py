@@ -119,8 +119,8 @@ def verify_command(
         typer.Option(
             "--output",
             "-o",
-            help="Folder or file stem for the rows of every shape checked (default "
-            "results/<timestamp>_verify_<op>.csv/.json).",
+            help="A folder (made if missing) for the rows of every shape checked, or NAME.json / "
+            "NAME.csv for those files (default results/<timestamp>_verify_<op>.csv/.json).",
         ),
     ] = None,
     force: ForceOption = False,
