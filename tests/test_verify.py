@@ -548,6 +548,14 @@ def test_cli_an_untested_variant_exits_1_and_says_why(tmp_path, fake_cli):
     assert "untested: no shape ran" in text and "needs sm_200 or later" in text
 
 
+def test_cli_a_baseline_is_not_a_variant_to_verify(tmp_path, fake_cli):
+    from cudabench.cli import app
+
+    result = runner.invoke(app, ["verify", "reduce", "-v", "cupy", "-o", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "cupy is a library baseline; verify checks kernel variants" in flat(result.output)
+
+
 def test_cli_ctrl_c_is_130(tmp_path, fake_cli, monkeypatch):
     from cudabench.cli import app
 

@@ -123,6 +123,13 @@ def plan_verify(request: VerifyRequest) -> Plan:
         ops=list(request.ops) or None,
     )
     jobs = [dataclasses.replace(job, baselines=()) for job in work.jobs if job.variants]
+    if not jobs and request.variants:
+        chosen = ", ".join(request.variants)
+        what = "is a library baseline" if len(request.variants) == 1 else "are library baselines"
+        raise SweepError(
+            f"{request.target}: {chosen} {what}; verify checks kernel variants "
+            f"(`cudabench list {request.target}` names them)"
+        )
     if not jobs:
         raise SweepError(f"{request.target}: no variant to verify")
     return dataclasses.replace(work, jobs=jobs)
