@@ -323,7 +323,7 @@ def test_the_first_checks_and_warm_up_come_before_the_budget(tmp_path, small_car
     for dtype in ("float32", "float16"):
         shapes = [s for d, part in warmed if d == dtype for s in part]
         assert (1, 1) in shapes and (1, 129) in shapes and len(set(shapes)) == len(shapes)
-    assert all(len(part) <= usecase.WARM_CHUNK for _, part in warmed)
+    assert all(len(part) <= warm.WARM_CHUNK for _, part in warmed)
     assert len(outcome.verdicts) == 4 and all(v.verdict.tried > 1 for v in outcome.verdicts)
     said = [n for n in notes if "and a warm-up of" in n]
     assert said and said[0].startswith("reduce float4[") and "] float32: " in said[0]
@@ -343,24 +343,24 @@ def test_first_checks_carry_the_warm_up_in_parts_one_at_a_time_until_one_is_wron
         return [Probe(s, Status.TIMEOUT if s in wrong_at else Status.OK) for s in shapes]
 
     edges = [(n,) for n in range(1, 40)]
-    chunk = usecase.WARM_CHUNK
+    chunk = warm.WARM_CHUNK
     warm_up = [(n,) for n in range(100, 100 + 2 * chunk + 3)]
-    known, sent = usecase.first_checks(oracle, edges, warm_up)
+    known, sent = warm.first_checks(oracle, edges, warm_up)
     # a hang at (2,) costs one --timeout: the third part is never sent (a later variant warms it)
     assert asked == [([(1,)], [chunk]), ([(2,)], [chunk])]
     assert [(p.shape, p.status) for p in known] == [((1,), Status.OK), ((2,), Status.TIMEOUT)]
     assert sent == warm_up[: 2 * chunk]
     wrong_at.clear()
     asked.clear()
-    known, sent = usecase.first_checks(oracle, edges, warm_up)
+    known, sent = warm.first_checks(oracle, edges, warm_up)
     assert [p.shape for p in known] == edges[:3] and sent == warm_up
     asked.clear()
-    assert usecase.first_checks(oracle, edges, []) == ([Probe((1,), Status.OK)], [])
+    assert warm.first_checks(oracle, edges, []) == ([Probe((1,), Status.OK)], [])
     assert asked == [([(1,)], [0])]
     asked.clear()
-    usecase.first_checks(oracle, edges[:2], warm_up)  # fewer edges than parts: the last takes the rest
+    warm.first_checks(oracle, edges[:2], warm_up)  # fewer edges than parts: the last takes the rest
     assert asked == [([(1,)], [chunk]), ([(2,)], [chunk + 3])]
-    assert usecase.first_checks(oracle, [], warm_up) == ([], [])
+    assert warm.first_checks(oracle, [], warm_up) == ([], [])
 
 
 def test_the_warm_up_reaches_a_worker_process(tmp_path, small_card, monkeypatch):

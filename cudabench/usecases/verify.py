@@ -23,7 +23,7 @@ import dataclasses
 import os
 import shlex
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -41,15 +41,12 @@ from cudabench.usecases.flow import Placement, Recording, in_session
 from cudabench.usecases.observe import Observer, Silent
 from cudabench.verification.domain import Domain
 from cudabench.verification.search import EXAMPLES, UNTESTED, Probe, Search, VariantVerdict
-from cudabench.verification.warm import kind, warm_shapes
+from cudabench.verification.warm import first_checks, kind, warm_shapes
 
 BUDGET_S = 60.0  # seconds a variant (in a dtype) at most, `cudabench verify`
 RUN_BUDGET_S = 10.0  # `run --verify`'s short pass
 RUN_EXAMPLES = 30
 WARM_NOTE_S = 1.0  # first checks and a warm-up this long are said; cached, they take ~0.2 s
-# warm-up shapes a first check carries: a job's --timeout (60 s) holds them on a fresh machine
-# (an H200 took 0.5 s a shape on average, 4.2 s for the slowest)
-WARM_CHUNK = 8
 TIMEOUT_S = 60.0  # a shape's check (compile included) before its worker is killed: TIMEOUT
 MEMORY_SHARE = 0.9  # of the card's memory a shape may need (op.device_bytes)
 FAKE_MEMORY = 256 << 20  # the fake backend computes on the host: shapes up to this much
@@ -179,31 +176,6 @@ class SweepOracle:
             row = rows[0] if rows else None
             probes.append(Probe(shape, row.status if row is not None else Status.ERROR, row))
         return probes
-
-
-def first_checks(
-    oracle: Callable[[list[Shape], Sequence[tuple[Shape, ...]]], list[Probe]],
-    edges: list[Shape],
-    warm_up: list[Shape],
-) -> tuple[list[Probe], list[Shape]]:
-    """A variant's first checks, made before its budget starts, one at a time: the smallest
-    edge shapes in turn, each carrying the next part of WARM_CHUNK warm-up shapes (each job
-    has its own --timeout, and the pool gives one that carries a part WARM_UP_S more), until
-    the parts are out or a check is wrong or does not compile: a wrong variant costs one
-    check (a hanging one, one --timeout). Returns the probes and the warm-up shapes sent."""
-    parts = [tuple(warm_up[i : i + WARM_CHUNK]) for i in range(0, len(warm_up), WARM_CHUNK)]
-    shapes = edges[: max(1, len(parts))]
-    if len(parts) > len(shapes):  # fewer edge shapes than parts: the last one takes the rest
-        parts[len(shapes) - 1 :] = [tuple(s for part in parts[len(shapes) - 1 :] for s in part)]
-    probes: list[Probe] = []
-    sent: list[Shape] = []
-    for i, shape in enumerate(shapes):
-        part = parts[i] if i < len(parts) else ()
-        probes += oracle([shape], [part])
-        sent += part
-        if probes[-1].wrong or probes[-1].status is Status.COMPILE_ERROR:
-            break
-    return probes, sent
 
 
 def reproduce_line(

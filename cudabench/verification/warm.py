@@ -13,7 +13,8 @@ CuPy reduces trailing axes of a C-ordered array, so the reduced length is a prod
 shape's last dims: a shape's `kind` is the block size of each such product, which dims are 1
 (a single row is reduced as 1-D: ops/reductions.py `rows_of`) and the power of two of its
 size. `warm_shapes` keeps the smallest edge shape of each kind, up to WARM_ELEMENTS elements,
-leaving out the kinds an earlier variant of the op warmed.
+leaving out the kinds an earlier variant of the op warmed. `first_checks` makes a variant's
+first checks, before its budget: the smallest edge shapes, each carrying a part of the warm-up.
 Shapes past 2^31 elements need CuPy kernels of 64-bit indices, compiled when the search gets
 there (1.6 to 3.7 s each on a fresh H200).
 """
@@ -21,12 +22,17 @@ there (1.6 to 3.7 s each on a fresh H200).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from collections.abc import Set as AbstractSet
 
-from cudabench.core.records import Shape
+from cudabench.core.records import Shape, Status
 from cudabench.verification.domain import order
+from cudabench.verification.search import Probe
 
 WARM_ELEMENTS = 1 << 22  # larger edge shapes are not made to compile anything
+# warm-up shapes a first check carries: a job's --timeout (60 s) holds them on a fresh machine
+# (an H200 took 0.5 s a shape on average, 4.2 s for the slowest)
+WARM_CHUNK = 8
 ITEMS_PER_THREAD = 4  # CuPy's CUB block reduction: items a thread, block sizes 32 to 512
 BLOCKS = (32, 512)
 
@@ -55,3 +61,28 @@ def warm_shapes(edges: list[Shape], done: AbstractSet[tuple[object, ...]] = froz
         if math.prod(shape) <= WARM_ELEMENTS and kind(shape) not in done:
             chosen.setdefault(kind(shape), shape)
     return sorted(chosen.values(), key=order)
+
+
+def first_checks(
+    oracle: Callable[[list[Shape], Sequence[tuple[Shape, ...]]], list[Probe]],
+    edges: list[Shape],
+    warm_up: list[Shape],
+) -> tuple[list[Probe], list[Shape]]:
+    """A variant's first checks, made before its budget starts, one at a time: the smallest
+    edge shapes in turn, each carrying the next part of WARM_CHUNK warm-up shapes (each job
+    has its own --timeout, and the pool gives one that carries a part WARM_UP_S more), until
+    the parts are out or a check is wrong or does not compile: a wrong variant costs one
+    check (a hanging one, one --timeout). Returns the probes and the warm-up shapes sent."""
+    parts = [tuple(warm_up[i : i + WARM_CHUNK]) for i in range(0, len(warm_up), WARM_CHUNK)]
+    shapes = edges[: max(1, len(parts))]
+    if len(parts) > len(shapes):  # fewer edge shapes than parts: the last one takes the rest
+        parts[len(shapes) - 1 :] = [tuple(s for part in parts[len(shapes) - 1 :] for s in part)]
+    probes: list[Probe] = []
+    sent: list[Shape] = []
+    for i, shape in enumerate(shapes):
+        part = parts[i] if i < len(parts) else ()
+        probes += oracle([shape], [part])
+        sent += part
+        if probes[-1].wrong or probes[-1].status is Status.COMPILE_ERROR:
+            break
+    return probes, sent
