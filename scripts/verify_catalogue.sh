@@ -22,7 +22,8 @@ for op in $ops; do
   rc=$?
   [ $rc -gt $worst ] && worst=$rc
   echo "$op: rc $rc wall ${SECONDS} s" >> "$OUT/summary.log"
-  grep -E "^\S+ (float32|float16|bfloat16): wrong|^  reproduce:" "$OUT/$op.log" >> "$OUT/summary.log"
+  grep -E "^\S+ (float32|float16|bfloat16): wrong|^  reproduce:|untested|does not compile|not on this machine" \
+    "$OUT/$op.log" >> "$OUT/summary.log"
 done
 cat "$OUT/summary.log"
-exit $worst  # 1: a variant is wrong somewhere, 2: bad usage (as verify)
+exit $worst  # 1: a variant is wrong somewhere, does not compile or is untested; 2: bad usage (as verify)

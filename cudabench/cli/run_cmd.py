@@ -235,7 +235,9 @@ def run_command(
     rows, meta = done.rows, done.meta
     if done.verified:
         show_verdicts(
-            list(done.verified), f"verify pass before timing: {verify_budget:g} s a variant's search at most"
+            list(done.verified),
+            f"verify pass before timing: {verify_budget:g} s a variant's search at most",
+            err if as_json else out,  # stdout holds the JSON alone
         )
 
     table = results_table(rows, meta, done.work.op_label)

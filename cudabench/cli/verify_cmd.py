@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
+from rich.console import Console
 from rich.table import Table
 
 from cudabench.cli.common import (
@@ -24,7 +25,15 @@ from cudabench.cli.render import Terminal, command_line, error
 from cudabench.core.shapes import shape_text
 from cudabench.usecases import verify as usecase
 from cudabench.usecases.flow import Interrupted, Recording
-from cudabench.verification.search import BROKEN, EXAMPLES, UNTESTED, VERIFIED, WRONG_AT, VariantVerdict
+from cudabench.verification.search import (
+    BROKEN,
+    EXAMPLES,
+    NOT_HERE,
+    UNTESTED,
+    VERIFIED,
+    WRONG_AT,
+    VariantVerdict,
+)
 
 
 def verdict_table(verdicts: list[VariantVerdict], title: str) -> Table:
@@ -42,6 +51,8 @@ def verdict_table(verdicts: list[VariantVerdict], title: str) -> Table:
             text, style = BROKEN, "bold red"
         elif found.state == VERIFIED:
             text, style = VERIFIED if found.complete else "verified (budget ran out)", "green"
+        elif found.state == NOT_HERE:
+            text, style = NOT_HERE, "yellow"
         else:
             text, style = f"{UNTESTED}: no shape ran ({found.untried} N/A or skipped)", "yellow"
         table.add_row(
@@ -58,10 +69,10 @@ def verdict_table(verdicts: list[VariantVerdict], title: str) -> Table:
     return table
 
 
-def show_verdicts(verdicts: list[VariantVerdict], title: str) -> None:
-    """The table, then how each wrong shape was found and the line that runs it again (all on
-    stdout, the results of the command)."""
-    out.print(verdict_table(verdicts, title))
+def show_verdicts(verdicts: list[VariantVerdict], title: str, console: Console = out) -> None:
+    """The table, then how each wrong shape was found and the line that runs it again, on
+    `console` (stdout, the command's results; stderr where stdout holds JSON)."""
+    console.print(verdict_table(verdicts, title))
     for v in verdicts:
         found = v.verdict
         if found.wrong is not None and found.found is not None:
@@ -69,14 +80,14 @@ def show_verdicts(verdicts: list[VariantVerdict], title: str) -> None:
             how = f"found among the {found.phase} shapes"
             how += f" at {first}, then shrunk" if first != smallest else ""
             tried = f"{found.tried} shape{'s' if found.tried != 1 else ''}"
-            out.print(
+            console.print(
                 f"{v.label} {v.dtype}: wrong at {smallest} ({how}; {tried} in {found.elapsed_s:.1f} s)",
                 soft_wrap=True,
                 markup=False,
             )
-            out.print(f"  reproduce: {v.reproduce}", soft_wrap=True, markup=False)
+            console.print(f"  reproduce: {v.reproduce}", soft_wrap=True, markup=False)
         elif found.state == BROKEN and found.broken is not None and found.broken.row is not None:
-            out.print(f"{v.label} {v.dtype}: {found.broken.row.error}", soft_wrap=True, markup=False)
+            console.print(f"{v.label} {v.dtype}: {found.broken.row.error}", soft_wrap=True, markup=False)
 
 
 def verify_command(
@@ -148,9 +159,10 @@ def verify_command(
     the other at each remainder of the vector width), within the header's `requires:`, then
     at random shapes (Hypothesis), and shrinks a wrong one to a shape no larger than twice the
     smallest. Examples: `cudabench verify reduce`, `cudabench verify softmax -v block_reg -d
-    bfloat16 --budget 30`. Exit status: 0 every variant verified, 1 a variant is wrong, does
-    not compile, or is untested (N/A or skipped at every shape: the table says why), 2 bad
-    usage, 130 interrupted (the checked rows are kept).
+    bfloat16 --budget 30`. Exit status: 0 every variant verified (or not on this machine: its
+    GPU or a module it needs, the table says which), 1 a variant is wrong, does not compile,
+    or is untested (N/A or skipped at every shape: the table says why), 2 bad usage, 130
+    interrupted (the checked rows are kept).
     """
     request = usecase.VerifyRequest(
         target=target,

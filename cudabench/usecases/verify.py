@@ -6,9 +6,9 @@ each variant of an op, in each dtype, the smallest shape where it is wrong, with
     verify         one call: the session, the `verify_<op>` sweep (results files, history),
                    one search per variant (verification/search.py) whose oracle is a round of
                    check-only jobs on that sweep (each shape validated once, never timed),
-                   the verdicts; each variant's first checks (its compile, and on an op's
-                   first variant in a dtype the warm-up, verification/warm.py) made before
-                   its budget starts
+                   the verdicts; each variant's first checks (its compile, and the
+                   warm-up of the kinds of shape the op's earlier variants in the dtype did
+                   not warm, verification/warm.py) made before its budget starts
     verify_pass    the same searches on a session a `run` opened, on a sweep of their own,
                    before the run times anything
 
@@ -229,7 +229,8 @@ def verify_jobs(
             done = warmed.setdefault((job.case.op, job.case.dtype), set())
             warm_up = warm_shapes(edges, done)
             begin = time.perf_counter()
-            known, sent = first_checks(oracle, edges, warm_up)
+            # (not on this machine: no check at all, Search.run says why)
+            known, sent = first_checks(oracle, edges, warm_up) if not domain.unavailable() else ([], [])
             seconds = time.perf_counter() - begin
             done.update(kind(s) for s in sent)
             if seconds >= WARM_NOTE_S and observer is not None:
@@ -380,6 +381,7 @@ def as_record(v: VariantVerdict, results: Path) -> dict[str, object]:
         "smallest": shape_text(found.smallest) if found.smallest else None,
         "largest": shape_text(found.largest) if found.largest else None,
         "wrong_at": shape_text(found.wrong.shape) if found.wrong else None,
+        "untried": found.untried,
         "status": row.status.value if row is not None else None,
         "detail": row.error if row is not None else (found.untried_why or None),
         "found_at": shape_text(found.found.shape) if found.found else None,

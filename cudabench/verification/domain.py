@@ -27,6 +27,7 @@ same domain, and `smaller` the shrinking steps of a failing shape.
 from __future__ import annotations
 
 import functools
+import importlib.util
 import itertools
 import math
 from collections.abc import Iterable
@@ -91,6 +92,14 @@ class Domain:
         self.ranks = self._ranks()
         self.limits = {d: self._limits(d) for d in self.names(max(self.ranks))}
         self._allowed: dict[Shape, bool] = {}
+
+    def unavailable(self) -> str:
+        """Why no shape can be checked on this machine ('' if some can): the GPU is older than
+        the variant's `min_sm`, or a module its `needs=` names is not installed."""
+        missing = [m for m in self.variant.needs if importlib.util.find_spec(m) is None]
+        if missing:
+            return f"needs {missing[0]}, which is not installed here"
+        return self.variant.unmet_on(self.device) or ""
 
     # ------------------------------------------------------------------ what a shape may be
 

@@ -22,6 +22,7 @@ pool's --timeout), so the search may pass its budget by one round.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import random
 import time
@@ -39,6 +40,8 @@ EXAMPLES = 100  # random draws at most
 RANDOM_BITS = 30  # the random phase draws up to 2^30 elements (the edges go past 2^31)
 
 VERIFIED, WRONG_AT, BROKEN, UNTESTED = "verified", "wrong", "does not compile", "untested"
+NO_SHAPE = "no shape within the variant's domain and the card's memory"
+NOT_HERE = "not on this machine"  # the GPU or a module it needs rules every shape out: not searched
 
 
 @dataclass(frozen=True)
@@ -69,7 +72,7 @@ Oracle = Callable[[list[Shape]], list[Probe]]
 class Verdict:
     """What the search found for one variant in one dtype."""
 
-    state: str  # verified, wrong, does not compile, untested
+    state: str  # verified, wrong, does not compile, untested, not on this machine
     tried: int  # shapes that ran (right or wrong)
     untried: int  # shapes the variant declared N/A or that were skipped
     smallest: Shape | None  # of the shapes that ran
@@ -80,7 +83,7 @@ class Verdict:
     complete: bool  # False when the budget ran out before the search ended
     elapsed_s: float
     broken: Probe | None = None  # the COMPILE_ERROR row's probe
-    untried_why: str = ""  # the first N/A or SKIPPED row's reason (why it is untested)
+    untried_why: str = ""  # why it is untested or not here (the first N/A or SKIPPED row's reason)
 
     @property
     def is_wrong(self) -> bool:
@@ -90,7 +93,8 @@ class Verdict:
 class Search:
     """One variant's search (`run()` gives the Verdict); `clock` is time.monotonic unless a
     test scripts it; `known`: probes made before the budget started (the use case's first
-    check of each variant), never asked again."""
+    checks of each variant), never asked again. A variant the machine cannot run at all
+    (Domain.unavailable) is not searched: NOT_HERE."""
 
     def __init__(
         self,
@@ -195,11 +199,19 @@ class Search:
         return best
 
     def run(self) -> Verdict:
+        why = self.domain.unavailable()
+        if why:
+            return dataclasses.replace(self.verdict(None, None, ""), state=NOT_HERE, untried_why=why)
         found, phase = self.edges(), "edge"
         if found is None and self.broken is None and not self.out_of_time:
             found, phase = self.randomized(), "random"
         smallest = self.shrink(found) if found is not None else None
         return self.verdict(found, smallest, phase if found is not None else "")
+
+    @staticmethod
+    def _why_untried(untried: list[Probe]) -> str:
+        """The smallest untried shape's reason, or why none was tried."""
+        return min(untried, key=lambda p: order(p.shape)).detail if untried else NO_SHAPE
 
     def verdict(self, found: Probe | None, smallest: Probe | None, phase: str) -> Verdict:
         ran = sorted((p.shape for p in self.known.values() if p.ran), key=order)
@@ -222,7 +234,7 @@ class Search:
             complete=not self.out_of_time,
             elapsed_s=self.clock() - self.start,
             broken=self.broken,
-            untried_why=min(untried, key=lambda p: order(p.shape)).detail if untried else "",
+            untried_why=self._why_untried(untried) if state == UNTESTED else "",
         )
 
 

@@ -72,17 +72,17 @@ def first_checks(
     edge shapes in turn, each carrying the next part of WARM_CHUNK warm-up shapes (each job
     has its own --timeout, and the pool gives one that carries a part WARM_UP_S more), until
     the parts are out or a check is wrong or does not compile: a wrong variant costs one
-    check (a hanging one, one --timeout). Returns the probes and the warm-up shapes sent."""
+    check (a hanging one, one --timeout). Returns the probes and the warm-up shapes sent
+    (not those of a check whose worker was killed: a later variant warms them again). The
+    warm-up shapes are some of `edges`, so there are at least as many edges as parts."""
     parts = [tuple(warm_up[i : i + WARM_CHUNK]) for i in range(0, len(warm_up), WARM_CHUNK)]
-    shapes = edges[: max(1, len(parts))]
-    if len(parts) > len(shapes):  # fewer edge shapes than parts: the last one takes the rest
-        parts[len(shapes) - 1 :] = [tuple(s for part in parts[len(shapes) - 1 :] for s in part)]
     probes: list[Probe] = []
     sent: list[Shape] = []
-    for i, shape in enumerate(shapes):
+    for i, shape in enumerate(edges[: max(1, len(parts))]):
         part = parts[i] if i < len(parts) else ()
         probes += oracle([shape], [part])
-        sent += part
+        if probes[-1].status not in (Status.TIMEOUT, Status.CRASH):
+            sent += part
         if probes[-1].wrong or probes[-1].status is Status.COMPILE_ERROR:
             break
     return probes, sent
