@@ -327,3 +327,17 @@ def test_a_job_carrying_a_warm_up_gets_more_time_before_its_first_started(monkey
     assert crew.killed == [] and ("job_done", 0, ["a"]) in told.calls
     crew, told = run(())  # without a warm-up the same wait is a hang
     assert crew.killed == [0]
+    monkeypatch.setattr(rounds, "WARM_UP_S", 0.2)  # a warm-up past its own allowance is killed
+    crew, told = run(((1,),))
+    assert crew.killed == [0]
+
+
+def test_a_timeout_during_a_warm_up_says_so():
+    crew = Crew(Scripted(0, lambda i, o, h: None))
+    crew.timeout_s = 0.5
+    round_ = Round(crew, [dataclasses.replace(job(16, "a"), warm_up=((1,),))], Told())
+    worker = crew.workers[0]
+    worker.job, worker.current, worker.since = 0, None, time.monotonic() - 1.0
+    assert "its warm-up under way (--timeout 0.5 s plus 60 s for a warm-up)" in round_._timed_out(worker)
+    worker.current = "a"  # the variant's own check had started
+    assert round_._timed_out(worker) == "no result in 0.5 s (--timeout); worker killed"

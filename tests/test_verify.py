@@ -575,6 +575,11 @@ def test_cli_a_baseline_is_not_a_variant_to_verify(tmp_path, fake_cli):
     result = runner.invoke(app, ["verify", "reduce", "-v", "cupy", "-o", str(tmp_path)])
     assert result.exit_code == 2
     assert "cupy is a library baseline; verify checks kernel variants" in flat(result.output)
+    both = runner.invoke(
+        app, ["verify", "reduce", "-v", "cupy", "-v", "float4", "-o", str(tmp_path), "--budget", "1"]
+    )
+    assert both.exit_code == 0, both.output
+    assert "cupy: a library baseline, not verified" in flat(both.output) and "float4" in both.output
 
 
 def test_cli_ctrl_c_is_130(tmp_path, fake_cli, monkeypatch):

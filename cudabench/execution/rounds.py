@@ -184,8 +184,7 @@ class Round:
             now = time.monotonic()
             for worker in [w for w in crew.workers.values() if w.job is not None or w.owed]:
                 if worker.deadline is not None and now > worker.deadline:  # (or its "done")
-                    timed_out = f"no result in {crew.timeout_s:g} s (--timeout); worker killed"
-                    self._fail(worker, Status.TIMEOUT, timed_out)
+                    self._fail(worker, Status.TIMEOUT, self._timed_out(worker))
         # the last jobs' "done" (it follows their last row): every worker idle before the next
         # round, whose first job may need the worker that has its libraries (tune's final round)
         for worker in list(crew.workers.values()):
@@ -193,6 +192,18 @@ class Round:
                 if not wait([worker.inbox], timeout=DONE_WAIT_S):
                     break
                 self._receive(worker)
+
+    def _timed_out(self, worker: Worker) -> str:
+        """A TIMEOUT row's error: the wait it had, and where it was (verify's warm-up runs
+        before the job's first variant starts)."""
+        job = self.states[worker.job].job if worker.job is not None else None
+        if job is not None and job.warm_up and worker.current is None:
+            waited = time.monotonic() - worker.since
+            return (
+                f"no result in {waited:.0f} s, its warm-up under way (--timeout {self.crew.timeout_s:g} s "
+                f"plus {WARM_UP_S:g} s for a warm-up); worker killed"
+            )
+        return f"no result in {self.crew.timeout_s:g} s (--timeout); worker killed"
 
     def _choose(self, worker: Worker) -> tuple[int, CaseJob] | None:
         """The queued job the worker would take (dispatch.choose), or None: it waits."""

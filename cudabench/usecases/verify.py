@@ -261,6 +261,12 @@ def verify(request: VerifyRequest, observer: Observer | None = None) -> VerifyOu
             f"a budget of {request.budget_s:g} s checks nothing: give seconds a variant, more than 0"
         )
     work = plan_verify(request)
+    planned = {v.name for job in work.jobs for v in job.variants}
+    baselines = [name for name in request.variants if name not in planned]  # (plan_verify's check)
+    if baselines:
+        observer.note(
+            f"{', '.join(baselines)}: a library baseline, not verified (verify checks kernel variants)"
+        )
 
     def body(work: Plan, sweep: Sweep, session: Session) -> tuple[list[VariantVerdict], None]:
         sweep.save_every_s = MANY_ROWS_SAVE_S
