@@ -603,6 +603,7 @@ def test_run_verify_skips_a_wrong_variant(tmp_path, fake_cli, monkeypatch):
     assert result.exit_code == 1, result.output
     text = flat(result.output)
     assert "wrong at 6" in text and "float4 float32 wrong at 6 (verify pass): not timed" in text
+    assert "_verify_add.csv" in text and "_verify_add.json" in text  # the pass's files, both
     timed = [p for p in tmp_path.glob("*_add.json") if "_verify_" not in p.name]
     (path,) = timed
     _, rows = read_results(path)

@@ -54,7 +54,7 @@ def _verify_then_time(
     def body(work: Plan, sweep: Sweep, session: Session) -> tuple[tuple[VariantVerdict, ...], None]:
         budget = request.verify_budget or 0.0
         selection = request.selection
-        verdicts, path = verify_pass(
+        verdicts, (csv_path, json_path) = verify_pass(
             session,
             work,
             command,
@@ -64,7 +64,8 @@ def _verify_then_time(
             kernels=selection.kernels or (),
             observer=observer,
         )
-        observer.note(f"verify pass ({budget:g} s a variant's search at most): {path.resolve()}")
+        files = f"{csv_path.resolve()}  {json_path.resolve()}"
+        observer.note(f"verify pass ({budget:g} s a variant's search at most): {files}")
         for v in verdicts:
             if v.verdict.is_wrong:
                 wrong = v.verdict.wrong

@@ -319,10 +319,10 @@ def verify_pass(
     ops: Iterable[Path] = (),
     kernels: Iterable[Path] = (),
     observer: Observer | None = None,
-) -> tuple[list[VariantVerdict], Path]:
+) -> tuple[list[VariantVerdict], tuple[Path, Path]]:
     """`run --verify`: each distinct variant of the run's jobs (in each dtype) verified on
     the run's session, on a sweep of its own (`verify_<op>` files, the run's history
-    database), before the run times anything. Returns the verdicts and the JSON path."""
+    database), before the run times anything. Returns the verdicts and the CSV and JSON paths."""
     seen: dict[tuple[str, str, str], CaseJob] = {}
     for job in work.jobs:
         for variant in job.variants:
@@ -350,8 +350,7 @@ def verify_pass(
         kernels,
         observer,
     )
-    _, json_path = sweep.finish()
-    return verdicts, json_path
+    return verdicts, sweep.finish()
 
 
 def _beside(output: Path | None) -> Path | None:
