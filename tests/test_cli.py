@@ -142,6 +142,33 @@ def test_bad_usage_is_one_line_and_exit_2(args, message):
     assert len(result.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize(
+    "args, env, message",
+    [
+        (["run", "reduce", "--shape", "abc"], {}, "not a number"),
+        (["report", "/nonexistent/run.json"], {}, "no such results file"),
+        (["compare", "/nonexistent/a.json", "/nonexistent/b.json"], {}, "no such results file"),
+        (["run", "nosuchop", "-s", "16"], {}, "unknown op 'nosuchop'"),
+        (["check", "nosuchop"], {}, "unknown op 'nosuchop'"),
+        (["check", "reduce"], {"CUDABENCH_NVCC": "/nonexistent/nvcc"}, "CUDABENCH_NVCC"),
+    ],
+)
+def test_the_command_itself_says_a_mistake_in_one_line(tmp_path, args, env, message):
+    """As a user runs it: the process the `cudabench` script starts (cudabench._command, whose
+    cli.main turns errors into one line), not typer's app under CliRunner."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "cudabench", *args],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, **FAKE, **env, "PYTHONPATH": str(Path(__file__).parents[1])},
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr + proc.stdout
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and message in lines[0], proc.stderr
+
+
 def test_missing_nvcc_for_check_is_one_line_and_exit_2(tmp_path):
     result = run("check", "reduce", env={**FAKE, "CUDABENCH_NVCC": str(tmp_path / "nvcc")})
     assert result.exit_code == 2 and "Traceback" not in result.output
