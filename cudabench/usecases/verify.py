@@ -230,7 +230,7 @@ def verify_jobs(
             warm_up = warm_shapes(edges, done)
             begin = time.perf_counter()
             # (not on this machine: no check at all, Search.run says why)
-            known, sent = first_checks(oracle, edges, warm_up) if not domain.unavailable() else ([], [])
+            known, sent = first_checks(oracle, edges, warm_up) if not domain.unavailable else ([], [])
             seconds = time.perf_counter() - begin
             done.update(kind(s) for s in sent)
             if seconds >= WARM_NOTE_S and observer is not None:

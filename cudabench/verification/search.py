@@ -199,7 +199,7 @@ class Search:
         return best
 
     def run(self) -> Verdict:
-        why = self.domain.unavailable()
+        why = self.domain.unavailable
         if why:
             return dataclasses.replace(self.verdict(None, None, ""), state=NOT_HERE, untried_why=why)
         found, phase = self.edges(), "edge"

@@ -1,6 +1,6 @@
 """The shapes whose checks compile the kernels a search's checks need: made first, outside
-the budget, so that a verify on a machine whose CuPy cache is empty checks the same shapes as
-one whose cache is full.
+the budget, so that a verify on a machine whose CuPy cache is empty checks the shapes one
+whose cache is full does, all but the largest (below).
 
 A shape's check (its float64 reference, tolerance and comparison) runs CuPy reductions, and
 CuPy's CUB block reduction is a kernel compiled by NVRTC (with CUB's headers) for each block
