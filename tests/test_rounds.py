@@ -133,6 +133,7 @@ class Told:
 
     def row(self, index, row_):
         self.calls.append(("row", row_.variant))
+        self.rows = [*getattr(self, "rows", []), row_]
 
     def job_done(self, index, rows):
         self.calls.append(("job_done", index, [r.variant for r in rows]))
@@ -330,6 +331,8 @@ def test_a_job_carrying_a_warm_up_gets_more_time_before_its_first_started(monkey
     monkeypatch.setattr(rounds, "WARM_UP_S", 0.2)  # a warm-up past its own allowance is killed
     crew, told = run(((1,),))
     assert crew.killed == [0]
+    (timed_out,) = told.rows  # not the variant's doing: its row says so, typed
+    assert timed_out.status is Status.TIMEOUT and timed_out.notes == rounds.WARM_UP_TIMEOUT_NOTE
 
 
 def test_a_timeout_during_a_warm_up_says_so():
@@ -338,6 +341,8 @@ def test_a_timeout_during_a_warm_up_says_so():
     round_ = Round(crew, [dataclasses.replace(job(16, "a"), warm_up=((1,),))], Told())
     worker = crew.workers[0]
     worker.job, worker.current, worker.since = 0, None, time.monotonic() - 1.0
-    assert "its warm-up under way (--timeout 0.5 s plus 60 s for a warm-up)" in round_._timed_out(worker)
+    error, notes = round_._timed_out(worker)
+    assert "its warm-up under way (--timeout 0.5 s plus 60 s for a warm-up)" in error
+    assert notes == rounds.WARM_UP_TIMEOUT_NOTE  # typed: verify checks the shape again without it
     worker.current = "a"  # the variant's own check had started
-    assert round_._timed_out(worker) == "no result in 0.5 s (--timeout); worker killed"
+    assert round_._timed_out(worker) == ("no result in 0.5 s (--timeout); worker killed", "")

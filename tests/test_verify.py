@@ -372,6 +372,32 @@ def test_first_checks_carry_the_warm_up_in_parts_one_at_a_time_until_one_is_wron
     assert warm.first_checks(oracle, [], []) == ([], [])
 
 
+def test_a_check_killed_in_its_warm_up_is_checked_again_without_it():
+    from cudabench.core.records import Case, ResultRow
+    from cudabench.execution.rounds import WARM_UP_TIMEOUT_NOTE
+
+    asked = []
+
+    def oracle(shapes, parts):
+        asked.append((list(shapes), [len(p) for p in parts]))
+        (shape,) = shapes
+        if parts[0]:  # the warm-up outlasts its time: the variant never ran
+            case = Case("add", shape, "float32")
+            row = ResultRow.of(case, "naive", Status.TIMEOUT, notes=WARM_UP_TIMEOUT_NOTE)
+            return [Probe(shape, Status.TIMEOUT, row)]
+        return [Probe(shape, hangs.get(shape, Status.OK))]
+
+    edges = [(n,) for n in range(1, 40)]
+    warm_up = [(n,) for n in range(100, 100 + 2 * warm.WARM_CHUNK)]
+    hangs = {}
+    known, sent = warm.first_checks(oracle, edges, warm_up)
+    assert asked == [([(1,)], [warm.WARM_CHUNK]), ([(1,)], [0])]  # once more, alone; no more parts
+    assert [(p.shape, p.status) for p in known] == [((1,), Status.OK)] and sent == []
+    hangs[(1,)] = Status.TIMEOUT  # alone it hangs too: that is the variant's
+    known, sent = warm.first_checks(oracle, edges, warm_up)
+    assert [p.wrong for p in known] == [True]
+
+
 def test_the_warm_up_reaches_a_worker_process(tmp_path, small_card, monkeypatch):
     # the pool sends a job only for its rows: the warm-up rides the first check's job
     monkeypatch.setenv("CUDABENCH_BACKEND", "fake")
@@ -479,6 +505,9 @@ def test_verify_a_crash_and_a_user_python_variant(tmp_path, small_card, monkeypa
     (v,) = outcome.verdicts
     assert v.verdict.wrong.shape == (65,)
     assert v.reproduce == f"cudabench run scale2 -s 65 -v chunks --ops {tmp_path / 'ops'}"
+    monkeypatch.chdir(tmp_path)  # typed relative, the folder comes out in full: it works pasted anywhere
+    line = usecase.reproduce_line("scale2", v.variant, "float32", (65,), ops=(Path("ops"),))
+    assert line == f"cudabench run scale2 -s 65 -v chunks --ops {tmp_path / 'ops'}"
     monkeypatch.setenv("CUDABENCH_FAKE_PLANT", "naive: n >= 3000 -> crash")
     crashed = usecase.verify(request(tmp_path, variants=("naive",), force=True))
     (c,) = crashed.verdicts
@@ -615,6 +644,59 @@ def test_run_verify_skips_a_wrong_variant(tmp_path, fake_cli, monkeypatch):
     )
     document = json.loads(as_json.stdout)  # the verify pass's table went to stderr
     assert as_json.exit_code == 0 and document["rows"] and "verify pass before timing" in as_json.stderr
+
+
+class Watched(Silent):
+    """An observer that keeps each progress it opened: its total and the rows it saw end."""
+
+    def __init__(self):
+        self.progresses = []
+
+    @contextlib.contextmanager
+    def progress(self, total, devices):
+        seen = []
+        self.progresses.append((total, seen))
+
+        class Follow:
+            def started(self, case, name, device):
+                pass
+
+            def finished(self, row):
+                seen.append(row)
+
+            def announce(self, text):
+                pass
+
+        yield Follow()
+
+
+def test_run_verify_pass_has_a_progress_of_its_own(tmp_path, monkeypatch, small_card):
+    from cudabench.usecases.flow import Selection
+    from cudabench.usecases.run_benchmarks import RunRequest, run_benchmarks
+
+    monkeypatch.setenv("CUDABENCH_FAKE_PLANT", "float4: n == 6 -> wrong")
+    selection = Selection(
+        "add",
+        shapes=((1024,),),
+        variants=("naive", "float4"),
+        timing={"min_samples": 2, "min_time_s": 0.0, "max_time_s": 0.01, "warmup": 0},
+    )
+    watched = Watched()
+    done = run_benchmarks(
+        RunRequest(
+            selection,
+            Placement(executor=InProcess(backend=FakeBackend())),
+            Recording(tmp_path),
+            ceilings=False,
+            verify_budget=2,
+        ),
+        watched,
+    )
+    (pass_total, checked), (total, timed) = watched.progresses  # the verify pass's, then the rows'
+    assert pass_total is None and len(checked) > 10  # the pass's checks follow its own progress
+    assert total == len(timed) == len(done.rows)  # the rows' progress: float4 (wrong) not counted
+    assert {r.variant for r in timed} == {"naive"} | {r.variant for r in timed if r.is_baseline}
+    assert [v.verdict.state for v in done.verified if v.variant.name == "float4"] == ["wrong"]
 
 
 def test_api_verify(tmp_path, fake_cli):

@@ -47,6 +47,9 @@ PIPE_ROOM = 32 * 1024
 # checks come first, and on a fresh machine CuPy compiles their kernels: up to 4.2 s a shape
 # on an H200, 8 shapes a job): its --timeout is for the variant's own check
 WARM_UP_S = 60.0
+# the note of the TIMEOUT row of a job killed in its warm-up, before its variant ran: the
+# variant is not to blame (verification/warm.py checks the shape again without the warm-up)
+WARM_UP_TIMEOUT_NOTE = "verify: killed in the warm-up, before the variant ran"
 
 
 class PoolEvents(Protocol):
@@ -184,7 +187,7 @@ class Round:
             now = time.monotonic()
             for worker in [w for w in crew.workers.values() if w.job is not None or w.owed]:
                 if worker.deadline is not None and now > worker.deadline:  # (or its "done")
-                    self._fail(worker, Status.TIMEOUT, self._timed_out(worker))
+                    self._fail(worker, Status.TIMEOUT, *self._timed_out(worker))
         # the last jobs' "done" (it follows their last row): every worker idle before the next
         # round, whose first job may need the worker that has its libraries (tune's final round)
         for worker in list(crew.workers.values()):
@@ -193,17 +196,18 @@ class Round:
                     break
                 self._receive(worker)
 
-    def _timed_out(self, worker: Worker) -> str:
-        """A TIMEOUT row's error: the wait it had, and where it was (verify's warm-up runs
-        before the job's first variant starts)."""
+    def _timed_out(self, worker: Worker) -> tuple[str, str]:
+        """A TIMEOUT row's error and notes: the wait it had, and where it was (verify's
+        warm-up runs before the job's first variant starts: WARM_UP_TIMEOUT_NOTE)."""
         job = self.states[worker.job].job if worker.job is not None else None
         if job is not None and job.warm_up and worker.current is None:
             waited = time.monotonic() - worker.since
             return (
                 f"no result in {waited:.0f} s, its warm-up under way (--timeout {self.crew.timeout_s:g} s "
-                f"plus {WARM_UP_S:g} s for a warm-up); worker killed"
+                f"plus {WARM_UP_S:g} s for a warm-up); worker killed",
+                WARM_UP_TIMEOUT_NOTE,
             )
-        return f"no result in {self.crew.timeout_s:g} s (--timeout); worker killed"
+        return f"no result in {self.crew.timeout_s:g} s (--timeout); worker killed", ""
 
     def _choose(self, worker: Worker) -> tuple[int, CaseJob] | None:
         """The queued job the worker would take (dispatch.choose), or None: it waits."""
@@ -261,7 +265,7 @@ class Round:
             self.unfinished.discard(index)
             self.told.job_done(index, rows)
 
-    def _fail(self, worker: Worker, status: Status, error: str, blame: bool = True) -> None:
+    def _fail(self, worker: Worker, status: Status, error: str, notes: str = "", blame: bool = True) -> None:
         """End the worker: (blame) a row for the variant it was on, the rest of its job
         requeued; the loop starts a fresh worker in its place. A worker that dies between
         two jobs (its last one's "done" owed, the next not started) is not blamed."""
@@ -272,7 +276,8 @@ class Round:
             blame = blame and not (worker.owed and worker.current is None)
             if blame and name is not None and name not in state.rows:
                 baseline = name in state.job.baselines
-                self._record(worker, ResultRow.of(state.job.case, name, status, error, is_baseline=baseline))
+                failed = ResultRow.of(state.job.case, name, status, error, is_baseline=baseline, notes=notes)
+                self._record(worker, failed)
             if state.remaining:
                 self.queue.appendleft((job_index, _rest_of(state.job, state.remaining)))
         self.crew.kill(worker)

@@ -27,7 +27,7 @@ from cudabench.execution.plan import Plan, check_target, checked_timing, job_lib
 from cudabench.execution.pool import DEFAULT_TIMEOUT_S
 from cudabench.execution.session import Cluster, InProcess, Local, Session, Where, parse_devices
 from cudabench.execution.sweep import Interrupted, Sweep, SweepFailed
-from cudabench.usecases.observe import Observer
+from cudabench.usecases.observe import Observer, Progress
 from cudabench.verification.search import VariantVerdict
 
 __all__ = [
@@ -204,6 +204,11 @@ def planned(
 Body = Callable[[Plan, Sweep, Session], tuple[T, list[ResultRow] | None]]
 
 
+# A step before the rows (run --verify's pass): given the plan, the session and a progress of
+# its own, it returns the plan whose rows the body runs.
+First = Callable[[Plan, Session, Progress], Plan]
+
+
 def run_all(work: Plan, sweep: Sweep, session: Session) -> tuple[None, None]:
     """The plain body: every job in one round."""
     sweep.run(work.jobs)
@@ -218,6 +223,7 @@ def in_session(
     observer: Observer,
     body: Body[T],
     *,
+    first: First | None = None,
     label: str | None = None,
     tuned: bool = True,
     notes: bool = True,
@@ -231,9 +237,11 @@ def in_session(
     clock), prepare the plan for its GPU (`tuned`: the tuning file's configurations; the
     plan's notes said unless `notes` is off), start the run (`label`, default the plan's ops;
     its files, metadata, history database unless `record` is off, and with `ceilings` the
-    `% ceiling` column's ceilings, measured first where none are kept), run `body` inside the
-    observer's progress (`total` rows, default the plan's; 0: not known), finish. Interrupted and
-    SweepFailed keep the finished rows and leave through the observer's progress."""
+    `% ceiling` column's ceilings, measured first where none are kept), run `first` (if any)
+    inside a progress of its own, then `body` on the plan it returns inside the observer's
+    progress (`total` rows, default that plan's; 0: not known), so that the rows' progress
+    counts their own rows and seconds; finish. Interrupted and SweepFailed keep the finished
+    rows and leave through the observer's progress."""
     with Session.open(where, work.timing.timer, job_libraries(work.jobs)) as session:
         work = session.prepare(work, tuned)
         for line in work.notes if notes else ():
@@ -257,10 +265,14 @@ def in_session(
             )
         if session.history_error:
             observer.error(f"{session.history_error}; the results files are still written")
-        rows_expected = work.rows_expected if total is None else total
+        timed = work
+        if first is not None:
+            with observer.progress(None, len(session.devices)) as bar:
+                timed = first(work, session, bar)
+        rows_expected = timed.rows_expected if total is None else total
         with observer.progress(rows_expected or None, len(session.devices)) as bar:
             sweep.listener = bar
-            value, rows = body(work, sweep, session)
+            value, rows = body(timed, sweep, session)
         csv_path, json_path = session.finish(rows)
     done = RunRecord(
         work=work,

@@ -10,9 +10,8 @@ from dataclasses import dataclass, field
 from cudabench.core.shapes import shape_text
 from cudabench.execution.plan import Plan
 from cudabench.execution.session import Session
-from cudabench.execution.sweep import Sweep
 from cudabench.usecases.flow import (
-    Body,
+    First,
     Placement,
     Recording,
     RunRecord,
@@ -21,7 +20,7 @@ from cudabench.usecases.flow import (
     planned,
     run_all,
 )
-from cudabench.usecases.observe import Observer, Silent
+from cudabench.usecases.observe import Observer, Progress, Silent
 from cudabench.usecases.verify import verify_pass, without_wrong
 from cudabench.verification.search import VariantVerdict
 
@@ -45,36 +44,39 @@ class RunRequest:
     verify_budget: float | None = None  # run --verify: seconds a variant, before timing
 
 
-def _verify_then_time(
-    request: RunRequest, command: str, observer: Observer
-) -> Body[tuple[VariantVerdict, ...]]:
-    """The run's body with a verify pass first (usecases/verify.py's `verify_pass`, on the
-    run's own session): the variants it finds wrong somewhere are said and not timed."""
+def _verify_first(
+    request: RunRequest, command: str, observer: Observer, verdicts: list[VariantVerdict]
+) -> First:
+    """The run's first step with --verify: a verify pass (usecases/verify.py's `verify_pass`,
+    on the run's own session, its rows on a progress of their own) whose verdicts go into
+    `verdicts`; the variants it finds wrong somewhere are said, and the plan returned goes on
+    without them (they are not timed)."""
 
-    def body(work: Plan, sweep: Sweep, session: Session) -> tuple[tuple[VariantVerdict, ...], None]:
+    def first(work: Plan, session: Session, progress: Progress) -> Plan:
         budget = request.verify_budget or 0.0
         selection = request.selection
-        verdicts, (csv_path, json_path) = verify_pass(
+        found, (csv_path, json_path) = verify_pass(
             session,
             work,
             command,
             budget,
             output=request.recording.output,
+            listener=progress,
             ops=selection.ops or (),
             kernels=selection.kernels or (),
             observer=observer,
         )
+        verdicts.extend(found)
         files = f"{csv_path.resolve()}  {json_path.resolve()}"
         observer.note(f"verify pass ({budget:g} s a variant's search at most): {files}")
-        for v in verdicts:
+        for v in found:
             if v.verdict.is_wrong:
                 wrong = v.verdict.wrong
                 where = f"wrong at {shape_text(wrong.shape)}" if wrong is not None else "does not compile"
                 observer.note(f"{v.op} {v.label} {v.dtype} {where} (verify pass): not timed")
-        sweep.run(without_wrong(work, verdicts).jobs)
-        return tuple(verdicts), None
+        return without_wrong(work, found)
 
-    return body
+    return first
 
 
 def run_benchmarks(request: RunRequest, observer: Observer | None = None) -> RunRecord:
@@ -83,19 +85,7 @@ def run_benchmarks(request: RunRequest, observer: Observer | None = None) -> Run
     observer = observer or Silent()
     work = planned(request.selection, observer, where=request.placement.where)
     command = request.command or f"cudabench.run({request.selection.target!r})"
-    if request.verify_budget:
-        done, verified = in_session(
-            work,
-            request.placement.where,
-            command,
-            request.recording,
-            observer,
-            _verify_then_time(request, command, observer),
-            tuned=request.tuned,
-            ceilings=request.ceilings,
-            recalibrate=request.recalibrate,
-        )
-        return dataclasses.replace(done, verified=verified)
+    verdicts: list[VariantVerdict] = []
     done, _ = in_session(
         work,
         request.placement.where,
@@ -103,8 +93,11 @@ def run_benchmarks(request: RunRequest, observer: Observer | None = None) -> Run
         request.recording,
         observer,
         run_all,
+        first=_verify_first(request, command, observer, verdicts) if request.verify_budget else None,
         tuned=request.tuned,
         ceilings=request.ceilings,
         recalibrate=request.recalibrate,
     )
+    if request.verify_budget:
+        done = dataclasses.replace(done, verified=tuple(verdicts))
     return done

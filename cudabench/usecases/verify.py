@@ -186,7 +186,8 @@ def reproduce_line(
     ops: Iterable[Path] = (),
     kernels: Iterable[Path] = (),
 ) -> str:
-    """The plain `cudabench run` line that runs the variant at the shape again."""
+    """The plain `cudabench run` line that runs the variant at the shape again; its --ops and
+    --kernels folders in full, so that it works pasted in another folder."""
     words = ["cudabench", "run", op, "-s", shape_text(shape), "-v", variant.name]
     if dtype != "float32":
         words += ["-d", dtype]
@@ -195,9 +196,9 @@ def reproduce_line(
         if defaults.get(name) != value:
             words += ["-p", f"{name}={value}"]
     for folder in ops:
-        words += ["--ops", str(folder)]
+        words += ["--ops", str(Path(folder).resolve())]
     for folder in kernels:
-        words += ["--kernels", str(folder)]
+        words += ["--kernels", str(Path(folder).resolve())]
     return shlex.join(words)
 
 

@@ -26,6 +26,7 @@ from collections.abc import Callable, Sequence
 from collections.abc import Set as AbstractSet
 
 from cudabench.core.records import Shape, Status
+from cudabench.execution.rounds import WARM_UP_TIMEOUT_NOTE
 from cudabench.verification.domain import order
 from cudabench.verification.search import Probe
 
@@ -72,17 +73,24 @@ def first_checks(
     edge shapes in turn, each carrying the next part of WARM_CHUNK warm-up shapes (each job
     has its own --timeout, and the pool gives one that carries a part WARM_UP_S more), until
     the parts are out or a check is wrong or does not compile: a wrong variant costs one
-    check (a hanging one, one --timeout). Returns the probes and the warm-up shapes sent
-    (not those of a check whose worker was killed: a later variant warms them again). The
-    warm-up shapes are some of `edges`, so there are at least as many edges as parts."""
+    check (a hanging one, one --timeout). A check killed in its warm-up, before the variant
+    ran (WARM_UP_TIMEOUT_NOTE), is not the variant's: that shape is checked again without it
+    and the warm-up ends there (the search compiles the rest when it reaches them). Returns
+    the probes and the warm-up shapes sent (not those of a check whose worker was killed: a
+    later variant warms them again). The warm-up shapes are some of `edges`, so there are at
+    least as many edges as parts."""
     parts = [tuple(warm_up[i : i + WARM_CHUNK]) for i in range(0, len(warm_up), WARM_CHUNK)]
     probes: list[Probe] = []
     sent: list[Shape] = []
     for i, shape in enumerate(edges[: max(1, len(parts))]):
         part = parts[i] if i < len(parts) else ()
-        probes += oracle([shape], [part])
-        if probes[-1].status not in (Status.TIMEOUT, Status.CRASH):
+        (probe,) = oracle([shape], [part])
+        if part and probe.row is not None and probe.row.notes == WARM_UP_TIMEOUT_NOTE:
+            probes += oracle([shape], [()])
+            break
+        probes.append(probe)
+        if probe.status not in (Status.TIMEOUT, Status.CRASH):
             sent += part
-        if probes[-1].wrong or probes[-1].status is Status.COMPILE_ERROR:
+        if probe.wrong or probe.status is Status.COMPILE_ERROR:
             break
     return probes, sent
