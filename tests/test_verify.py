@@ -11,6 +11,7 @@ import contextlib
 import dataclasses
 import json
 import math
+import os
 import re
 import textwrap
 import time
@@ -409,6 +410,59 @@ def test_the_warm_up_reaches_a_worker_process(tmp_path, small_card, monkeypatch)
     assert firsts[0].shape == "1" and all(r.status is Status.OK for r in firsts)
     made = [re.search(r"warm-up: (\d+) of (\d+) small shapes", r.notes).groups() for r in firsts]
     assert all(a == b for a, b in made) and sum(int(a) for a, _ in made) > 20  # made in the worker
+
+
+_SLOW_WARM_UP = """
+import importlib.abc, importlib.machinery, os, sys, time
+
+class _Hook(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name != "cudabench.measure.runner":
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        run = spec.loader.exec_module
+
+        def exec_module(module):
+            run(module)
+            real = module.warm
+
+            def slow(*args, **kwargs):
+                time.sleep(float(os.environ["CUDABENCH_TEST_SLOW_WARM_UP"]))
+                return real(*args, **kwargs)
+
+            module.warm = slow
+
+        spec.loader.exec_module = exec_module
+        return spec
+
+sys.meta_path.insert(0, _Hook())
+"""
+
+
+def test_a_worker_killed_in_its_warm_up_does_not_make_the_variant_wrong(tmp_path, small_card, monkeypatch):
+    # through real worker processes: the warm-up outlasts --timeout plus its allowance, the
+    # worker is killed before the variant ran; the shape is checked again alone, and the verdict
+    # is the variant's own
+    from cudabench.execution import rounds
+    from cudabench.execution.rounds import WARM_UP_TIMEOUT_NOTE
+
+    (tmp_path / "sitecustomize.py").write_text(_SLOW_WARM_UP)
+    path = os.pathsep.join(p for p in (str(tmp_path), os.environ.get("PYTHONPATH")) if p)
+    monkeypatch.setenv("PYTHONPATH", path)
+    monkeypatch.setenv("CUDABENCH_TEST_SLOW_WARM_UP", "4")
+    monkeypatch.setenv("CUDABENCH_BACKEND", "fake")
+    monkeypatch.setattr(rounds, "WARM_UP_S", 0.2)
+    placement = Placement(executor=Local(devices=(0,), timeout_s=1.0))
+    outcome = usecase.verify(request(tmp_path, "add", variants=("naive",), budget_s=1, placement=placement))
+    (v,) = outcome.verdicts
+    assert v.verdict.state == "verified" and v.verdict.tried > 3
+    meta, rows = read_results(outcome.json)
+    killed = [r for r in rows if r.status is Status.TIMEOUT]
+    assert len(killed) == 1 and WARM_UP_TIMEOUT_NOTE in killed[0].notes
+    assert "its warm-up under way" in killed[0].error
+    again = [r for r in rows if r.shape == killed[0].shape and r.status is Status.OK]
+    assert again and "warm-up:" not in again[0].notes  # checked again, alone
 
 
 # ---------------------------------------------------------------------------- the use case

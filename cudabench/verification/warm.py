@@ -85,7 +85,7 @@ def first_checks(
     for i, shape in enumerate(edges[: max(1, len(parts))]):
         part = parts[i] if i < len(parts) else ()
         (probe,) = oracle([shape], [part])
-        if part and probe.row is not None and probe.row.notes == WARM_UP_TIMEOUT_NOTE:
+        if part and probe.row is not None and WARM_UP_TIMEOUT_NOTE in probe.row.notes:
             probes += oracle([shape], [()])
             break
         probes.append(probe)
