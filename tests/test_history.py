@@ -285,6 +285,31 @@ def test_history_flags_the_planted_regression_only(tmp_path):
     assert unknown.exit_code == 2 and "did you mean float4" in unknown.stderr
 
 
+def test_history_shows_timings_not_verify_checks(tmp_path):
+    path = tmp_path / "h.db"
+    _planted(path)
+    check = ResultRow("reduce", "1000x3", "float32", "float4", Status.OK, method="verify")
+    odd = ResultRow("reduce", "33", "float32", "float4", Status.OK, method="verify")
+    with History(path) as history:  # a `cudabench verify` and a run's verify pass
+        history.import_run(meta("2026-11-27T10:00:00+00:00", command="cudabench verify reduce"), [check], "v1")
+        pass_command = "cudabench run reduce -s 2^24 --verify (verify pass)"
+        history.import_run(meta("2026-11-28T10:00:00+00:00", command=pass_command), [odd, check], "v2")
+        assert {k.shape for k in history.keys("reduce")} == {"16777216"}
+        assert {k.shape for k in history.keys("reduce", checks=True)} == {"16777216", "1000x3", "33"}
+        (float4,) = [k for k in history.keys("reduce") if k.variant == "float4"]
+        assert len(history.case_rows(float4)) == 5  # the planted runs; no check among them
+    result = runner.invoke(app, ["history", "reduce", "-v", "float4", "--db", str(path)])
+    assert result.exit_code == 0, result.output
+    assert "1000x3" not in result.stdout and "33 " not in result.stdout
+    at_check = runner.invoke(app, ["history", "reduce", "-s", "1000x3", "--db", str(path)])
+    assert at_check.exit_code == 2 and "recorded: 16777216)" in at_check.stderr
+    only = tmp_path / "only.db"
+    with History(only) as history:
+        history.import_run(meta("2026-11-27T10:00:00+00:00", command="cudabench verify reduce"), [check], "v")
+    none = runner.invoke(app, ["history", "reduce", "--db", str(only)])
+    assert none.exit_code == 2 and "no timed reduce rows" in none.stderr and "only verify's checks" in none.stderr
+
+
 def test_compare_against_a_tag_and_last_gates_on_regressions(tmp_path):
     path = tmp_path / "h.db"
     _planted(path)

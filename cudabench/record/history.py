@@ -71,6 +71,10 @@ _RUN_COLUMNS = (
 )
 
 
+# rows of a run that is not verify's (its rows are checks, untimed: history shows timings)
+_NOT_CHECKS = "command_kind(runs.command) != 'verify'"
+
+
 def _run_info(r: tuple[Any, ...]) -> RunInfo:
     return RunInfo(r[0], r[1], r[2], r[3], r[4], bool(r[5]), r[6], r[7], bool(r[8]), r[9], fp.loads(r[10]))
 
@@ -89,6 +93,8 @@ class History:
         """Connect (history_db.py): read-write, the folder and schema made or migrated; or,
         `readonly`, reading what is there without creating anything."""
         self.db = connect_readonly(self.path) if self.readonly else connect(self.path)
+        # the queries that leave out verify's checks ask a run's kind of its command
+        self.db.create_function("command_kind", 1, command_kind, deterministic=True)
         return self
 
     def close(self) -> None:
@@ -284,10 +290,12 @@ class History:
     def case_rows(
         self, key: RowKey, gpu: str | None = None, limit: int | None = None
     ) -> list[tuple[RunInfo, ResultRow]]:
-        """One case's rows across runs, oldest first (the `limit` newest), on one GPU model
-        if given; matched by the row key (op, variant, shape, dtype, params)."""
+        """One case's timed rows across runs (not verify's checks), oldest first (the `limit`
+        newest), on one GPU model if given; matched by the row key (op, variant, shape,
+        dtype, params)."""
         query = f"""SELECT {_RUN_COLUMNS}, row_json FROM rows JOIN runs ON runs.id = rows.run_id
-                    WHERE op = ? AND variant = ? AND shape = ? AND dtype = ? AND params = ?"""
+                    WHERE op = ? AND variant = ? AND shape = ? AND dtype = ? AND params = ?
+                    AND {_NOT_CHECKS}"""
         args: list[Any] = [key.op, key.variant, key.shape, key.dtype, key.params]
         if gpu is not None:
             query += " AND gpu = ?"
@@ -322,13 +330,12 @@ class History:
                 found[key] = float(sum(s for s in spent if s is not None))
         return found
 
-    def keys(self, op: str) -> list[RowKey]:
-        """The distinct row keys of an op, for history's did-you-mean and defaults."""
-        return [
-            RowKey(*r)
-            for r in self._db().execute(
-                "SELECT DISTINCT op, variant, shape, dtype, params FROM rows WHERE op = ? "
-                "ORDER BY variant, shape, dtype, params",
-                (op,),
-            )
-        ]
+    def keys(self, op: str, checks: bool = False) -> list[RowKey]:
+        """The distinct row keys of an op's timed rows (`checks`: of verify's checks too, the
+        rows of `cudabench verify` and of a run's verify pass), for history's did-you-mean
+        and defaults."""
+        query = (
+            "SELECT DISTINCT op, variant, shape, dtype, params FROM rows JOIN runs ON runs.id = rows.run_id "
+            f"WHERE op = ?{'' if checks else f' AND {_NOT_CHECKS}'} ORDER BY variant, shape, dtype, params"
+        )
+        return [RowKey(*r) for r in self._db().execute(query, (op,))]

@@ -149,6 +149,11 @@ def _cases(history: History, query: HistoryQuery) -> list[RowKey]:
     recorded = sorted(set().union(*history.ops().values()))
     if not keys and recorded and op not in recorded:
         _known(op, recorded, history.path)
+    if not keys and history.keys(op, checks=True):
+        raise UsageError(
+            f"no timed {op} rows in {history.path} yet, only verify's checks (untimed: they are "
+            f"in the results/*_verify_{op}.json files); every `cudabench run` adds its rows"
+        )
     if not keys:
         raise UsageError(
             f"no {op} rows in {history.path} yet (every `cudabench run` adds its rows; "
