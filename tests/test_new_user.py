@@ -8,6 +8,7 @@ import stat
 from pathlib import Path
 
 import pytest
+from conftest import flat
 from typer.testing import CliRunner
 
 from cudabench.backends.fake import FAKE_DEVICE
@@ -288,6 +289,21 @@ def test_11_results_files_follow_the_umask(tmp_path):
 
 
 # ---------------------------------------------------------------- 12: gate notes and blame
+
+
+def test_12_compare_and_report_of_verify_checks_say_so(one_run, tmp_path):
+    checks = [
+        dataclasses.replace(row("float4", 1.0, shape=str(n)), time_us=None, method="verify") for n in (1, 33)
+    ]
+    verify_meta = dataclasses.replace(META, command="cudabench verify reduce")
+    verified = write_results(tmp_path / "verify_reduce", verify_meta, checks)[1]
+    compared = runner.invoke(app, ["compare", str(verified), str(one_run)])
+    assert compared.exit_code == 0 and "note: A is verify's checks (untimed)" in flat(compared.stderr)
+    timed = runner.invoke(app, ["compare", str(one_run), str(one_run.with_suffix(".csv"))])
+    assert "verify's checks" not in timed.stderr
+    report = runner.invoke(app, ["report", str(verified)])
+    assert report.exit_code == 0 and "this run is verify's checks (2 shapes, untimed)" in flat(report.stderr)
+    assert "verify's checks" not in runner.invoke(app, ["report", str(one_run)]).stderr
 
 
 def test_12_a_run_compared_with_itself_is_said_and_fails_the_gate(one_run, tmp_path):

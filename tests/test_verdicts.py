@@ -241,6 +241,11 @@ def test_when_every_library_baseline_fails_the_note_blames_the_tolerance():
     passing = ResultRow.of(case, "torch", Status.OK, is_baseline=True)
     assert baselines_fail_note([kernel, passing], job) == ""
     assert baselines_fail_note([kernel], job) == ""  # no library baseline ran: no verdict on it
+    right = ResultRow.of(case, "np32", Status.OK)  # the kernel passes at the same tolerance
+    library = baselines_fail_note([right, row], job)
+    assert "every library baseline FAILs (torch) where the kernels pass" in library
+    assert "the library's own arithmetic" in library and "tolerance is the likely culprit" not in library
+    assert "FAILs (torch): the tolerance" in baselines_fail_note([row], job)  # no kernel: not "too"
 
 
 def test_the_tolerance_command_explains_a_case_without_a_gpu():

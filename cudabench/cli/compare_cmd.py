@@ -51,8 +51,9 @@ def compare_command(
         bool,
         typer.Option(
             help="Exit 1 if any kernel row is SLOWER or newly failing (library baselines are "
-            "shown, not gated), if a row of A is missing from B, or if no row matched at all "
-            "(for CI gates). NOT COMPARABLE rows neither fail nor pass it: without a failure, "
+            "shown, not gated), if a row of A is missing from B, if no row matched at all, or if "
+            "A and B are one run (a gate that compared a run with itself judged nothing); for CI "
+            "gates. NOT COMPARABLE rows neither fail nor pass it: without a failure, "
             "the gate exits 3 (no verdict) and a line says how many went unjudged."
         ),
     ] = False,
@@ -111,7 +112,8 @@ def compare_command(
     a verdict, unless --allow-mismatch.
 
     Exit status: 0, or 1 with --fail-on-regression when a row got slower or started failing,
-    a row of A is missing from B (unless --allow-missing) or no row matched at all; 3 with
+    a row of A is missing from B (unless --allow-missing), no row matched at all, or A and B
+    are one run (a gate that judged nothing does not pass); 3 with
     --fail-on-regression when nothing failed but some kernel row is NOT COMPARABLE (the gate
     neither passes nor fails on a changed machine); 2 for bad usage or files that cannot be
     read."""
@@ -179,6 +181,14 @@ def compare_command(
     err.print(", ".join(f"{n} {v.value}" for v, n in found.counts.items()), markup=False)
     for line in found.mismatch_lines:
         err.print(Text(line, style="yellow"), soft_wrap=True)
+    if found.checks:
+        sides = " and ".join(found.checks)
+        err.print(
+            f"note: {sides} {'is' if len(found.checks) == 1 else 'are'} verify's checks (untimed): "
+            "compare judges timings; `cudabench verify` gives their verdicts",
+            soft_wrap=True,
+            markup=False,
+        )
     if found.same_run:
         err.print(
             f"note: A and B are the same run ({found.same_run}): a run compared with itself shows nothing",

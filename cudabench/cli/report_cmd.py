@@ -11,6 +11,7 @@ import typer
 
 from cudabench.cli.common import err, fail_usage, out
 from cudabench.core.errors import ResultsError
+from cudabench.core.records import command_kind
 from cudabench.core.shapes import ShapeError, parse_shape, shape_text
 from cudabench.present.reports import report_frame, report_html, report_markdown
 from cudabench.present.tables import fingerprint_caption, results_table
@@ -106,6 +107,13 @@ def report_command(
     except ShapeError as exc:
         fail_usage(str(exc))
     _, meta, rows = load_run(run)
+    if command_kind(meta.command) == "verify":
+        err.print(
+            f"note: this run is verify's checks ({len(rows)} shapes, untimed): its rows say OK or "
+            "wrong, not how fast; `cudabench verify` gives their verdicts",
+            soft_wrap=True,
+            markup=False,
+        )
     if output is not None:
         try:
             check_output(output, force)

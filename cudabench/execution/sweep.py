@@ -79,19 +79,31 @@ def with_speedups(
 
 
 def baselines_fail_note(rows: list[ResultRow], job: CaseJob) -> str:
-    """When every library baseline of a case FAILs, the tolerance is the likely culprit, not
-    the kernels: the run's note says so and gives the command that shows how it was made."""
+    """When every library baseline of a case FAILs: with a kernel failing too, the tolerance
+    is the likely culprit, not the kernels (the note gives the command that shows how it was
+    made); with the kernels passing at the same tolerance, it is the library's own arithmetic
+    (a 16-bit sum accumulated in 16 bits), and the note says the kernels' verdicts stand."""
     library = [r for r in rows if r.is_baseline]
     if not library or any(r.status is not Status.FAIL for r in library):
         return ""
     case = job.case
+    names = ", ".join(r.variant for r in library)
+    kernels = [r for r in rows if not r.is_baseline]
+    if kernels and not any(r.status is Status.FAIL for r in kernels):
+        why = " (a sum accumulated in 16 bits, say)" if case.dtype in ("float16", "bfloat16") else ""
+        return (
+            f"{case.op} {case.shape_text} {case.dtype}: every library baseline FAILs ({names}) "
+            f"where the kernels pass at the same tolerance: the library's own arithmetic{why}, "
+            "not the kernels; a baseline's FAIL fails no run"
+        )
     ops = ""
     if job.op_file and Path(job.op_file).resolve().parent.parent != BUILTIN_KERNELS.resolve():
         ops = f" --ops {shlex.quote(str(Path(job.op_file).resolve().parent.parent))}"
     dtype = f" -d {case.dtype}" if case.dtype != "float32" else ""
+    too = " too" if kernels else ""
     return (
-        f"{case.op} {case.shape_text} {case.dtype}: every library baseline FAILs too "
-        f"({', '.join(r.variant for r in library)}): the tolerance is the likely culprit, not the "
+        f"{case.op} {case.shape_text} {case.dtype}: every library baseline FAILs{too} "
+        f"({names}): the tolerance is the likely culprit, not the "
         f"kernels; see how it is made: cudabench tolerance {case.op} -s {case.shape_text}{dtype}{ops}"
     )
 

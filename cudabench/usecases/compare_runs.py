@@ -111,6 +111,7 @@ class Comparison:
     mismatch: list[Difference]
     same_run: str  # why A and B are one run ('' when they are not)
     gate: Gate
+    checks: tuple[str, ...] = ()  # "A", "B": a run of verify's checks (untimed), not a timing
 
     @property
     def counts(self) -> dict[Verdict, int]:
@@ -201,6 +202,7 @@ def compare_runs(request: CompareRequest) -> Comparison:
         mismatch,
         same_run,
         Gate(reasons, gate_unjudged(pairs)),
+        tuple(side for side, m in (("A", meta_a), ("B", meta_b)) if command_kind(m.command) == "verify"),
     )
 
 
