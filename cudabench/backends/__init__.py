@@ -15,8 +15,8 @@ __all__ = ["NO_DRIVER", "Backend", "BackendUnavailable", "backend_name", "driver
 
 
 def backend_name() -> str:
-    """The backend `run` will use: $CUDABENCH_BACKEND, else `cupy`."""
-    return os.environ.get("CUDABENCH_BACKEND", "cupy")
+    """The backend `run` will use: $CUDABENCH_BACKEND, else (unset or empty) `cupy`."""
+    return os.environ.get("CUDABENCH_BACKEND") or "cupy"
 
 
 def open_backend(name: str | None = None, device: int = 0) -> Backend:

@@ -15,12 +15,12 @@ from cudabench.cli.common import (
     MinTimeOption,
     WarmupOption,
     err,
-    fail_usage,
+    one_device,
     out,
 )
 from cudabench.cli.render import Terminal, command_line, exit_failed
 from cudabench.present.tables import ceilings_table
-from cudabench.usecases.flow import DEFAULT_TIMEOUT_S, Failed, parse_devices
+from cudabench.usecases.flow import DEFAULT_TIMEOUT_S, Failed
 from cudabench.usecases.measure_ceilings import CeilingsRequest, measure_ceilings
 
 
@@ -70,11 +70,8 @@ def ceilings_command(
     clock are shown without measuring unless --recalibrate. Exit status: 0, 1 if a mix got no
     correct row, 2 bad usage.
     """
-    chosen = parse_devices(devices)
-    if chosen is None or len(chosen) != 1:
-        fail_usage(f"--devices {devices!r}: give one GPU index (the ceilings are one GPU's)")
     request = CeilingsRequest(
-        device=chosen[0],
+        device=one_device(devices, "the ceilings are one GPU's"),
         timeout_s=timeout,
         recalibrate=recalibrate,
         size=size,

@@ -60,7 +60,8 @@ MinTimeOption = Annotated[
     typer.Option(min=0.0, help="Seconds of GPU time the samples add up to, at least (default 0.2)."),
 ]
 MaxTimeOption = Annotated[
-    Optional[float], typer.Option(min=0.0, help="Seconds of GPU time per row at most (default 10).")
+    Optional[float],
+    typer.Option(min=0.0, help="Seconds of GPU time per row at most, above 0 (default 10)."),
 ]
 WarmupOption = Annotated[
     Optional[int], typer.Option(min=0, help="Warm-up launches before the samples (default 3).")
@@ -210,10 +211,39 @@ def selection(
     )
 
 
+def given(ctx: typer.Context, name: str) -> bool:
+    """Whether the command line gave the parameter `name`, not its default."""
+    source = ctx.get_parameter_source(name)
+    return source is not None and source.name != "DEFAULT"
+
+
 def placement(
-    devices: str, timeout: float, cluster: str | None = None, gpu_model: str | None = None
+    devices: str,
+    timeout: float,
+    cluster: str | None = None,
+    gpu_model: str | None = None,
+    *,
+    devices_given: bool = False,
 ) -> Placement:
-    """`--devices 0,1` (or all), --timeout, --cluster and --gpu-model as a Placement."""
+    """`--devices 0,1` (or all), --timeout, --cluster and --gpu-model as a Placement; exit 2
+    for --devices given beside --cluster (`devices_given`: the command line named them)."""
     if cluster:
+        if devices_given:
+            fail_usage(
+                f"--devices {devices!r} with --cluster: --cluster runs on the cluster's GPUs "
+                "(--gpu-model picks among them), --devices picks this host's; give one or the other"
+            )
         return Placement(timeout_s=timeout, cluster=cluster, gpu_model=gpu_model)
     return Placement(parse_devices(devices), timeout, gpu_model=gpu_model)
+
+
+def one_device(text: str, why: str) -> int:
+    """`--devices` of a command that takes one GPU (`why` says why); exit 2 for anything but
+    one index, `all` and lists included."""
+    try:
+        chosen = parse_devices(text)
+    except SweepError:
+        chosen = None
+    if chosen is None or len(chosen) != 1:
+        fail_usage(f"--devices {text!r}: give one GPU index, like 0 or 1 ({why})")
+    return chosen[0]

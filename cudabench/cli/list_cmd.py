@@ -23,7 +23,7 @@ def list_command(
     kernels: Annotated[Optional[list[Path]], typer.Option(help=KERNELS_OPTION_HELP)] = None,
     ops_dirs: OpsOption = None,
 ) -> None:
-    """List every op and its variants (built-in and --kernels): the dtypes each compiles for
+    """List every op and its variants (built-in, --ops and --kernels): the dtypes each compiles for
     (f32, f16, bf16: `run --dtype`), how it launches, and what it does."""
     use_ops(ops_dirs)
     try:

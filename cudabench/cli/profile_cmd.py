@@ -17,6 +17,7 @@ from cudabench.cli.common import (
     OpsOption,
     TimerOption,
     err,
+    one_device,
     out,
     selection,
 )
@@ -119,14 +120,13 @@ def profile_command_cli(
         ),
     ] = None,
     device: Annotated[
-        int,
+        str,
         typer.Option(
             "--devices",
             "--device",
-            min=0,
             help="The GPU to profile on (one index: ncu profiles one process).",
         ),
-    ] = 0,
+    ] = "0",
     timeout: Annotated[
         float, typer.Option(min=1.0, help="Seconds a variant may take in the timed run before it is TIMEOUT.")
     ] = DEFAULT_TIMEOUT_S,
@@ -144,7 +144,7 @@ def profile_command_cli(
     """
     profiling = Profiling(
         selection(target, shape, variant, dtype, param, kernels, ops, timer=timer),
-        device=device,
+        device=one_device(device, "ncu profiles one process"),
         timeout_s=timeout,
         recording=Recording(output, db, tag, force),
         ncu=ncu,

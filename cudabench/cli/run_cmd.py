@@ -31,6 +31,8 @@ from cudabench.cli.common import (
     TimerOption,
     WarmupOption,
     err,
+    fail_usage,
+    given,
     out,
     placement,
     selection,
@@ -199,6 +201,16 @@ def run_command(
     1 some row failed (FAIL, COMPILE_ERROR, CRASH, ERROR), 2 bad usage, 130 interrupted
     (the results file keeps the finished rows).
     """
+    if recalibrate and not with_ceilings:
+        fail_usage(
+            "--recalibrate measures the ceilings for the % ceiling column, which --no-ceilings "
+            "turns off: give one or the other"
+        )
+    if given(ctx, "verify_budget") and not verify:
+        off = (
+            "--no-verify turns off: give one or the other" if given(ctx, "verify") else "is off: add --verify"
+        )
+        fail_usage(f"--verify-budget sets the seconds of the verify pass, which {off}")
     chosen = selection(
         target,
         shape,
@@ -223,7 +235,7 @@ def run_command(
     )
     request = run_benchmarks.RunRequest(
         chosen,
-        placement(devices, timeout, cluster, gpu_model),
+        placement(devices, timeout, cluster, gpu_model, devices_given=given(ctx, "devices")),
         Recording(output, db, tag, force),
         command_line(ctx),
         tuned=tuned,

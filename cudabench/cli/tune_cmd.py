@@ -19,6 +19,7 @@ from cudabench.cli.common import (
     OpsOption,
     TimerOption,
     err,
+    given,
     out,
     placement,
     selection,
@@ -328,7 +329,7 @@ def tune_command(
         budget=budget,
         seed=seed,
         save=save,
-        placement=placement(devices, timeout, cluster, gpu_model),
+        placement=placement(devices, timeout, cluster, gpu_model, devices_given=given(ctx, "devices")),
         recording=Recording(output, db, tag, force),
         command=command_line(ctx),
     )

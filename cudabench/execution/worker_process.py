@@ -215,7 +215,7 @@ def visible_gpu_count_list() -> list[int] | None:
     """The indices CUDA will number 0..n-1, counted without a CUDA context: from
     CUDA_VISIBLE_DEVICES when it is set, else from NVML. None when neither can tell (the
     first worker counts them then)."""
-    if os.environ.get("CUDABENCH_BACKEND", "cupy") != "cupy":
+    if (os.environ.get("CUDABENCH_BACKEND") or "cupy") != "cupy":
         return None  # the fake backend's GPUs are its own
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
     if visible is not None:
