@@ -143,7 +143,9 @@ def test_python_variants_run_beside_the_kernels_and_fail_as_rows(scale_op):
     assert rows["returns"].status is Status.OK and rows["returns"].time_us and not rows["returns"].is_baseline
     assert rows["writes"].status is Status.OK
     assert rows["off_by_one"].status is Status.FAIL and "outputs wrong" in rows["off_by_one"].error
-    assert rows["raises"].status is Status.ERROR and rows["raises"].error == "RuntimeError: no luck today"
+    raised = rows["raises"]  # its text, and where in the variant's file it was raised
+    assert raised.status is Status.ERROR and raised.error.startswith("RuntimeError: no luck today (")
+    assert "python_rows.py:" in raised.error and raised.error.endswith(", in boom)")
     assert rows["needs_nothing_here"].status is Status.N_A
     assert rows["needs_nothing_here"].error.startswith("needs no_such_module_anywhere, which does not import")
     assert rows["gpu_only"].status is Status.N_A and "cols <= 4" in rows["gpu_only"].error

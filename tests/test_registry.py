@@ -159,3 +159,19 @@ def test_a_job_carries_its_op_file_to_a_process_that_never_saw_the_folder(tmp_pa
         check=False,
     )
     assert done.stdout.strip() == "twice ('x', 'out', 'n')", done.stderr
+
+
+def test_an_ops_folder_without_an_op_says_so(tmp_path):
+    from cudabench.core.names import UnknownName
+
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    registry.use_ops([empty])
+    try:
+        said = f"--ops {empty}: no op there (an op is a folder holding op.py, or a folder of such folders)"
+        assert said in registry.problems()
+        with pytest.raises(UnknownName, match="no op there"):
+            registry.get_op("myop")
+    finally:
+        registry.use_ops([])
+    assert not any("no op there" in p for p in registry.problems())

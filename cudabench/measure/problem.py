@@ -13,6 +13,7 @@ from typing import Any
 from cudabench.core.dtypes import DType, get_dtype, output_tolerance
 from cudabench.core.records import Case, Shape
 from cudabench.ops.protocol import Check, OpProtocol, check_output
+from cudabench.ops.registry import describe_error
 
 FILLS = ("random", "zeros", "ones")
 
@@ -70,14 +71,15 @@ def warm(xp: Any, op: OpProtocol, dtype: str, shapes: tuple[Shape, ...]) -> tupl
     """Each shape's problem made and its reference checked against itself, then dropped: the
     kernels of their references, tolerances and checks compiled now (verify's warm-up,
     verification/warm.py). A shape whose problem cannot be made is passed over (its own check
-    says why). Returns the shapes made and the first failure ('' if none)."""
+    says why). Returns the shapes made and the first failure ('' if none; a failure of the
+    op's code names its line, registry.describe_error)."""
     made, failed = 0, ""
     for shape in shapes:
         try:
             given = problem(xp, op, Case(op.name, shape, dtype), 0)
             given.check(given.ref.astype(get_dtype(dtype).array_type()))
         except Exception as exc:  # noqa: BLE001 - the shape's own check reports it; the note says
-            failed = failed or f"at {'x'.join(map(str, shape))}: {type(exc).__name__}: {exc}"
+            failed = failed or f"at {'x'.join(map(str, shape))}: {describe_error(exc)}"
             continue
         made += 1
     return made, failed

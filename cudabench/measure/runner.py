@@ -3,8 +3,8 @@
 For each case, each variant is prepared (prepare.py: requirements, N/A; compile and load,
 COMPILE_ERROR; fresh inputs, a NaN-poisoned output, one launch checked against the float64
 reference, FAIL), timed (measure.py), and checked again on the last timed launch's output.
-The library baselines get the same treatment. Device errors give CRASH, anything else ERROR;
-the loop goes on.
+The library baselines get the same treatment. Device errors give CRASH, anything else ERROR
+(naming the line of the op's own code that raised it, registry.describe_error); the loop goes on.
 
 With `timing.interleave`, all variants of a case are prepared (validated) first, then timed
 with their samples taken in turn (measure.measure_interleaved), then checked again; if their
@@ -34,6 +34,7 @@ import functools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Protocol, TypeVar
 
 from cudabench.backends.base import Backend, KernelCrash
@@ -161,6 +162,7 @@ class Runner:
         self.device: DeviceInfo = self.preparer.device
         self.observer = observer or _Silent()
         self._floor: dict[tuple[str, str], float | None] = {}  # (L2 mode, timer) -> floor, us
+        self._folder: Path | None = None  # the job's op folder: its code's errors name their line
 
     def run_job(self, job: CaseJob) -> list[ResultRow]:
         self.backend.activate()  # its stream current, whatever backend was made since
@@ -172,6 +174,7 @@ class Runner:
                 self.observer.finished(row)
             return failed
         case = job.case
+        self._folder = Path(job.op_file).parent if job.op_file else None
         warmed = ""
         if job.warm_up:
             made, missed = warm(self.backend.xp, op, case.dtype, job.warm_up)
@@ -252,7 +255,7 @@ class Runner:
         except KernelCrash as exc:  # the context is gone: no row of this shape can finish
             return [(i, ResultRow.of(case, p.name, Status.CRASH, str(exc))) for i, p in prepared]
         except Exception as exc:
-            error = f"{type(exc).__name__}: {exc}"
+            error = registry.describe_error(exc, self._folder)
             return [(i, ResultRow.of(case, p.name, Status.ERROR, error)) for i, p in prepared]
         rows = []
         for (i, p), m in zip(prepared, measurements):
@@ -299,7 +302,7 @@ class Runner:
         except Exception as exc:  # a failure around the kernel: a row, not a dead run
             if type(exc).__name__ == "OutOfMemoryError":  # CuPy's, with the bytes it wanted
                 return ResultRow.of(case, name, Status.SKIPPED, f"out of GPU memory: {exc}")
-            return ResultRow.of(case, name, Status.ERROR, f"{type(exc).__name__}: {exc}")
+            return ResultRow.of(case, name, Status.ERROR, registry.describe_error(exc, self._folder))
 
     def _profiled(self, op: OpProtocol, job: CaseJob, p: Prepared) -> ResultRow:
         """Profile mode: warm-up outside the ranges, then exactly one call inside them."""

@@ -9,7 +9,9 @@ Each op file is imported once per process (by its path, as its own module) and m
 one `Op` subclass (or an instance named `OP`). What goes wrong is one line, never a
 traceback: a file that does not import (the file, its line, the exception's last line), a
 declaration that cannot serve (cudabench/ops/checks.py), two files defining one op name (both
-files named). Such an op is refused by `get_op` with that line; the others load.
+files named). Such an op is refused by `get_op` with that line; the others load. What the
+op's code raises at run time (its reference, inputs, baselines, Python variants) is a row's
+one line, naming the line of the user's file that raised it (`describe_error`).
 
 Worker processes do not see the parent's command line: a job carries its op's file
 (`runner.CaseJob.op_file`) and the worker loads it with `load_op_file`.
@@ -21,12 +23,13 @@ import hashlib
 import importlib.util
 import os
 import sys
+import sysconfig
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cudabench.core.paths import BUILTIN_KERNELS
+from cudabench.core.paths import BUILTIN_KERNELS, PACKAGE_DIR
 
 if TYPE_CHECKING:
     from cudabench.ops.api import Op
@@ -99,6 +102,7 @@ def catalogue() -> Catalogue:
     """Every op of the op folders (cached until the folders or their op files change)."""
     roots, problems = op_roots()
     files = [folder / OP_FILE for root in roots for folder in op_folders(root)]
+    problems += [_empty(root) for root in _extra if not op_folders(root)]
     key = (*roots, *problems, *((f, _mtime(f)) for f in files))
     cached = _cache.get("catalogue")
     if cached is not None and cached[0] == key:
@@ -147,7 +151,12 @@ def get_op(name: str) -> Op:
         return found.ops[name]
     if name in _pinned:
         return _pinned[name]
-    raise UnknownName(f"unknown op {name!r}{closest(name, sorted(all_ops()))}")
+    empty = "".join(f"; {_empty(root)}" for root in _extra if not op_folders(root))
+    raise UnknownName(f"unknown op {name!r}{closest(name, sorted(all_ops()))}{empty}")
+
+
+def _empty(root: Path) -> str:
+    return f"--ops {root}: no op there (an op is a folder holding {OP_FILE}, or a folder of such folders)"
 
 
 def op_file(name: str) -> str:
@@ -265,3 +274,44 @@ def describe_failure(exc: BaseException, resolved: Path, shown: Path) -> str:
         f.lineno for f in traceback.extract_tb(exc.__traceback__) if Path(f.filename).resolve() == resolved
     ]
     return f"{shown}:{lines[-1]}: {last}" if lines else f"{shown}: {last}"
+
+
+# the standard library's and the installed packages' folders: a library's code, not the user's
+_LIBRARY_PATHS = ("stdlib", "platstdlib", "purelib", "platlib")
+_LIBRARIES = {Path(sysconfig.get_paths()[k]).resolve() for k in _LIBRARY_PATHS}
+
+
+def describe_error(exc: BaseException, folder: str | Path | None = None) -> str:
+    """`ExceptionName: message`, the text of a row's ERROR; where the traceback passes through
+    the user's code, on one line with its innermost such frame: `(path:line, in function)`.
+    The user's code: a file of `folder` (the op's), or any file outside cudabench, the
+    standard library and site-packages. The path is relative to the working directory where
+    that is shorter (as the user gave the --ops folder). An error of cudabench's own code or
+    a library's, with no frame of the user's, keeps its text."""
+    text = f"{type(exc).__name__}: {exc}"
+    mine = [f for f in traceback.extract_tb(exc.__traceback__) if _users(f.filename, folder)]
+    if not mine:
+        return text
+    frame = mine[-1]
+    path = os.path.abspath(frame.filename)
+    try:
+        relative = os.path.relpath(path)
+    except ValueError:  # another drive (Windows)
+        relative = path
+    shown = relative if len(relative) < len(path) else path
+    message = " ".join(line.strip() for line in str(exc).splitlines() if line.strip())
+    said = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+    return f"{said} ({shown}:{frame.lineno}, in {frame.name})"
+
+
+def _users(filename: str, folder: str | Path | None) -> bool:
+    """Whether a traceback's file is the user's: in the op's folder, or outside cudabench,
+    the standard library and site-packages (`<frozen ...>`, `<string>`: never)."""
+    if not filename or filename.startswith("<"):
+        return False
+    path = Path(filename).resolve()
+    if folder is not None and path.is_relative_to(Path(folder).resolve()):
+        return True
+    if path.is_relative_to(PACKAGE_DIR) or {"site-packages", "dist-packages"} & set(path.parts):
+        return False
+    return not any(path.is_relative_to(library) for library in _LIBRARIES)

@@ -111,8 +111,9 @@ def explain_tolerance(
     except MemoryError as exc:
         raise ToleranceError(f"{op.name} at {case.shape_text}: out of host memory ({exc})") from None
     except Exception as exc:  # the op's own reference or inputs failed: its line, as a run's ERROR row
+        raised = registry.describe_error(exc, registry.op_folder(op.name))
         raise ToleranceError(
-            f"{op.name} at {case.shape_text}: the op's inputs or reference raised {type(exc).__name__}: {exc}"
+            f"{op.name} at {case.shape_text}: the op's inputs or reference raised {raised}"
         ) from None
     tol, ref = given.tol.reshape(-1), given.ref.reshape(-1)
     nonzero = np.abs(ref) > 0
@@ -190,5 +191,5 @@ def _variant(op: OpProtocol, variant: KernelVariant, case: Case) -> Measured:
         call()
         check = given.check(pyvariants.as_output(produced(), out, variant.name))
     except Exception as exc:  # a variant's own failure is its line, not the command's end
-        return Measured(variant.name, 0.0, 0, 0, f"{type(exc).__name__}: {exc}")
+        return Measured(variant.name, 0.0, 0, 0, registry.describe_error(exc, registry.op_folder(op.name)))
     return Measured(variant.name, check.ratio, check.wrong, check.where)
