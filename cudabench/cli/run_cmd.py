@@ -197,9 +197,10 @@ def run_command(
     """Validate and time every variant of an op (and its library baseline) over shapes.
 
     Examples: `cudabench run reduce --shape 442368x128`, `cudabench run reduce --shape 2^30
-    --variant float4`, `cudabench run configs/reduce.yaml`. Exit status: 0 all correct,
-    1 some row failed (FAIL, COMPILE_ERROR, CRASH, ERROR), 2 bad usage, 130 interrupted
-    (the results file keeps the finished rows).
+    --variant float4`, `cudabench run configs/reduce.yaml`. Exit status: 0 every kernel
+    row correct (a library baseline's FAIL is a note), 1 some kernel row failed (FAIL,
+    COMPILE_ERROR, CRASH, ERROR) or the verify pass found a variant wrong, 2 bad usage, 130
+    interrupted (the results file keeps the finished rows).
     """
     if recalibrate and not with_ceilings:
         fail_usage(
