@@ -124,9 +124,11 @@ def test_an_error_of_cudabench_or_a_library_keeps_its_text():
     assert registry.describe_error(_without_this_frame(library.value)) == "LinAlgError: Singular matrix"
 
 
-def test_the_op_folder_is_the_users_wherever_it_lies(tmp_path):
+def test_the_op_folder_is_the_users_wherever_it_lies(tmp_path, monkeypatch):
     """A folder inside a site-packages (an installed catalogue, say) is a library's, unless
-    it is the op's own folder."""
+    it is the op's own folder. Named in full from a working directory it is not under."""
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
     folder = tmp_path / "site-packages" / "myop"
     folder.mkdir(parents=True)
     (folder / "op.py").write_text("def reference():\n    return 1 / 0\n")
@@ -137,4 +139,8 @@ def test_the_op_folder_is_the_users_wherever_it_lies(tmp_path):
     assert registry.describe_error(exc) == "ZeroDivisionError: division by zero"
     assert registry.describe_error(exc, folder) == (
         f"ZeroDivisionError: division by zero ({folder / 'op.py'}:2, in reference)"
+    )
+    monkeypatch.chdir(tmp_path)  # under the working directory: relative, as typed
+    assert registry.describe_error(exc, folder) == (
+        "ZeroDivisionError: division by zero (site-packages/myop/op.py:2, in reference)"
     )

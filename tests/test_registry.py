@@ -171,7 +171,7 @@ def test_an_ops_folder_without_an_op_says_so(tmp_path):
         said = f"--ops {empty}: no op there (an op is a folder holding op.py, or a folder of such folders)"
         assert said in registry.problems()
         with pytest.raises(UnknownName, match="no op there"):
-            registry.get_op("myop")
+            registry.get_op("no_op_of_this_name")
     finally:
         registry.use_ops([])
     assert not any("no op there" in p for p in registry.problems())

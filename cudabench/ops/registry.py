@@ -286,7 +286,7 @@ def describe_error(exc: BaseException, folder: str | Path | None = None) -> str:
     the user's code, on one line with its innermost such frame: `(path:line, in function)`.
     The user's code: a file of `folder` (the op's), or any file outside cudabench, the
     standard library and site-packages. The path is relative to the working directory where
-    that is shorter (as the user gave the --ops folder). An error of cudabench's own code or
+    it lies under it (as the user gave the --ops folder), else in full. An error of cudabench's own code or
     a library's, with no frame of the user's, keeps its text."""
     text = f"{type(exc).__name__}: {exc}"
     mine = [f for f in traceback.extract_tb(exc.__traceback__) if _users(f.filename, folder)]
@@ -298,7 +298,7 @@ def describe_error(exc: BaseException, folder: str | Path | None = None) -> str:
         relative = os.path.relpath(path)
     except ValueError:  # another drive (Windows)
         relative = path
-    shown = relative if len(relative) < len(path) else path
+    shown = relative if not relative.startswith(os.pardir) and len(relative) < len(path) else path
     message = " ".join(line.strip() for line in str(exc).splitlines() if line.strip())
     said = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
     return f"{said} ({shown}:{frame.lineno}, in {frame.name})"
