@@ -117,6 +117,38 @@ def flat(text: str) -> str:
     return " ".join(text.split())
 
 
+_PATCH_ON_IMPORT = """
+import importlib.abc, importlib.machinery, sys
+
+
+class _Hook(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name != {module!r}:
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        run = spec.loader.exec_module
+
+        def exec_module(module):
+            run(module)
+            patch(module)
+
+        spec.loader.exec_module = exec_module
+        return spec
+
+
+sys.meta_path.insert(0, _Hook())
+"""
+
+
+def patch_on_import(folder: Path, module: str, patch: str) -> None:
+    """Write `folder`/sitecustomize.py: in each process started with `folder` on PYTHONPATH
+    (the pool's workers), `patch` (the source of `def patch(module): ...`) changes `module`
+    once it is imported, as a planted fault that a monkeypatch in the parent cannot reach."""
+    hook = _PATCH_ON_IMPORT.format(module=module)
+    (folder / "sitecustomize.py").write_text(hook + "\n\n" + textwrap.dedent(patch))
+
+
 def write_kernel(folder: Path, name: str, body: str, header: str = "") -> Path:
     """A .cu file with a reduce header for variant `name` and the given kernel body."""
     folder.mkdir(parents=True, exist_ok=True)

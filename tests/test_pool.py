@@ -5,6 +5,7 @@ import os
 import time
 
 import pytest
+from conftest import patch_on_import
 
 from cudabench.core.records import Case, KernelVariant, Launch, Status
 from cudabench.core.timing import TimingOptions
@@ -265,59 +266,39 @@ def test_a_successor_takes_its_gpu_only_once_the_plain_worker_has_exited(tmp_pat
     assert all(r.status is Status.OK for r in events.rows)
 
 
-_SLOW_FIRST_LIBRARY_CALL = '''
-"""Loaded at the start of every worker (PYTHONPATH): the reduce baseline's first call in a
-process takes SLOW seconds, as torch's import and CUDA start-up do in a fresh worker."""
-import importlib.abc
-import importlib.machinery
-import os
-import sys
-import time
+_SLOW_FIRST_LIBRARY_CALL = """
+import os, time
 
+# the reduce baseline's first call in a process takes SLOW seconds, as torch's import and CUDA
+# start-up do in a fresh worker
 SLOW = float(os.environ.get("CUDABENCH_TEST_SLOW_FIRST_LIBRARY_CALL", "0"))
 
 
-class _Hook(importlib.abc.MetaPathFinder):
-    def find_spec(self, name, path, target=None):
-        if name != "cudabench.ops.reduce":
-            return None
-        sys.meta_path.remove(self)
-        spec = importlib.machinery.PathFinder.find_spec(name, path)
-        run = spec.loader.exec_module
+def patch(module):  # cudabench.ops.reduce
+    original = module.Reduce.baselines
+    first = [True]
 
-        def exec_module(module):
-            run(module)
-            original = module.Reduce.baselines
-            first = [True]
+    def baselines(self):
+        found = original(self)
+        library = found["cupy"]
 
-            def baselines(self):
-                found = original(self)
-                library = found["cupy"]
+        def slow_once(inputs):
+            if first[0]:
+                first[0] = False
+                time.sleep(SLOW)
+            return library(inputs)
 
-                def slow_once(inputs):
-                    if first[0]:
-                        first[0] = False
-                        time.sleep(SLOW)
-                    return library(inputs)
+        return {**found, "cupy": slow_once}
 
-                return {**found, "cupy": slow_once}
-
-            module.Reduce.baselines = baselines
-
-        spec.loader.exec_module = exec_module
-        return spec
-
-
-if SLOW:
-    sys.meta_path.insert(0, _Hook())
-'''
+    module.Reduce.baselines = baselines
+"""
 
 
 def test_a_fresh_workers_start_up_never_costs_a_library_row(tmp_path, monkeypatch):
     """Issue 32 item 6: after a hanging kernel's worker is killed, the fresh worker's first
     library call (torch's import and CUDA start-up, here a planted 2.5 s) is not timed
     against the row's --timeout (1.5 s): the library rows are OK, the hang still TIMEOUT."""
-    (tmp_path / "sitecustomize.py").write_text(_SLOW_FIRST_LIBRARY_CALL)
+    patch_on_import(tmp_path, "cudabench.ops.reduce", _SLOW_FIRST_LIBRARY_CALL)
     monkeypatch.setenv(
         "PYTHONPATH", os.pathsep.join(p for p in (str(tmp_path), os.environ.get("PYTHONPATH")) if p)
     )

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import StopAfter, flat
+from conftest import StopAfter, flat, patch_on_import
 from typer.testing import CliRunner
 
 from cudabench.backends.fake import FAKE_DEVICE, FakeBackend
@@ -414,30 +414,17 @@ def test_the_warm_up_reaches_a_worker_process(tmp_path, small_card, monkeypatch)
 
 
 _SLOW_WARM_UP = """
-import importlib.abc, importlib.machinery, os, sys, time
+import os, time
 
-class _Hook(importlib.abc.MetaPathFinder):
-    def find_spec(self, name, path, target=None):
-        if name != "cudabench.measure.runner":
-            return None
-        sys.meta_path.remove(self)
-        spec = importlib.machinery.PathFinder.find_spec(name, path)
-        run = spec.loader.exec_module
 
-        def exec_module(module):
-            run(module)
-            real = module.warm
+def patch(module):  # cudabench.measure.runner: its warm-up outlasts its allowance
+    real = module.warm
 
-            def slow(*args, **kwargs):
-                time.sleep(float(os.environ["CUDABENCH_TEST_SLOW_WARM_UP"]))
-                return real(*args, **kwargs)
+    def slow(*args, **kwargs):
+        time.sleep(float(os.environ["CUDABENCH_TEST_SLOW_WARM_UP"]))
+        return real(*args, **kwargs)
 
-            module.warm = slow
-
-        spec.loader.exec_module = exec_module
-        return spec
-
-sys.meta_path.insert(0, _Hook())
+    module.warm = slow
 """
 
 
@@ -448,7 +435,7 @@ def test_a_worker_killed_in_its_warm_up_does_not_make_the_variant_wrong(tmp_path
     from cudabench.execution import rounds
     from cudabench.execution.rounds import WARM_UP_TIMEOUT_NOTE
 
-    (tmp_path / "sitecustomize.py").write_text(_SLOW_WARM_UP)
+    patch_on_import(tmp_path, "cudabench.measure.runner", _SLOW_WARM_UP)
     path = os.pathsep.join(p for p in (str(tmp_path), os.environ.get("PYTHONPATH")) if p)
     monkeypatch.setenv("PYTHONPATH", path)
     monkeypatch.setenv("CUDABENCH_TEST_SLOW_WARM_UP", "4")
