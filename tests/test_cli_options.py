@@ -67,14 +67,27 @@ def test_a_short_max_time_alone_still_runs(tmp_path):
     assert json.loads((tmp_path / "r.json").read_text())["meta"]["timing"]["max_time_s"] == 0.01
 
 
-def test_the_api_refuses_a_min_time_above_the_max_time():
+def test_the_api_refuses_a_min_time_above_the_max_time_both_given(tmp_path):
+    import cudabench
     from cudabench.core.errors import SweepError
     from cudabench.core.timing import TimingOptions
     from cudabench.execution.plan import checked_timing
 
     with pytest.raises(SweepError, match="above --max-time"):
-        checked_timing(TimingOptions(min_time_s=5.0, max_time_s=1.0))
-    assert checked_timing(TimingOptions(min_time_s=1.0, max_time_s=1.0)).max_time_s == 1.0
+        cudabench.run("reduce", shapes="2^10", min_time_s=5.0, max_time_s=1.0, output=tmp_path)
+    # a min not asked for with it (the default, a config's) yields to a shorter max
+    assert checked_timing(TimingOptions(min_time_s=5.0, max_time_s=1.0)).max_time_s == 1.0
+
+
+def test_a_configs_min_time_yields_to_a_shorter_max_time_on_the_command_line(tmp_path):
+    config = tmp_path / "c.yaml"
+    config.write_text("op: add\nshapes: [1024]\nvariants: [naive]\ntiming: {min_time_s: 0.5}\n")
+    result = runner.invoke(
+        app,
+        ["run", str(config), "--max-time", "0.01", "--min-samples", "2", "--warmup", "0"]
+        + ["--no-ceilings", "-o", str(tmp_path / "r.json")],
+    )
+    assert result.exit_code == 0, result.output
 
 
 @pytest.mark.parametrize(

@@ -439,6 +439,10 @@ def test_work_seconds_are_the_newest_rows_set_up_and_timing_on_that_gpu(tmp_path
         keys = [row.key, RowKey("reduce", "float4", "16777216", "float32")]
         keys.append(RowKey("reduce", "x", "1", "float32"))
         assert history.work_seconds(keys, FAKE_DEVICE.name) == {row.key: pytest.approx(7.6)}
+        checked = history.add_run(meta("2026-11-27T13:00:00+00:00", command="cudabench verify reduce"))
+        history.add_row(checked, dataclasses.replace(row, time_us=None, setup_s=0.1, measure_s=None))
+        # a later verify check has no timing: the estimate is still the last timed row's
+        assert history.work_seconds(keys, FAKE_DEVICE.name) == {row.key: pytest.approx(7.6)}
 
 
 def test_history_shows_your_own_op_without_ops_folder(tmp_path, monkeypatch):

@@ -124,6 +124,22 @@ def test_an_error_of_cudabench_or_a_library_keeps_its_text():
     assert registry.describe_error(_without_this_frame(library.value)) == "LinAlgError: Singular matrix"
 
 
+def test_a_compiled_librarys_relative_source_name_is_not_the_users(tmp_path):
+    """Cython modules (CuPy, numpy.random) name their frames by a relative source path, which
+    would resolve under the working directory: a library's frame, never the user's line."""
+    folder = tmp_path / "myop"
+    folder.mkdir()
+    (folder / "op.py").write_text("def reference(f):\n    return f()\n")
+    module = registry.import_file(folder / "op.py", "test_op_errors_pyx")
+    library = compile("def inner():\n    raise ValueError('low >= high')\n", "cupy/_core/core.pyx", "exec")
+    space: dict[str, object] = {}
+    exec(library, space)
+    with pytest.raises(ValueError) as raised:
+        module.reference(space["inner"])
+    said = registry.describe_error(_without_this_frame(raised.value), folder)
+    assert said.startswith("ValueError: low >= high (") and "op.py:2, in reference)" in said
+
+
 def test_the_op_folder_is_the_users_wherever_it_lies(tmp_path, monkeypatch):
     """A folder inside a site-packages (an installed catalogue, say) is a library's, unless
     it is the op's own folder. Named in full from a working directory it is not under."""

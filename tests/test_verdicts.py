@@ -246,6 +246,8 @@ def test_when_every_library_baseline_fails_the_note_blames_the_tolerance():
     assert "every library baseline FAILs (torch) where the kernels pass" in library
     assert "the library's own arithmetic" in library and "tolerance is the likely culprit" not in library
     assert "FAILs (torch): the tolerance" in baselines_fail_note([row], job)  # no kernel: not "too"
+    broken = ResultRow.of(case, "np32", Status.COMPILE_ERROR, "nvcc: error")  # no kernel passed
+    assert "where the kernels pass" not in baselines_fail_note([broken, row], job)
 
 
 def test_the_tolerance_command_explains_a_case_without_a_gpu():

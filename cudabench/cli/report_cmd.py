@@ -109,7 +109,8 @@ def report_command(
     _, meta, rows = load_run(run)
     if command_kind(meta.command) == "verify":
         err.print(
-            f"note: this run is verify's checks ({len(rows)} shapes, untimed): its rows say OK or "
+            f"note: this run is verify's checks ({len(rows)} checks of {len({r.shape for r in rows})} "
+            "shapes, untimed): its rows say OK or "
             "wrong, not how fast; `cudabench verify` gives their verdicts",
             soft_wrap=True,
             markup=False,

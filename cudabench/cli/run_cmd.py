@@ -262,9 +262,9 @@ def run_command(
     hint = profile_hint(target, rows, meta.command, ops or (), kernels or ())
     if hint:
         err.print(hint, soft_wrap=True, markup=False)
-    if any(v.verdict.is_wrong for v in done.verified) and not done.history_error:
-        raise typer.Exit(1)  # a variant wrong somewhere was not timed: the run is not all right
     exit_with_summary(rows, done.work.problems, done.history_error)
+    if any(v.verdict.is_wrong for v in done.verified):
+        raise typer.Exit(1)  # a variant wrong somewhere was not timed: the run is not all right
 
 
 def profile_hint(

@@ -201,18 +201,13 @@ def _configure(
 
 def checked_timing(options: TimingOptions) -> TimingOptions:
     """The options with --clocks parsed; SweepError (one line) for a --timer, --settle,
-    --fill or --clocks that is not one of its choices, a --max-time of 0 or less, or a
-    --min-time asked above the --max-time (the default min time yields to a shorter max).
-    Cheap, so a command says bad usage before it probes the driver or plans."""
+    --fill or --clocks that is not one of its choices, or a --max-time of 0 or less (a min
+    time above the max yields to it; both given at once: flow.preflight). Cheap, so a command
+    says bad usage before it probes the driver or plans."""
     if options.max_time_s <= 0:
         raise SweepError(
             f"--max-time {options.max_time_s:g}: a row needs some time for its samples; give "
             "seconds above 0 (--min-samples 1 --min-time 0 takes the fewest)"
-        )
-    if options.min_time_s > options.max_time_s and options.min_time_s != TimingOptions.min_time_s:
-        raise SweepError(
-            f"--min-time {options.min_time_s:g} is above --max-time {options.max_time_s:g}: a row "
-            "stops at its max time, so it would never reach the min; give a min at or below the max"
         )
     if options.timer not in TIMERS:
         near = did_you_mean(options.timer, list(TIMERS))

@@ -296,7 +296,7 @@ def describe_error(exc: BaseException, folder: str | Path | None = None) -> str:
     path = os.path.abspath(frame.filename)
     try:
         relative = os.path.relpath(path)
-    except ValueError:  # another drive (Windows)
+    except (ValueError, OSError):  # another drive (Windows); the working directory gone
         relative = path
     shown = relative if not relative.startswith(os.pardir) and len(relative) < len(path) else path
     message = " ".join(line.strip() for line in str(exc).splitlines() if line.strip())
@@ -307,8 +307,8 @@ def describe_error(exc: BaseException, folder: str | Path | None = None) -> str:
 def _users(filename: str, folder: str | Path | None) -> bool:
     """Whether a traceback's file is the user's: in the op's folder, or outside cudabench,
     the standard library and site-packages (`<frozen ...>`, `<string>`: never)."""
-    if not filename or filename.startswith("<"):
-        return False
+    if not filename or filename.startswith("<") or not os.path.isabs(filename):
+        return False  # a relative name: a compiled library's source (cupy/_core/core.pyx)
     path = Path(filename).resolve()
     if folder is not None and path.is_relative_to(Path(folder).resolve()):
         return True

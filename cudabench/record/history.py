@@ -317,9 +317,9 @@ class History:
         """The seconds each row took last time on this GPU model (its set-up and timing, the
         row's `setup_s` + `measure_s`), for the keys the history has such a row of: what
         parts.split orders a sweep's jobs by."""
-        query = """SELECT row_json FROM rows JOIN runs ON runs.id = rows.run_id
-                   WHERE op = ? AND variant = ? AND shape = ? AND dtype = ? AND params = ?
-                   AND gpu = ? ORDER BY runs.id DESC LIMIT 1"""
+        query = f"""SELECT row_json FROM rows JOIN runs ON runs.id = rows.run_id
+                    WHERE op = ? AND variant = ? AND shape = ? AND dtype = ? AND params = ?
+                    AND gpu = ? AND {_NOT_CHECKS} ORDER BY runs.id DESC LIMIT 1"""
         found = {}
         for key in keys:
             where = (key.op, key.variant, key.shape, key.dtype, key.params, gpu)

@@ -172,6 +172,13 @@ def preflight(selection: Selection, where: Where | None = None) -> None:
     `where`, a missing NVIDIA driver for it (`require_driver`)."""
     check_target(selection.target, selection.ops or None, selection.shapes)
     given = {k: v for k, v in selection.timing.items() if v is not None}
+    low, high = given.get("min_time_s"), given.get("max_time_s")
+    if isinstance(low, (int, float)) and isinstance(high, (int, float)) and low > high:
+        # asked for both at once (a config's or the default min yields to a shorter max)
+        raise SweepError(
+            f"--min-time {low:g} is above --max-time {high:g}: a row stops at its max time, so it "
+            "would never reach the min; give a min at or below the max"
+        )
     checked_timing(dataclasses.replace(TimingOptions(), **given))  # type: ignore[arg-type]
     if where is not None:
         require_driver(where)
