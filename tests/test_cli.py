@@ -153,11 +153,17 @@ def test_bad_usage_is_one_line_and_exit_2(args, message):
         (["check", "reduce"], {"CUDABENCH_NVCC": "/nonexistent/nvcc"}, "CUDABENCH_NVCC"),
     ],
 )
-def test_the_command_itself_says_a_mistake_in_one_line(tmp_path, args, env, message):
-    """As a user runs it: the process the `cudabench` script starts (cudabench._command, whose
-    cli.main turns errors into one line), not typer's app under CliRunner."""
+@pytest.mark.parametrize("entry", ["script", "module"])
+def test_the_command_itself_says_a_mistake_in_one_line(tmp_path, args, env, message, entry):
+    """As a user runs it: the `cudabench` script the install put beside this Python (CI's
+    README install), and `python -m cudabench`, both cudabench._command, whose cli.main turns
+    errors into one line; not typer's app under CliRunner."""
+    script = Path(sys.executable).parent / "cudabench"
+    if entry == "script" and not script.is_file():
+        pytest.skip(f"no {script}: cudabench is not installed beside this Python")
+    command = [str(script)] if entry == "script" else [sys.executable, "-m", "cudabench"]
     proc = subprocess.run(
-        [sys.executable, "-m", "cudabench", *args],
+        [*command, *args],
         capture_output=True,
         text=True,
         cwd=tmp_path,

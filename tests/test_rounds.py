@@ -127,13 +127,14 @@ def serve(inbox, outbox, heard, hold_done=False):
 class Told:
     def __init__(self):
         self.calls = []
+        self.rows = []
 
     def started(self, case, name, device):
         self.calls.append(("started", name))
 
     def row(self, index, row_):
         self.calls.append(("row", row_.variant))
-        self.rows = [*getattr(self, "rows", []), row_]
+        self.rows.append(row_)
 
     def job_done(self, index, rows):
         self.calls.append(("job_done", index, [r.variant for r in rows]))

@@ -110,8 +110,8 @@ def report_command(
     if command_kind(meta.command) == "verify":
         err.print(
             f"note: this run is verify's checks ({len(rows)} checks of {len({r.shape for r in rows})} "
-            "shapes, untimed): its rows say OK or "
-            "wrong, not how fast; `cudabench verify` gives their verdicts",
+            "shapes, untimed): its rows say OK or wrong, not how fast; `cudabench verify` gives "
+            "their verdicts",
             soft_wrap=True,
             markup=False,
         )

@@ -102,7 +102,7 @@ def catalogue() -> Catalogue:
     """Every op of the op folders (cached until the folders or their op files change)."""
     roots, problems = op_roots()
     files = [folder / OP_FILE for root in roots for folder in op_folders(root)]
-    problems += [_empty(root) for root in _extra if not op_folders(root)]
+    problems += _empty_folders()
     key = (*roots, *problems, *((f, _mtime(f)) for f in files))
     cached = _cache.get("catalogue")
     if cached is not None and cached[0] == key:
@@ -151,12 +151,17 @@ def get_op(name: str) -> Op:
         return found.ops[name]
     if name in _pinned:
         return _pinned[name]
-    empty = "".join(f"; {_empty(root)}" for root in _extra if not op_folders(root))
+    empty = "".join(f"; {line}" for line in _empty_folders())
     raise UnknownName(f"unknown op {name!r}{closest(name, sorted(all_ops()))}{empty}")
 
 
-def _empty(root: Path) -> str:
-    return f"--ops {root}: no op there (an op is a folder holding {OP_FILE}, or a folder of such folders)"
+def _empty_folders() -> list[str]:
+    """A line for each --ops folder that holds no op."""
+    return [
+        f"--ops {root}: no op there (an op is a folder holding {OP_FILE}, or a folder of such folders)"
+        for root in _extra
+        if not op_folders(root)
+    ]
 
 
 def op_file(name: str) -> str:
